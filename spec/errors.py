@@ -1,0 +1,53 @@
+"""The errors a scheduler cache reports, shared by the spec, impl and harness.
+
+Messages keep upstream's wording because conformance vectors match them as
+substrings; the harness compares only the classes.  `Fatal` is deliberately
+not a `CacheError`: upstream ends the process there (`klog.Fatalf`, or a nil
+dereference panic), so it is a different outcome, not a failed call.
+"""
+
+from __future__ import annotations
+
+
+class CacheError(Exception):
+    """An operation was refused; the cache is as it was before the call."""
+
+
+class EmptyUIDError(CacheError, ValueError):
+    """A pod without `metadata.uid` has no cache key."""
+
+
+class TransitionError(CacheError, ValueError):
+    """The pod's life-cycle state does not allow this operation."""
+
+
+class NodeNotFoundError(CacheError, LookupError):
+    """`remove_node` named a node the cache or its node tree does not hold."""
+
+
+class PodNotOnNodeError(CacheError, LookupError):
+    """A NodeInfo was asked to remove a pod it does not hold."""
+
+
+class PodNotFoundError(CacheError, LookupError):
+    """`get_pod` asked for a pod the cache does not hold."""
+
+
+class SnapshotInconsistentError(CacheError):
+    """`update_snapshot` found its list out of step with the node tree.
+
+    Upstream repairs the snapshot with a full rebuild *before* returning this
+    error, so unlike every other `CacheError` the call did change state.
+    """
+
+
+class UnsupportedOperation(CacheError):
+    """The cache's release profile does not have this operation."""
+
+
+class Fatal(Exception):
+    """Upstream would end the process here; the cache is left unchanged."""
+
+
+class ObjectError(ValueError):
+    """A Kubernetes object could not be read: names the object, field and value."""
