@@ -1,0 +1,68 @@
+"""A JUnit XML report of one conformance run, for CI systems that read JUnit.
+
+CI servers (GitLab, Jenkins, GitHub annotations) show a failed testcase with
+its message and body, so the failure carries the one-line reason as its
+message and the trace path plus the commands to run next as its body.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+
+@attrs.frozen
+class JUnitCase:
+    """The single testcase a conformance run reports."""
+
+    suite: str
+    name: str
+    seconds: float
+    #: run parameters worth keeping beside the result (target, release, seed, ...)
+    properties: Mapping[str, str] = attrs.field(factory=dict)
+    #: one-line reason; None when the run passed
+    failure: str | None = None
+    #: longer text under the failure: trace path, replay and explain commands
+    details: str = ""
+    #: the run's summary, shown as the suite's captured output
+    summary: str = ""
+
+
+def junit_xml(case: JUnitCase) -> str:
+    """The report as an XML document (UTF-8 declared, one suite, one testcase)."""
+    failures = "0" if case.failure is None else "1"
+    seconds = f"{case.seconds:.3f}"
+    suites = ET.Element("testsuites", tests="1", failures=failures, errors="0", time=seconds)
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        name=case.suite,
+        tests="1",
+        failures=failures,
+        errors="0",
+        skipped="0",
+        time=seconds,
+    )
+    if case.properties:
+        properties = ET.SubElement(suite, "properties")
+        for name, value in case.properties.items():
+            ET.SubElement(properties, "property", name=name, value=value)
+    testcase = ET.SubElement(suite, "testcase", classname=case.suite, name=case.name, time=seconds)
+    if case.failure is not None:
+        failure = ET.SubElement(
+            testcase, "failure", message=case.failure, type="ConformanceFailure"
+        )
+        failure.text = case.details
+    if case.summary:
+        ET.SubElement(suite, "system-out").text = case.summary
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def write_junit(path: Path, case: JUnitCase) -> None:
+    """Write the report to `path`, creating its folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(junit_xml(case), encoding="utf-8")
