@@ -8,10 +8,19 @@ and adapters; it takes no part in equality.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import attrs
+
+from spec import pod_resources
+from spec.errors import ObjectError
+from spec.quantity import quantity_from_json
+from spec.zones import zone_key
 
 #: (ip, protocol, port) after upstream's sanitising: "" -> "0.0.0.0" and "TCP".
 HostPort = tuple[str, str, int]
@@ -92,3 +101,226 @@ class Node:
     def image_names(self) -> tuple[str, ...]:
         """Every image name the node reports, in the order upstream visits them."""
         return tuple(name for image in self.images for name in image.names)
+
+
+def pod_from_manifest(obj: object) -> Pod:
+    """Read a `v1.Pod` (decoded JSON or YAML) into the values the cache uses.
+
+    Raises `ObjectError` naming the pod, the field path and the bad value.
+    A missing uid is allowed here; the cache refuses it with upstream's error.
+    """
+    manifest = _Fields.top("pod", obj)
+    metadata = manifest.mapping("metadata")
+    manifest.owner = _owner("pod", metadata.raw.get("namespace"), metadata.raw.get("name"))
+    manifest.expect_kind("Pod")
+    namespace = metadata.string("namespace")
+    spec = manifest.mapping("spec")
+    containers = spec.items("containers")
+    init_containers = spec.items("initContainers")
+    sidecars = [item for item in init_containers if _is_sidecar(item)]
+    resources = pod_resources.PodSpecResources(
+        containers=tuple(pod_resources.Container(_requests(item)) for item in containers),
+        init_containers=tuple(
+            pod_resources.Container(_requests(item), restartable=_is_sidecar(item))
+            for item in init_containers
+        ),
+        pod_level=spec.mapping("resources").quantities("requests"),
+        overhead=spec.quantities("overhead"),
+    )
+    counted = pod_resources.pod_requests(resources)
+    affinity = spec.optional_mapping("affinity")
+    anti_affinity = affinity.optional_mapping("podAntiAffinity") if affinity else None
+    return Pod(
+        uid=metadata.string("uid"),
+        namespace=namespace,
+        name=metadata.string("name"),
+        node_name=spec.string("nodeName"),
+        requests=counted.requests,
+        non_zero_cpu=counted.non_zero_cpu,
+        non_zero_memory=counted.non_zero_memory,
+        host_ports=tuple(port for item in [*sidecars, *containers] for port in _host_ports(item)),
+        pvc_keys=tuple(
+            f"{namespace}/{claim.string('claimName')}"
+            for volume in spec.items("volumes")
+            if (claim := volume.optional_mapping("persistentVolumeClaim")) is not None
+        ),
+        has_affinity=affinity is not None
+        and (affinity.optional_mapping("podAffinity") is not None or anti_affinity is not None),
+        has_required_anti_affinity=anti_affinity is not None
+        and bool(anti_affinity.sequence("requiredDuringSchedulingIgnoredDuringExecution")),
+        manifest=manifest.raw,
+    )
+
+
+def node_from_manifest(obj: object) -> Node:
+    """Read a `v1.Node` (decoded JSON or YAML) into the values the cache uses.
+
+    Raises `ObjectError` naming the node, the field path and the bad value.
+    """
+    manifest = _Fields.top("node", obj)
+    metadata = manifest.mapping("metadata")
+    manifest.owner = _owner("node", None, metadata.raw.get("name"))
+    manifest.expect_kind("Node")
+    status = manifest.mapping("status")
+    return Node(
+        name=metadata.string("name"),
+        zone_key=zone_key(metadata.string_map("labels")),
+        allocatable=pod_resources.to_resource(status.quantities("allocatable") or {}),
+        images=tuple(
+            Image(names=tuple(image.strings("names")), size_bytes=image.integer("sizeBytes"))
+            for image in status.items("images")
+        ),
+        manifest=manifest.raw,
+    )
+
+
+def _is_sidecar(init_container: _Fields) -> bool:
+    """A restartable init container: started in order, then kept running beside the others."""
+    return init_container.string("restartPolicy") == "Always"
+
+
+def _requests(container: _Fields) -> dict[str, Fraction]:
+    return container.mapping("resources").quantities("requests") or {}
+
+
+def _host_ports(container: _Fields) -> list[HostPort]:
+    """`GetHostPorts` for one container, sanitised as `HostPortInfo.Add` does."""
+    ports = []
+    for port in container.items("ports"):
+        number = port.integer("hostPort", bits=32)
+        if number > 0:
+            ports.append(
+                (port.string("hostIP") or "0.0.0.0", port.string("protocol") or "TCP", number)
+            )
+    return ports
+
+
+def _owner(kind: str, namespace: object, name: object) -> str:
+    """How messages name the object: `pod default/web-0`, `node n1`."""
+    shown = name if isinstance(name, str) and name else "<unnamed>"
+    if isinstance(namespace, str) and namespace:
+        shown = f"{namespace}/{shown}"
+    return f"{kind} {shown}"
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _show(value: object) -> str:
+    """A bad value as a message shows it: JSON-like and short."""
+    if isinstance(value, Decimal):
+        return str(value)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@attrs.define
+class _Fields:
+    """One JSON object of a manifest with its field path, read with type checks.
+
+    Absent and `null` fields read as their empty value, as Go's decoder
+    leaves them; a present field of the wrong type is an `ObjectError`.
+    """
+
+    owner: str
+    path: str
+    raw: Mapping[str, Any]
+
+    @classmethod
+    def top(cls, kind: str, obj: object) -> _Fields:
+        if not isinstance(obj, Mapping):
+            raise ObjectError(f"{kind}: expected an object, got {_show(obj)}")
+        return cls(kind, "", obj)
+
+    def fail(self, key: str, problem: str) -> ObjectError:
+        return ObjectError(f"{self.owner}: {self.field(key)}: {problem}")
+
+    def field(self, key: str) -> str:
+        step = key if _PLAIN_KEY.fullmatch(key) else f"[{json.dumps(key, ensure_ascii=False)}]"
+        if not self.path or step.startswith("["):
+            return f"{self.path}{step}"
+        return f"{self.path}.{step}"
+
+    def expect_kind(self, kind: str) -> None:
+        found = self.raw.get("kind")
+        if found is not None and found != kind:
+            raise self.fail("kind", f"expected {json.dumps(kind)}, got {_show(found)}")
+
+    def optional_mapping(self, key: str) -> _Fields | None:
+        found = self.raw.get(key)
+        if found is None:
+            return None
+        if not isinstance(found, Mapping):
+            raise self.fail(key, f"expected an object, got {_show(found)}")
+        return _Fields(self.owner, self.field(key), found)
+
+    def mapping(self, key: str) -> _Fields:
+        return self.optional_mapping(key) or _Fields(self.owner, self.field(key), {})
+
+    def sequence(self, key: str) -> list[Any]:
+        found = self.raw.get(key)
+        if found is None:
+            return []
+        if not isinstance(found, list):
+            raise self.fail(key, f"expected a list, got {_show(found)}")
+        return found
+
+    def items(self, key: str) -> list[_Fields]:
+        """A list of objects."""
+        items = []
+        for index, item in enumerate(self.sequence(key)):
+            path = f"{self.field(key)}[{index}]"
+            if not isinstance(item, Mapping):
+                raise ObjectError(f"{self.owner}: {path}: expected an object, got {_show(item)}")
+            items.append(_Fields(self.owner, path, item))
+        return items
+
+    def string(self, key: str) -> str:
+        found = self.raw.get(key)
+        if found is None:
+            return ""
+        if not isinstance(found, str):
+            raise self.fail(key, f"expected a string, got {_show(found)}")
+        return found
+
+    def strings(self, key: str) -> list[str]:
+        found = self.sequence(key)
+        for index, item in enumerate(found):
+            if not isinstance(item, str):
+                raise self.fail(key, f"[{index}]: expected a string, got {_show(item)}")
+        return found
+
+    def string_map(self, key: str) -> dict[str, str]:
+        entries = self.mapping(key)
+        return {name: entries.string(name) for name in entries.names()}
+
+    def names(self) -> list[str]:
+        for name in self.raw:
+            if not isinstance(name, str):
+                raise ObjectError(
+                    f"{self.owner}: {self.path}: expected string keys, got {_show(name)}"
+                )
+        return list(self.raw)
+
+    def integer(self, key: str, bits: int = 64) -> int:
+        found = self.raw.get(key)
+        if found is None:
+            return 0
+        if isinstance(found, bool) or not isinstance(found, int):
+            raise self.fail(key, f"expected an integer, got {_show(found)}")
+        if not -(2 ** (bits - 1)) <= found < 2 ** (bits - 1):
+            raise self.fail(key, f"{found} is out of range for int{bits}")
+        return found
+
+    def quantities(self, key: str) -> dict[str, Fraction] | None:
+        """A `ResourceList`; None when the field is absent or null."""
+        entries = self.optional_mapping(key)
+        if entries is None:
+            return None
+        amounts = {}
+        for name in entries.names():
+            try:
+                amounts[name] = quantity_from_json(entries.raw[name])
+            except (ValueError, TypeError) as error:
+                raise entries.fail(name, str(error)) from None
+        return amounts
