@@ -1,0 +1,128 @@
+"""Loading pods and nodes from the JSON or YAML text `kubectl get -o json|yaml` prints.
+
+A text holds one object, a list kind (`List`, `PodList`, `NodeList`) whose
+`items` are the objects, or, in YAML, several `---`-separated documents of
+either shape.  JSON numbers are read as `Decimal`, so a quantity written as a
+number keeps the digits it was written with, as upstream parses them.  Every
+problem is one `ObjectError` line that starts with the source and, where
+there is more than one, the document (counted from 1) and the item index.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from spec.errors import ObjectError
+from spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+
+#: object kind -> reader
+READERS: dict[str, Callable[[object], Pod | Node]] = {
+    "Pod": pod_from_manifest,
+    "Node": node_from_manifest,
+}
+#: list kind -> the kind its items have when they do not say
+LIST_KINDS: dict[str, str | None] = {"List": None, "PodList": "Pod", "NodeList": "Node"}
+
+
+def load_manifest_file(path: str | Path) -> list[Pod | Node]:
+    """The pods and nodes in a JSON or YAML file, named by its path in errors."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ObjectError(f"{path}: cannot read: {_reason(error)}") from None
+    return load_manifests(text, source=str(path))
+
+
+def load_manifests(text: str, source: str = "<input>") -> list[Pod | Node]:
+    """The pods and nodes in a JSON or YAML text, in the order they appear."""
+    documents = [document for document in _documents(text, source) if document is not None]
+    objects: list[Pod | Node] = []
+    for number, document in enumerate(documents, start=1):
+        where = f"{source}: document {number}" if len(documents) > 1 else source
+        objects.extend(_read_document(document, where))
+    return objects
+
+
+def _documents(text: str, source: str) -> list[Any]:
+    """The decoded documents: JSON if the text is JSON, else every YAML document."""
+    try:
+        return [json.loads(text, parse_float=Decimal)]
+    except json.JSONDecodeError as error:
+        if text.lstrip().startswith(("{", "[")):
+            raise ObjectError(
+                f"{source}: line {error.lineno}, column {error.colno}: invalid JSON: {error.msg}"
+            ) from None
+    try:
+        return list(yaml.safe_load_all(text))
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise ObjectError(f"{source}: {at}invalid YAML: {error.problem}") from None
+    except yaml.YAMLError as error:
+        raise ObjectError(f"{source}: invalid YAML: {_reason(error)}") from None
+
+
+def _read_document(document: object, where: str) -> list[Pod | Node]:
+    if not isinstance(document, Mapping):
+        raise ObjectError(f"{where}: expected a Kubernetes object, got {_kind_of(document)}")
+    kind = document.get("kind")
+    if kind in LIST_KINDS:
+        return _read_list(document, LIST_KINDS[kind], where)
+    if kind in READERS:
+        return [_read_object(document, kind, where)]
+    raise ObjectError(f"{where}: kind: expected one of {_known_kinds()}, got {_shown(kind)}")
+
+
+def _read_list(document: Mapping[str, Any], item_kind: str | None, where: str) -> list[Pod | Node]:
+    items = document.get("items")
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise ObjectError(f"{where}: items: expected a list, got {_kind_of(items)}")
+    objects = []
+    for index, item in enumerate(items):
+        item_where = f"{where}: items[{index}]"
+        if not isinstance(item, Mapping):
+            raise ObjectError(f"{item_where}: expected a Kubernetes object, got {_kind_of(item)}")
+        kind = item.get("kind", item_kind)
+        if kind not in READERS:
+            raise ObjectError(f"{item_where}: kind: expected Pod or Node, got {_shown(kind)}")
+        objects.append(_read_object(item, kind, item_where))
+    return objects
+
+
+def _read_object(obj: Mapping[str, Any], kind: str, where: str) -> Pod | Node:
+    try:
+        return READERS[kind](obj)
+    except ObjectError as error:
+        raise ObjectError(f"{where}: {error}") from None
+
+
+def _known_kinds() -> str:
+    return ", ".join([*READERS, *LIST_KINDS])
+
+
+def _shown(kind: object) -> str:
+    return "no kind" if kind is None else json.dumps(kind, default=str)
+
+
+def _kind_of(value: object) -> str:
+    """A short description of a misplaced value: its JSON type."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float | Decimal):
+        return "a number"
+    return _JSON_TYPE_NAMES.get(type(value), f"a {type(value).__name__}")
+
+
+_JSON_TYPE_NAMES: dict[type, str] = {list: "a list", str: "a string", type(None): "null"}
+
+
+def _reason(error: Exception) -> str:
+    return " ".join(str(error).split())
