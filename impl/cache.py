@@ -1,0 +1,506 @@
+"""The optimized scheduler cache, shaped like upstream's v1.35 `cacheImpl`.
+
+Pods are keyed by UID; each pod event edits one NodeInfo in place and moves it
+to the head of the generation-ordered list (`impl.node_list`), so pod
+operations cost the same whatever the cluster size, and `update_snapshot`
+re-clones only what changed (`impl.snapshot`).  One readers-writer lock
+guards everything; an optional background thread expires assumed pods.
+
+Errors and their texts are upstream's (semantics doc §15); where upstream ends
+the process (`klog.Fatalf`, or a panic) this cache raises `Fatal` and leaves
+its state as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from decimal import Decimal
+from types import TracebackType
+
+from impl.expiry import ExpiryLoop
+from impl.generation import next_generation
+from impl.image_states import ImageStates
+from impl.invariants import check_cache
+from impl.node_info import NodeInfo
+from impl.node_list import NodeInfoList, NodeInfoListItem
+from impl.node_tree import NodeTree
+from impl.rwlock import ReadWriteLock
+from impl.snapshot import Snapshot, update_snapshot
+from spec.errors import (
+    CacheError,
+    EmptyUIDError,
+    Fatal,
+    NodeNotFoundError,
+    PodNotFoundError,
+    TransitionError,
+    UnsupportedOperation,
+)
+from spec.objects import Node, Pod
+from spec.protocol import Snapshot as SnapshotProtocol
+from spec.releases import DEFAULT_RELEASE, Release
+from spec.views import Dump
+
+_log = logging.getLogger(__name__)
+
+_CORRUPTED = "Scheduler cache is corrupted and can badly affect scheduling decisions"
+
+#: ForgetPod's text for a pod that is held but not assumed.  Keyed by
+#: `Release.forget_unknown_succeeds`: upstream rewrote ForgetPod once, changing
+#: both the unknown-pod outcome and this text.
+_NOT_ASSUMED = {
+    False: "pod {key}({ref}) wasn't assumed so cannot be forgotten",
+    True: "pod {key}({ref}) is not assumed, so it cannot be removed or forgotten",
+}
+
+
+class PodState:
+    """What the cache holds for one pod key: the pod last assumed or added, and its expiry."""
+
+    __slots__ = ("binding_finished", "deadline", "pod")
+
+    def __init__(self, pod: Pod) -> None:
+        self.pod = pod
+        #: None: never expires
+        self.deadline: Decimal | None = None
+        self.binding_finished = False
+
+
+def _key(pod: Pod) -> str:
+    """The pod's cache key, its UID (upstream `GetPodKey`)."""
+    if not pod.uid:
+        raise EmptyUIDError("cannot get cache key for pod with empty UID")
+    return pod.uid
+
+
+class Cache:
+    """The scheduler cache of upstream v1.35 (or v1.36), engineered for speed.
+
+    Representation:
+      _pod_states      pod key -> PodState, for every pod assumed or added.
+      _assumed_pods    the keys of `_pod_states` whose pod is assumed.
+      _node_infos      node name -> list item holding that name's NodeInfo,
+                       and a doubly linked list through the same items:
+                       `prev`/`next` are symmetric, the head has no `prev`,
+                       and generations strictly decrease from the head.
+                       Every item in the map is on the list and vice versa.
+      NodeInfo         has a node, or holds at least one pod (a ghost lives
+                       only while it holds pods); its totals, ports, PVC
+                       counts and affinity lists are what adding and removing
+                       its pods left behind (under the caller contract of
+                       §13: the sums over its current pods).
+      _node_tree       names of the NodeInfos that have a node, under their
+                       node's zone key; `num_nodes` counts its entries.
+      _image_states    image name -> summary whose node set is exactly the
+                       nodes whose stored node reports that image; never
+                       empty.  A live NodeInfo's image map points at these
+                       shared summaries.
+      _contract_kept   False once a call broke the caller contract of §13
+                       (e.g. removing a node with another object than the one
+                       last set); upstream's quirks then leave the tree, the
+                       images or the affinity lists out of step, so
+                       `check_invariants` checks those parts only while True.
+    """
+
+    __slots__ = (
+        "_assumed_pods",
+        "_contract_kept",
+        "_expiry",
+        "_image_states",
+        "_lock",
+        "_node_infos",
+        "_node_tree",
+        "_pod_states",
+        "_release",
+        "_ttl",
+    )
+
+    def __init__(self, *, ttl: Decimal = Decimal(0), release: Release = DEFAULT_RELEASE) -> None:
+        """An empty cache; assumed pods expire `ttl` seconds after binding (0: never).
+
+        Starts no thread: see `start_expiry_loop`.
+        """
+        self._ttl = ttl
+        self._release = release
+        self._lock = ReadWriteLock()
+        self._pod_states: dict[str, PodState] = {}
+        self._assumed_pods: set[str] = set()
+        self._node_infos = NodeInfoList()
+        self._node_tree = NodeTree()
+        self._image_states = ImageStates()
+        self._expiry: ExpiryLoop | None = None
+        self._contract_kept = True
+
+    @property
+    def release(self) -> Release:
+        """The upstream release whose behaviour this cache follows."""
+        return self._release
+
+    # Node events -----------------------------------------------------------
+
+    def add_node(self, node: Node) -> None:
+        """Add or replace a node (upstream `AddNode`); a ghost gets its node back with its pods."""
+        with self._lock.write:
+            item = self._node_infos.items.get(node.name)
+            if item is None:
+                item = self._node_infos.insert(node.name, NodeInfo(next_generation()))
+            else:
+                stored = item.info.node
+                if stored is not None and stored.zone_key != node.zone_key:
+                    self._contract_kept = False
+                self._image_states.remove_node(stored)
+            self._node_infos.move_to_head(item)
+            self._node_tree.add_node(node)
+            item.info.image_states = self._image_states.add_node(node)
+            item.info.set_node(node)
+
+    def update_node(self, old: Node | None, new: Node) -> None:
+        """Replace a node's object (upstream `UpdateNode`); the tree moves it only on a zone change.
+
+        Raises Fatal for `old` None with `new` in a zone, where upstream
+        dereferences the missing old node.
+        """
+        if old is None and new.zone_key:
+            raise Fatal(
+                f"UpdateNode of {new.name}: no old node to move out of its zone "
+                "(upstream dereferences the missing node and panics)"
+            )
+        with self._lock.write:
+            item = self._node_infos.items.get(new.name)
+            if item is None:
+                item = self._node_infos.insert(new.name, NodeInfo(next_generation()))
+                self._node_tree.add_node(new)
+            else:
+                stored = item.info.node
+                if stored is None or stored.zone_key != ("" if old is None else old.zone_key):
+                    self._contract_kept = False
+                self._image_states.remove_node(stored)
+            self._node_infos.move_to_head(item)
+            self._node_tree.update_node(old, new)
+            item.info.image_states = self._image_states.add_node(new)
+            item.info.set_node(new)
+
+    def remove_node(self, node: Node) -> None:
+        """Remove a node (upstream `RemoveNode`); its pods stay on a ghost until they are removed.
+
+        Raises NodeNotFoundError for a name the cache does not hold, or when
+        the tree has no such node in *this* node object's zone; in the latter
+        case the NodeInfo has already lost its node, as upstream.
+        """
+        with self._lock.write:
+            item = self._node_infos.items.get(node.name)
+            if item is None:
+                raise NodeNotFoundError(f"node {node.name} is not found")
+            stored = item.info.node
+            if stored is not node and stored != node:
+                self._contract_kept = False
+            item.info.remove_node()
+            self._drop_or_refresh(item)
+            self._node_tree.remove_node(node)
+            self._image_states.remove_node(node)
+
+    # Pod events ------------------------------------------------------------
+
+    def assume_pod(self, pod: Pod) -> None:
+        """Account a pod the scheduler chose a node for, before binding (upstream `AssumePod`).
+
+        Raises EmptyUIDError, or TransitionError if the key is held already.
+        """
+        key = _key(pod)
+        with self._lock.write:
+            if key in self._pod_states:
+                raise TransitionError(f"pod {key}({pod.ref}) is in the cache, so can't be assumed")
+            self._add_pod(pod, assumed=True)
+
+    def finish_binding(self, pod: Pod, now: Decimal) -> None:
+        """Start an assumed pod's expiry clock: it may expire `ttl` after `now` (0: never).
+
+        Does nothing for a pod that is not assumed.  Takes only the read lock
+        although it writes the pod's state, as upstream does.  Raises
+        UnsupportedOperation where the release has no expiry.
+        """
+        self._require_expiry("finish_binding")
+        key = _key(pod)
+        with self._lock.read:
+            state = self._pod_states.get(key)
+            if state is not None and key in self._assumed_pods:
+                state.deadline = None if self._ttl == 0 else now + self._ttl
+                state.binding_finished = True
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Undo an assumption (upstream `ForgetPod`).
+
+        Raises TransitionError when the held pod is on another node than the
+        argument's, or is not assumed; for a pod the cache does not hold, too,
+        unless the release lets that succeed.
+        """
+        key = _key(pod)
+        with self._lock.write:
+            state = self._pod_states.get(key)
+            if state is None:
+                if self._release.forget_unknown_succeeds:
+                    return
+                raise TransitionError(_NOT_ASSUMED[False].format(key=key, ref=pod.ref))
+            if state.pod.node_name != pod.node_name:
+                raise TransitionError(
+                    f"pod {key}({pod.ref}) was assumed on {pod.node_name} "
+                    f"but assigned to {state.pod.node_name}"
+                )
+            if key not in self._assumed_pods:
+                message = _NOT_ASSUMED[self._release.forget_unknown_succeeds]
+                raise TransitionError(message.format(key=key, ref=pod.ref))
+            if (pod.has_affinity, pod.has_required_anti_affinity) != (
+                state.pod.has_affinity,
+                state.pod.has_required_anti_affinity,
+            ):
+                self._contract_kept = False
+            self._remove_pod(pod)
+
+    def add_pod(self, pod: Pod) -> None:
+        """Record a pod the API server reports bound (upstream `AddPod`).
+
+        An assumed pod is replaced by this one, on this pod's node, and is no
+        longer assumed.  Raises TransitionError for a pod already added.
+        """
+        key = _key(pod)
+        with self._lock.write:
+            state = self._pod_states.get(key)
+            if state is None:
+                self._add_pod(pod, assumed=False)
+            elif key in self._assumed_pods:
+                try:
+                    self._update_pod(state.pod, pod)
+                except CacheError:
+                    _log.exception("Error occurred while updating pod %s", key)
+                if state.pod.node_name != pod.node_name:
+                    _log.info("Pod was added to a different node than it was assumed: %s", key)
+            else:
+                raise TransitionError(f"pod {key}({pod.ref}) was already in added state")
+
+    def update_pod(self, old: Pod, new: Pod) -> None:
+        """Replace an added pod's object (upstream `UpdatePod`): remove `old`, add `new`.
+
+        Raises TransitionError for a pod not held or still assumed; the error
+        of removing `old` from its node (nothing changed then); Fatal when
+        `new` names another node than the held pod.
+        """
+        key = _key(old)
+        with self._lock.write:
+            state = self._pod_states.get(key)
+            if state is None:
+                raise TransitionError(
+                    f"pod {key}({old.ref}) is not added to scheduler cache, so cannot be updated"
+                )
+            if key in self._assumed_pods:
+                raise TransitionError(f"assumed pod {key}({old.ref}) should not be updated")
+            if state.pod.node_name != new.node_name:
+                raise Fatal(
+                    "Pod updated on a different node than previously added to. "
+                    f"{_CORRUPTED} (pod {key}({old.ref}))"
+                )
+            if (old is not state.pod and old != state.pod) or (
+                new.uid != key and new.uid in self._pod_states
+            ):
+                self._contract_kept = False
+            self._update_pod(old, new)
+
+    def remove_pod(self, pod: Pod) -> None:
+        """Remove a pod, assumed or added, using the held copy (upstream `RemovePod`).
+
+        Raises TransitionError for a pod not held; Fatal when the argument
+        names another non-empty node than the held pod (an empty node name is
+        a missed delete's tombstone, and is accepted).
+        """
+        key = _key(pod)
+        with self._lock.write:
+            state = self._pod_states.get(key)
+            if state is None:
+                raise TransitionError(
+                    f"pod {key}({pod.ref}) is not found in scheduler cache, "
+                    "so cannot be removed from it"
+                )
+            if state.pod.node_name != pod.node_name and pod.node_name:
+                raise Fatal(f"{_CORRUPTED} (pod {key}({pod.ref}) removed from {pod.node_name})")
+            self._remove_pod(state.pod)
+
+    def cleanup(self, now: Decimal) -> None:
+        """Expire assumed pods whose binding finished and whose deadline is before `now`.
+
+        One pass of upstream's `cleanupAssumedPods`.  Raises
+        UnsupportedOperation where the release has no expiry.
+        """
+        self._require_expiry("cleanup")
+        with self._lock.write:
+            if not self._assumed_pods <= self._pod_states.keys():
+                raise Fatal(
+                    "Key found in assumed set but not in podStates, potentially a logical error"
+                )
+            if self._ttl == 0:
+                return
+            for key in list(self._assumed_pods):
+                state = self._pod_states[key]
+                deadline = state.deadline
+                if state.binding_finished and deadline is not None and now > deadline:
+                    _log.info("Pod expired: %s", key)
+                    try:
+                        self._remove_pod(state.pod)
+                    except CacheError:
+                        _log.exception("ExpirePod failed: %s", key)
+
+    # Readers ---------------------------------------------------------------
+
+    def get_pod(self, pod: Pod) -> Pod:
+        """The held pod with `pod`'s key, even if its node is gone.
+
+        Raises EmptyUIDError, or PodNotFoundError for a pod not held.
+        """
+        key = _key(pod)
+        with self._lock.read:
+            state = self._pod_states.get(key)
+            if state is None:
+                raise PodNotFoundError(f"pod {key}({pod.ref}) does not exist in scheduler cache")
+            return state.pod
+
+    def is_assumed_pod(self, pod: Pod) -> bool:
+        """Whether the pod's key is assumed; False for a pod not held."""
+        key = _key(pod)
+        with self._lock.read:
+            return key in self._assumed_pods
+
+    def node_count(self) -> int:
+        """How many NodeInfos the cache holds, ghosts included."""
+        with self._lock.read:
+            return len(self._node_infos.items)
+
+    def pod_count(self) -> int:
+        """How many pods the NodeInfos hold together, assumed ones included."""
+        with self._lock.read:
+            return sum(len(item.info.pods) for item in self._node_infos.items.values())
+
+    def dump(self) -> Dump:
+        """Fresh clones of every NodeInfo (image counts current) and the assumed keys."""
+        with self._lock.read:
+            return Dump(
+                nodes={
+                    name: item.info.clone().view() for name, item in self._node_infos.items.items()
+                },
+                assumed_pods=frozenset(self._assumed_pods),
+            )
+
+    # Snapshots -------------------------------------------------------------
+
+    def new_snapshot(self) -> Snapshot:
+        """An empty snapshot for `update_snapshot` to fill (upstream `NewEmptySnapshot`)."""
+        return Snapshot()
+
+    def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
+        """Refresh `snapshot` with what changed since its last refresh (upstream `UpdateSnapshot`).
+
+        Raises SnapshotInconsistentError, after repairing the snapshot, when
+        its node list and the node tree disagree in length.
+        """
+        if not isinstance(snapshot, Snapshot):
+            raise TypeError(
+                "update_snapshot: expected a snapshot made by impl.cache.Cache.new_snapshot(), "
+                f"got {type(snapshot).__name__}"
+            )
+        with self._lock.write:
+            update_snapshot(snapshot, self._node_infos, self._node_tree)
+
+    # The expiry loop ---------------------------------------------------------
+
+    def start_expiry_loop(self, clock: Callable[[], Decimal], period: float = 1.0) -> None:
+        """Run `cleanup(clock())` now and then every `period` seconds on a daemon thread.
+
+        Raises UnsupportedOperation where the release has no expiry, and
+        RuntimeError if the loop already runs.  Stop it with `close()`.
+        """
+        self._require_expiry("start_expiry_loop")
+        if self._expiry is not None:
+            raise RuntimeError("start_expiry_loop: the expiry loop is already running")
+        self._expiry = ExpiryLoop(self.cleanup, clock, period)
+
+    def close(self) -> None:
+        """Stop the expiry loop and wait for its thread; safe to call again.
+
+        Re-raises what ended the loop early, if anything did.
+        """
+        loop, self._expiry = self._expiry, None
+        if loop is not None:
+            failure = loop.stop()
+            if failure is not None:
+                raise failure
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # Internals (the caller holds the write lock) ------------------------------
+
+    def _require_expiry(self, operation: str) -> None:
+        if not self._release.has_expiry:
+            raise UnsupportedOperation(
+                f"{operation} does not exist in release {self._release.name}: "
+                "it has no assumed-pod expiry"
+            )
+
+    def _add_pod(self, pod: Pod, *, assumed: bool) -> None:
+        """Put the pod on the NodeInfo its node name names, creating a ghost if needed."""
+        item = self._node_infos.items.get(pod.node_name)
+        if item is None:
+            item = self._node_infos.insert(pod.node_name, NodeInfo(next_generation()))
+        item.info.add_pod(pod)
+        self._node_infos.move_to_head(item)
+        self._pod_states[pod.uid] = PodState(pod)
+        if assumed:
+            self._assumed_pods.add(pod.uid)
+
+    def _remove_pod(self, pod: Pod) -> None:
+        """Take the pod off the NodeInfo `pod` names and forget its key.
+
+        A missing NodeInfo is only logged; a NodeInfo that does not hold the
+        pod raises, and then the key is kept.  A ghost left without pods goes.
+        """
+        item = self._node_infos.items.get(pod.node_name)
+        if item is None:
+            _log.error("Node not found when trying to remove pod %s: %s", pod.uid, pod.node_name)
+        else:
+            item.info.remove_pod(pod)
+            self._drop_or_refresh(item)
+        del self._pod_states[pod.uid]
+        self._assumed_pods.discard(pod.uid)
+
+    def _drop_or_refresh(self, item: NodeInfoListItem) -> None:
+        """A NodeInfo with neither node nor pods leaves the cache; others move to the head."""
+        if item.info.pods or item.info.node is not None:
+            self._node_infos.move_to_head(item)
+        else:
+            self._node_infos.remove(item)
+
+    def _update_pod(self, old: Pod, new: Pod) -> None:
+        self._remove_pod(old)
+        self._add_pod(new, assumed=False)
+
+    # Checking the representation ----------------------------------------------
+
+    def check_invariants(self) -> None:
+        """Assert the whole representation (see the class docstring); for tests, never the hot path.
+
+        Raises AssertionError naming the first broken invariant.
+        """
+        with self._lock.read:
+            check_cache(
+                pod_states={key: state.pod for key, state in self._pod_states.items()},
+                assumed=self._assumed_pods,
+                node_infos=self._node_infos,
+                tree=self._node_tree,
+                image_states=self._image_states,
+                contract_kept=self._contract_kept,
+            )

@@ -1,0 +1,219 @@
+"""NodeInfo: one node's aggregates, maintained incrementally (upstream `framework.NodeInfo`).
+
+A NodeInfo is changed in place by pod and node events, and every change takes
+a new number from the process-wide generation counter so that
+`update_snapshot` can tell what changed.  The stored `Pod` plays upstream's
+PodInfo: its requests were computed once when the pod was read, so removing
+it subtracts exactly what adding it added, whatever the caller passes later.
+"""
+
+from __future__ import annotations
+
+from impl.generation import next_generation
+from impl.image_states import ImageState
+from impl.resource import ResourceTotals
+from spec.errors import Fatal, PodNotOnNodeError
+from spec.objects import Node, Pod, Resource
+from spec.views import ImageView, NodeView
+
+#: ip -> {(protocol, port)}: upstream's HostPortInfo, with set semantics
+UsedPorts = dict[str, set[tuple[str, int]]]
+
+
+class NodeInfo:
+    """Aggregated information about one node name, with or without a node object.
+
+    A NodeInfo without a node (a "ghost") exists while pods still name a node
+    the cache does not know or no longer knows.
+    """
+
+    __slots__ = (
+        "allocatable",
+        "generation",
+        "image_states",
+        "node",
+        "non_zero_requested",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "pvc_ref_counts",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(self, generation: int = 0) -> None:
+        """An empty NodeInfo; the cache passes `next_generation()`, snapshots' placeholders 0."""
+        self.node: Node | None = None
+        # Insertion order, changed by swap-removal; a UID may appear twice (§8.5).
+        self.pods: list[Pod] = []
+        self.pods_with_affinity: list[Pod] = []
+        self.pods_with_required_anti_affinity: list[Pod] = []
+        self.used_ports: UsedPorts = {}
+        self.requested = ResourceTotals()
+        # Only milli_cpu and memory are used, as upstream.
+        self.non_zero_requested = ResourceTotals()
+        self.allocatable = Resource()
+        self.image_states: dict[str, ImageState] = {}
+        self.pvc_ref_counts: dict[str, int] = {}
+        self.generation = generation
+
+    def add_pod(self, pod: Pod) -> None:
+        """Append the pod and add its requests, ports and claims (no duplicate check)."""
+        self.pods.append(pod)
+        if pod.has_affinity:
+            self.pods_with_affinity.append(pod)
+        if pod.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pod)
+        self._account(pod, 1)
+
+    def remove_pod(self, pod: Pod) -> None:
+        """Remove the first pod with `pod`'s UID and subtract the *stored* pod's usage.
+
+        The affinity lists are edited by the argument's classification, before
+        the not-found check, as upstream does: a caller passing a differently
+        classified version of the pod leaves a stale entry behind.
+
+        Raises PodNotOnNodeError when no stored pod has the UID, or Fatal where
+        upstream panics building that error for a NodeInfo without a node.
+        """
+        uid = pod.uid
+        pods = self.pods
+        index = _index_of(pods, uid)
+        if index < 0 and self.node is None:
+            raise Fatal(
+                f"NodeInfo.RemovePod: no pod {pod.name} on a NodeInfo without a node "
+                "(upstream dereferences the missing node and panics)"
+            )
+        if pod.has_affinity:
+            _swap_remove(self.pods_with_affinity, _index_of(self.pods_with_affinity, uid))
+        if pod.has_required_anti_affinity:
+            anti = self.pods_with_required_anti_affinity
+            _swap_remove(anti, _index_of(anti, uid))
+        if index < 0:
+            assert self.node is not None
+            raise PodNotOnNodeError(
+                f"no corresponding pod {pod.name} in pods of node {self.node.name}"
+            )
+        removed = pods[index]
+        _swap_remove(pods, index)
+        self._account(removed, -1)
+
+    def _account(self, pod: Pod, sign: int) -> None:
+        """Add (`sign` 1) or withdraw (-1) the pod's usage, then take a new generation."""
+        self.requested.add(pod.requests, sign)
+        non_zero = self.non_zero_requested
+        non_zero.milli_cpu += sign * pod.non_zero_cpu
+        non_zero.memory += sign * pod.non_zero_memory
+        if pod.host_ports:
+            _update_used_ports(self.used_ports, pod, sign > 0)
+        if pod.pvc_keys:
+            _update_pvc_ref_counts(self.pvc_ref_counts, pod, sign > 0)
+        self.generation = next_generation()
+
+    def set_node(self, node: Node) -> None:
+        """Store the node and its allocatable; pods and their usage are untouched."""
+        self.node = node
+        self.allocatable = node.allocatable
+        self.generation = next_generation()
+
+    def remove_node(self) -> None:
+        """Forget the node object, keeping everything else (the NodeInfo becomes a ghost)."""
+        self.node = None
+        self.generation = next_generation()
+
+    def clone_into(self, target: NodeInfo) -> None:
+        """Overwrite `target` with an independent copy of this NodeInfo.
+
+        Pods and nodes are immutable values and are shared; every list, map and
+        total is copied.  Image counts are frozen at their current value.  The
+        generation is copied, not bumped.
+        """
+        target.node = self.node
+        target.pods = self.pods.copy()
+        target.pods_with_affinity = self.pods_with_affinity.copy()
+        target.pods_with_required_anti_affinity = self.pods_with_required_anti_affinity.copy()
+        target.used_ports = {ip: pairs.copy() for ip, pairs in self.used_ports.items()}
+        target.requested = self.requested.clone()
+        target.non_zero_requested = self.non_zero_requested.clone()
+        target.allocatable = self.allocatable
+        target.image_states = {
+            name: ImageView(size=state.size, num_nodes=state.num_nodes)
+            for name, state in self.image_states.items()
+        }
+        target.pvc_ref_counts = self.pvc_ref_counts.copy()
+        target.generation = self.generation
+
+    def clone(self) -> NodeInfo:
+        """A new independent copy (upstream `SnapshotConcrete`)."""
+        copy = NodeInfo.__new__(NodeInfo)
+        self.clone_into(copy)
+        return copy
+
+    def view(self) -> NodeView:
+        """What FORMAT.md's NODE-VIEW shows of this NodeInfo (image counts as stored)."""
+        return NodeView.make(
+            has_node=self.node is not None,
+            pods=[pod.uid for pod in self.pods],
+            requested=self.requested.as_view(),
+            non_zero_requested={
+                "cpu": self.non_zero_requested.milli_cpu,
+                "memory": self.non_zero_requested.memory,
+            },
+            allocatable=self.allocatable.as_view(),
+            used_ports=[
+                (ip, protocol, port)
+                for ip, pairs in self.used_ports.items()
+                for protocol, port in pairs
+            ],
+            pods_with_affinity=[pod.uid for pod in self.pods_with_affinity],
+            pods_with_required_anti_affinity=[
+                pod.uid for pod in self.pods_with_required_anti_affinity
+            ],
+            pvc_ref_counts=self.pvc_ref_counts,
+            image_states={
+                name: ImageView(size=state.size, num_nodes=state.num_nodes)
+                for name, state in self.image_states.items()
+            },
+        )
+
+
+def _index_of(pods: list[Pod], uid: str) -> int:
+    """Position of the first pod with this UID, or -1."""
+    for index, pod in enumerate(pods):
+        if pod.uid == uid:
+            return index
+    return -1
+
+
+def _swap_remove(pods: list[Pod], index: int) -> None:
+    """Delete `pods[index]` by moving the last pod into its place (-1: nothing to delete)."""
+    if index >= 0:
+        last = pods.pop()
+        if index < len(pods):
+            pods[index] = last
+
+
+def _update_used_ports(used_ports: UsedPorts, pod: Pod, add: bool) -> None:
+    """Claim or release the pod's host ports; two pods sharing a port share one entry."""
+    for ip, protocol, port in pod.host_ports:
+        if add:
+            used_ports.setdefault(ip, set()).add((protocol, port))
+        else:
+            pairs = used_ports.get(ip)
+            if pairs is not None:
+                pairs.discard((protocol, port))
+                if not pairs:
+                    del used_ports[ip]
+
+
+def _update_pvc_ref_counts(counts: dict[str, int], pod: Pod, add: bool) -> None:
+    """Count each claim volume once per mention; drop a claim when its count reaches 0."""
+    for key in pod.pvc_keys:
+        if add:
+            counts[key] = counts.get(key, 0) + 1
+        else:
+            remaining = counts.get(key, 0) - 1
+            if remaining > 0:
+                counts[key] = remaining
+            else:
+                counts.pop(key, None)

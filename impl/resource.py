@@ -1,0 +1,56 @@
+"""Running resource totals of a NodeInfo: upstream's mutable `framework.Resource`.
+
+`spec.objects.Resource` is a frozen value (one pod's requests, one node's
+allocatable); a NodeInfo needs totals it can add to and subtract from in
+place, one integer field per amount.
+"""
+
+from __future__ import annotations
+
+from spec.objects import Resource
+
+
+class ResourceTotals:
+    """Sums of pod requests on one node, changed in place as pods come and go.
+
+    `scalars` is created on first use, as upstream creates `ScalarResources`,
+    and keeps a key at 0 after the last pod using it leaves.
+    """
+
+    __slots__ = ("ephemeral_storage", "memory", "milli_cpu", "scalars")
+
+    def __init__(self) -> None:
+        self.milli_cpu = 0
+        self.memory = 0
+        self.ephemeral_storage = 0
+        self.scalars: dict[str, int] | None = None
+
+    def add(self, requests: Resource, sign: int) -> None:
+        """Add (`sign` 1) or subtract (`sign` -1) one pod's requests; `pods` is never counted."""
+        self.milli_cpu += sign * requests.milli_cpu
+        self.memory += sign * requests.memory
+        self.ephemeral_storage += sign * requests.ephemeral_storage
+        if requests.scalars:
+            scalars = self.scalars
+            if scalars is None:
+                scalars = self.scalars = {}
+            for name, amount in requests.scalars:
+                scalars[name] = scalars.get(name, 0) + sign * amount
+
+    def clone(self) -> ResourceTotals:
+        """An independent copy, as a NodeInfo clone needs."""
+        copy = ResourceTotals.__new__(ResourceTotals)
+        copy.milli_cpu = self.milli_cpu
+        copy.memory = self.memory
+        copy.ephemeral_storage = self.ephemeral_storage
+        copy.scalars = None if self.scalars is None else dict(self.scalars)
+        return copy
+
+    def as_view(self) -> dict[str, int]:
+        """The FORMAT.md resource map (names as keys; zero amounts included)."""
+        return {
+            "cpu": self.milli_cpu,
+            "memory": self.memory,
+            "ephemeral-storage": self.ephemeral_storage,
+            **(self.scalars or {}),
+        }

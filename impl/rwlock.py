@@ -1,0 +1,94 @@
+"""A readers-writer lock: upstream guards the whole cache with one `sync.RWMutex`.
+
+Writers exclude everyone; readers exclude only writers.  A writer that is
+waiting for readers to leave keeps new readers out, so a steady stream of
+readers cannot starve it.  Not reentrant, like Go's mutex.
+"""
+
+from __future__ import annotations
+
+import threading
+from types import TracebackType
+
+
+class ReadWriteLock:
+    """One lock with a shared (`read`) and an exclusive (`write`) side, each a context manager."""
+
+    __slots__ = ("_condition", "_readers", "_readers_blocked", "_writers_waiting", "read", "write")
+
+    def __init__(self) -> None:
+        # A writer holds the condition's lock for its whole critical section;
+        # readers hold it only while counting themselves in and out.
+        self._condition = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writers_waiting = 0
+        self._readers_blocked = 0
+        self.read = _ReadSide(self)
+        self.write = _WriteSide(self)
+
+    def acquire_read(self) -> None:
+        """Enter as a reader: wait while a writer holds or waits for the lock."""
+        with self._condition:
+            while self._writers_waiting:
+                self._readers_blocked += 1
+                self._condition.wait()
+                self._readers_blocked -= 1
+            self._readers += 1
+
+    def release_read(self) -> None:
+        """Leave as a reader; the last reader out wakes a waiting writer."""
+        with self._condition:
+            self._readers -= 1
+            if not self._readers and self._writers_waiting:
+                self._condition.notify_all()
+
+    def acquire_write(self) -> None:
+        """Enter as the only writer, once every reader has left."""
+        self._condition.acquire()
+        if self._readers:
+            self._writers_waiting += 1
+            while self._readers:
+                self._condition.wait()
+            self._writers_waiting -= 1
+
+    def release_write(self) -> None:
+        """Leave as the writer and let blocked readers in."""
+        if self._readers_blocked:
+            self._condition.notify_all()
+        self._condition.release()
+
+
+class _ReadSide:
+    __slots__ = ("_lock",)
+
+    def __init__(self, lock: ReadWriteLock) -> None:
+        self._lock = lock
+
+    def __enter__(self) -> None:
+        self._lock.acquire_read()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._lock.release_read()
+
+
+class _WriteSide:
+    __slots__ = ("_lock",)
+
+    def __init__(self, lock: ReadWriteLock) -> None:
+        self._lock = lock
+
+    def __enter__(self) -> None:
+        self._lock.acquire_write()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._lock.release_write()
