@@ -1,0 +1,383 @@
+"""The reference model of the kube-scheduler cache, release v1.35 ("R-TTL").
+
+Life cycle of a pod key (`spec.lifecycle.TABLE` has every cell):
+
+    Initial --assume_pod--> Assumed --add_pod--> Added --update_pod--> Added
+    Initial --add_pod--> Added
+    Assumed --forget_pod--> Initial
+    Assumed --cleanup, once binding finished, ttl != 0 and now > deadline--> Expired
+    Assumed, Added --remove_pod--> Deleted
+    (Expired and Deleted are the key's absence: later calls see Initial.)
+
+Assumptions:
+- A pod's key is its UID; an empty UID is refused before anything else.
+- Time is an argument (Decimal seconds); nothing here reads a clock.
+- No caller contract is assumed: every call does what upstream does, quirks
+  included (semantics doc §14), and a call upstream would end the process
+  on (§8.5, §8.6, a nil dereference) raises `Fatal` with nothing changed.
+- Where upstream iterates a Go map the outcome can depend on the order only
+  in contrived states; the spec takes insertion order.  Expiring several pods
+  in one `cleanup` (a node holding one UID twice decides which copy goes) and
+  pruning a snapshot (see `spec.snapshot`) are the two places.
+
+State: primary facts only.  Requested and non-zero totals, PVC counts and
+image node counts are derived when observed; what history decides (the order
+of a node's pods, its port set, its affinity lists, which image summary it
+saw) is kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Iterator
+from decimal import Decimal
+
+import attrs
+
+from spec import lifecycle
+from spec.errors import EmptyUIDError, Fatal, NodeNotFoundError, PodNotFoundError, PodNotOnNodeError
+from spec.lifecycle import Effect, Move, Operation, State
+from spec.node_info import ImageSummary, NodeInfo
+from spec.node_tree import NodeTree
+from spec.objects import Node, Pod
+from spec.protocol import Snapshot as SnapshotLike
+from spec.releases import V1_35, Release
+from spec.snapshot import Snapshot
+from spec.views import Dump, NodeView
+
+
+@attrs.frozen
+class PodRecord:
+    """A cached pod (upstream's podState plus its place in the assumed set)."""
+
+    pod: Pod
+    #: ASSUMED or ADDED
+    state: State
+    deadline: Decimal | None = None
+    binding_finished: bool = False
+
+
+@attrs.frozen
+class ImageEntry:
+    """The live summary of an image name and the node names registered under it."""
+
+    summary: ImageSummary
+    nodes: frozenset[str]
+
+
+def _key(pod: Pod) -> str:
+    """GetPodKey."""
+    if not pod.uid:
+        raise EmptyUIDError("cannot get cache key for pod with empty UID")
+    return pod.uid
+
+
+@attrs.define(kw_only=True)
+class Cache:
+    """The scheduler cache of release `release` with assumed-pod TTL `ttl` seconds."""
+
+    ttl: Decimal = Decimal(0)
+    release: Release = V1_35
+    pods: dict[str, PodRecord] = attrs.field(init=False, factory=dict)
+    #: every NodeInfo, ghosts included, least recently changed first
+    nodes: dict[str, NodeInfo] = attrs.field(init=False, factory=dict)
+    tree: NodeTree = attrs.field(init=False, factory=NodeTree)
+    images: dict[str, ImageEntry] = attrs.field(init=False, factory=dict)
+    _snapshots: weakref.WeakSet[Snapshot] = attrs.field(init=False, factory=weakref.WeakSet)
+
+    def check_well_formed(self) -> None:
+        """Raise AssertionError naming every broken fact that all reachable states keep."""
+        problems = list(self._problems())
+        if problems:
+            raise AssertionError("; ".join(problems))
+        self.tree.check_well_formed()
+
+    def _problems(self) -> Iterator[str]:
+        for key, pod in self.pods.items():
+            holder = self.nodes.get(pod.pod.node_name, NodeInfo())
+            if pod.pod.uid != key or pod.state not in (State.ASSUMED, State.ADDED):
+                yield f"pod {key!r} is kept as {pod!r}"
+            if pod.pod not in holder.pods:
+                yield f"pod {key!r} is not on its node {pod.pod.node_name!r}"
+            if (pod.deadline is not None) != (pod.binding_finished and self.ttl != 0):
+                yield f"pod {key!r} must have a deadline exactly when binding finished, ttl != 0"
+            if pod.binding_finished and pod.state is not State.ASSUMED:
+                yield f"pod {key!r} finished binding but is not assumed"
+        for name, node in self.nodes.items():
+            if node.node is None and not node.pods:
+                yield f"node {name!r} has neither a node nor pods"
+            if not node.used_ports <= {port for pod in node.pods for port in pod.host_ports}:
+                yield f"node {name!r} uses ports none of its pods has"
+            if node.node is not None and set(node.images) != set(node.node.image_names):
+                yield f"node {name!r} holds other images than its node reports"
+            for image, summary in node.images.items() if node.node is not None else ():
+                entry = self.images.get(image)
+                if entry is None or entry.summary is not summary or name not in entry.nodes:
+                    yield f"node {name!r} is not registered under the live summary of {image!r}"
+        yield from (
+            f"image {name!r} has no nodes" for name, e in self.images.items() if not e.nodes
+        )
+
+    # --- pod operations -------------------------------------------------------------------
+
+    def assume_pod(self, pod: Pod) -> None:
+        """AssumePod (§8.1): count the pod on its node before binding; TransitionError if cached."""
+        move = self._consult(Operation.ASSUME_POD, pod)
+        self._add(pod, move.to)
+
+    def finish_binding(self, pod: Pod, now: Decimal) -> None:
+        """FinishBinding (§8.2): start an assumed pod's TTL; anything else is ignored.
+
+        UnsupportedOperation in releases without expiry.
+        """
+        move = self._consult(Operation.FINISH_BINDING, pod)
+        if move.effect is Effect.SET_DEADLINE:
+            deadline = None if self.ttl == 0 else now + self.ttl
+            self.pods[pod.uid] = attrs.evolve(
+                self.pods[pod.uid], deadline=deadline, binding_finished=True
+            )
+
+    def forget_pod(self, pod: Pod) -> None:
+        """ForgetPod (§8.3): take an assumption back, removing the *argument* pod.
+
+        TransitionError when the pod is cached on another node or is not assumed.
+        """
+        move = self._consult(Operation.FORGET_POD, pod)
+        if move.effect is Effect.FORGET:
+            self._remove(pod)
+
+    def add_pod(self, pod: Pod) -> None:
+        """AddPod (§8.4): the informer reports a bound pod; TransitionError if already added.
+
+        An assumed pod is replaced (remove the cached pod, add this one), on
+        whatever node this one names; a failure there is only logged upstream.
+        """
+        move = self._consult(Operation.ADD_POD, pod)
+        if move.effect is Effect.CONFIRM:
+            with contextlib.suppress(PodNotOnNodeError):
+                self._update(self.pods[pod.uid].pod, pod)
+        else:
+            self._add(pod, move.to)
+
+    def update_pod(self, old: Pod, new: Pod) -> None:
+        """UpdatePod (§8.5): remove `old` (as given) from its node, add `new`; keyed by `old`.
+
+        TransitionError unless added; Fatal when `new` names another node than
+        the cached pod; PodNotOnNodeError (nothing else changed) when `old`'s
+        node does not hold the pod.
+        """
+        self._consult(Operation.UPDATE_POD, old, named_node=new.node_name)
+        self._update(old, new)
+
+    def remove_pod(self, pod: Pod) -> None:
+        """RemovePod (§8.6): remove the *cached* pod; TransitionError if unknown.
+
+        Fatal when the argument names another non-empty node than the cached pod.
+        """
+        self._consult(Operation.REMOVE_POD, pod)
+        self._remove(self.pods[pod.uid].pod)
+
+    def cleanup(self, now: Decimal) -> None:
+        """cleanupAssumedPods (§9): expire assumed pods whose deadline is before `now`.
+
+        UnsupportedOperation in releases without expiry.
+        """
+        lifecycle.require(self.release, Operation.CLEANUP)
+        for record in list(self.pods.values()):
+            move = lifecycle.outcome(self.release, record.state, Operation.CLEANUP)
+            if isinstance(move, Move) and move.effect is Effect.EXPIRE and self._due(record, now):
+                self._remove(record.pod)
+
+    def _due(self, record: PodRecord, now: Decimal) -> bool:
+        deadline = record.deadline
+        return record.binding_finished and self.ttl != 0 and deadline is not None and now > deadline
+
+    def get_pod(self, pod: Pod) -> Pod:
+        """GetPod (§8.7): the cached pod object; PodNotFoundError if unknown."""
+        record = self.pods.get(_key(pod))
+        if record is None:
+            raise PodNotFoundError(
+                lifecycle.fill("pod %v(%v) does not exist in scheduler cache", pod.uid, pod.ref)
+            )
+        return record.pod
+
+    def is_assumed_pod(self, pod: Pod) -> bool:
+        """IsAssumedPod (§8.7): False for a pod the cache does not hold."""
+        record = self.pods.get(_key(pod))
+        return record is not None and record.state is State.ASSUMED
+
+    def _consult(self, operation: Operation, pod: Pod, named_node: str | None = None) -> Move:
+        """Look the call up in the life-cycle tables and raise what they refuse with."""
+        lifecycle.require(self.release, operation)
+        key = _key(pod)
+        record = self.pods.get(key)
+        state = record.state if record else State.INITIAL
+        guard = lifecycle.NODE_GUARDS.get((state, operation))
+        named = pod.node_name if named_node is None else named_node
+        if guard and record and guard.blocks(named, record.pod.node_name):
+            raise guard.error(
+                lifecycle.fill(guard.template, key, pod.ref, named, record.pod.node_name)
+            )
+        outcome = lifecycle.outcome(self.release, state, operation)
+        if isinstance(outcome, lifecycle.Refuse):
+            raise outcome.error(lifecycle.fill(outcome.template, key, pod.ref))
+        return outcome
+
+    def _add(self, pod: Pod, state: State) -> None:
+        """cache.addPod: the pod joins its node (a new ghost if unknown) and gets a fresh record.
+
+        A key that was assumed stays assumed: upstream adds to its assumed set
+        but never takes a key out of it here (reachable by updating to a pod
+        with another UID).
+        """
+        key = _key(pod)
+        self._store(pod.node_name, self.nodes.get(pod.node_name, NodeInfo()).with_pod(pod))
+        previous = self.pods.get(key)
+        if previous is not None and previous.state is State.ASSUMED:
+            state = State.ASSUMED
+        self.pods[key] = PodRecord(pod, state)
+
+    def _remove(self, pod: Pod) -> None:
+        """cache.removePod: the pod's node drops it, an emptied ghost vanishes, the record goes.
+
+        A node entry that is missing is skipped.  If the node does not hold the
+        pod: PodNotOnNodeError with the affinity edits kept (no generation
+        bump), or Fatal with nothing changed on a ghost (upstream's message
+        reads the missing node).
+        """
+        name = pod.node_name
+        record = self.nodes.get(name)
+        if record is not None:
+            edited, removed = record.without_pod(pod)
+            if removed is None and record.node is None:
+                raise Fatal("nil pointer dereference: NodeInfo.RemovePod on a node without node")
+            if removed is None:
+                self.nodes[name] = edited
+                raise PodNotOnNodeError(f"no corresponding pod {pod.name} in pods of node {name}")
+            if edited.pods or edited.node:
+                self._store(name, edited)
+            else:
+                del self.nodes[name]
+        self.pods.pop(pod.uid, None)
+
+    def _update(self, old: Pod, new: Pod) -> None:
+        """cache.updatePod: remove `old`; only if that worked, add `new` as added."""
+        self._remove(old)
+        self._add(new, State.ADDED)
+
+    # --- node operations ------------------------------------------------------------------
+
+    def add_node(self, node: Node) -> None:
+        """AddNode (§8.9): set the node (reviving a ghost with its pods); never fails."""
+        record = self.nodes.get(node.name)
+        self._unregister_images(record.node if record is not None else None)
+        self.tree = self.tree.add(node)
+        self._store(node.name, self._with_node(record or NodeInfo(), node))
+
+    def update_node(self, old: Node | None, new: Node) -> None:
+        """UpdateNode (§8.10): set `new`; the tree moves it only when the zone key changed.
+
+        An unknown node joins the tree like AddNode; a ghost with an unchanged
+        zone gets its node back but stays out of the tree.  Fatal when `old`
+        is None and `new` has a zone (upstream dereferences the missing node).
+        """
+        record = self.nodes.get(new.name)
+        tree = self.tree if record is not None else self.tree.add(new)
+        self.tree = tree.update(old, new)
+        self._unregister_images(record.node if record is not None else None)
+        self._store(new.name, self._with_node(record or NodeInfo(), new))
+
+    def remove_node(self, node: Node) -> None:
+        """RemoveNode (§8.11): the NodeInfo becomes a ghost, or goes if it holds no pods.
+
+        NodeNotFoundError if the cache has no entry, or, with the ghost already
+        made, if the tree has no such name in the *argument's* zone; then the
+        images stay registered.
+        """
+        record = self.nodes.get(node.name)
+        if record is None:
+            raise NodeNotFoundError(f"node {node.name} is not found")
+        if record.pods:
+            self._store(node.name, attrs.evolve(record, node=None))
+        else:
+            del self.nodes[node.name]
+        self.tree = self.tree.remove(node)
+        self._unregister_images(node)
+
+    def _with_node(self, record: NodeInfo, node: Node) -> NodeInfo:
+        """SetNode, with the image summaries the cache registers the node under."""
+        images = self._register_images(node)
+        return attrs.evolve(record, node=node, allocatable=node.allocatable, images=images)
+
+    def _register_images(self, node: Node) -> dict[str, ImageSummary]:
+        """addNodeImageStates: the first reporter's size wins while an image's entry lives."""
+        seen: dict[str, ImageSummary] = {}
+        for image in node.images:
+            for name in image.names:
+                entry = self.images.get(name) or ImageEntry(
+                    ImageSummary(image.size_bytes), frozenset()
+                )
+                self.images[name] = attrs.evolve(entry, nodes=entry.nodes | {node.name})
+                seen.setdefault(name, entry.summary)
+        return seen
+
+    def _unregister_images(self, node: Node | None) -> None:
+        """removeNodeImageStates: an image no node is registered under loses its entry."""
+        if node is None:
+            return
+        for name in node.image_names:
+            entry = self.images.get(name)
+            if entry is None:
+                continue
+            nodes = entry.nodes - {node.name}
+            if nodes:
+                self.images[name] = attrs.evolve(entry, nodes=nodes)
+            else:
+                del self.images[name]
+
+    def _store(self, name: str, record: NodeInfo) -> None:
+        """Keep `record` as the most recent change (upstream: bump the generation, move to head)."""
+        self.nodes.pop(name, None)
+        self.nodes[name] = record
+        for snapshot in self._snapshots:
+            snapshot.mark_changed(name)
+
+    # --- observations ---------------------------------------------------------------------
+
+    def new_snapshot(self) -> Snapshot:
+        """NewEmptySnapshot, tied to this cache: every current NodeInfo counts as changed."""
+        snapshot = Snapshot(changed=dict.fromkeys(self.nodes))
+        self._snapshots.add(snapshot)
+        return snapshot
+
+    def update_snapshot(self, snapshot: SnapshotLike) -> None:
+        """UpdateSnapshot (§10.3); SnapshotInconsistentError after recovering (§10.3 step 6)."""
+        if not isinstance(snapshot, Snapshot) or snapshot not in self._snapshots:
+            raise TypeError(
+                "update_snapshot: the snapshot was not made by this cache's new_snapshot()"
+            )
+        snapshot.refresh(self._clone, self.tree, len(self.nodes))
+
+    def _clone(self, name: str) -> NodeView | None:
+        record = self.nodes.get(name)
+        return record.view(self._num_nodes) if record and record.node else None
+
+    def dump(self) -> Dump:
+        """Dump (§8.13): every NodeInfo, ghosts included, freshly cloned; the assumed keys."""
+        return Dump(
+            nodes={name: record.view(self._num_nodes) for name, record in self.nodes.items()},
+            assumed_pods=frozenset(k for k, r in self.pods.items() if r.state is State.ASSUMED),
+        )
+
+    def node_count(self) -> int:
+        """NodeCount (§8.12): NodeInfos, ghosts included."""
+        return len(self.nodes)
+
+    def pod_count(self) -> int:
+        """PodCount (§8.12): pods held by NodeInfos, a UID held twice counting twice."""
+        return sum(len(record.pods) for record in self.nodes.values())
+
+    def _num_nodes(self, image: str, summary: ImageSummary) -> int:
+        entry = self.images.get(image)
+        return len(entry.nodes) if entry is not None and entry.summary is summary else 0

@@ -1,0 +1,138 @@
+"""One node's aggregate, upstream's `NodeInfo` (semantics doc §4), as an immutable value.
+
+Only what history decides is stored: the pods in upstream's order (its
+swap-removal reorders them, and removal takes the *first* pod with a UID),
+the affinity lists (removal goes by the argument's classification, so they
+can drift from the pods), the port set (set semantics: removing either of two
+pods sharing a port frees it) and the image summaries the node was given.
+Requested, non-zero and PVC totals are sums over the pods, computed when the
+NodeInfo is observed: add and remove use the same cached per-pod values
+upstream, so the sums are exact.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
+
+import attrs
+
+from spec.objects import HostPort, Node, Pod, Resource
+from spec.views import ImageView, NodeView
+
+T = TypeVar("T")
+
+
+@attrs.frozen(eq=False)
+class ImageSummary:
+    """One life of a cluster-wide image entry, compared by identity like upstream's pointer.
+
+    A NodeInfo keeps the summary it was given; once the entry dies (no node
+    is registered under the image) a new one may start under the same name,
+    and the old one shows its own size and no nodes.
+    """
+
+    size: int
+
+
+#: how many nodes are registered under an image's summary right now (0 once it died)
+NodeCounter = Callable[[str, ImageSummary], int]
+
+_NO_RESOURCES = Resource()
+
+
+@attrs.frozen
+class NodeInfo:
+    """A node's pods and what they use; `node` is None for a ghost."""
+
+    #: None: the node was removed (or never added) while pods still name it
+    node: Node | None = None
+    #: of the node last set; a ghost keeps it
+    allocatable: Resource = _NO_RESOURCES
+    pods: tuple[Pod, ...] = ()
+    with_affinity: tuple[str, ...] = ()
+    with_required_anti_affinity: tuple[str, ...] = ()
+    used_ports: frozenset[HostPort] = frozenset()
+    images: Mapping[str, ImageSummary] = attrs.field(factory=dict)
+
+    def with_pod(self, pod: Pod) -> NodeInfo:
+        """NodeInfo.AddPod: append the pod, classify it, take its ports."""
+        return attrs.evolve(
+            self,
+            pods=(*self.pods, pod),
+            with_affinity=_add_one(self.with_affinity, pod.uid, pod.has_affinity),
+            with_required_anti_affinity=_add_one(
+                self.with_required_anti_affinity, pod.uid, pod.has_required_anti_affinity
+            ),
+            used_ports=self.used_ports | set(pod.host_ports),
+        )
+
+    def without_pod(self, pod: Pod) -> tuple[NodeInfo, Pod | None]:
+        """NodeInfo.RemovePod: the removed pod, or None with only the affinity lists edited.
+
+        The affinity lists lose the UID by the *argument's* classification,
+        before the lookup; the first held pod with the UID is swap-removed and
+        releases its own ports.
+        """
+        edited = attrs.evolve(
+            self,
+            with_affinity=_drop_one(self.with_affinity, pod.uid, pod.has_affinity),
+            with_required_anti_affinity=_drop_one(
+                self.with_required_anti_affinity, pod.uid, pod.has_required_anti_affinity
+            ),
+        )
+        uids = [held.uid for held in self.pods]
+        if pod.uid not in uids:
+            return edited, None
+        index = uids.index(pod.uid)
+        removed = self.pods[index]
+        remaining = _swap_remove(self.pods, index)
+        ports = self.used_ports - set(removed.host_ports)
+        return attrs.evolve(edited, pods=remaining, used_ports=ports), removed
+
+    def view(self, num_nodes: NodeCounter) -> NodeView:
+        """A clone (`SnapshotConcrete`): totals from the pods, image node counts as of now."""
+        return NodeView.make(
+            has_node=self.node is not None,
+            pods=(pod.uid for pod in self.pods),
+            requested=_requested(self.pods),
+            non_zero_requested={
+                "cpu": sum(pod.non_zero_cpu for pod in self.pods),
+                "memory": sum(pod.non_zero_memory for pod in self.pods),
+            },
+            allocatable=self.allocatable.as_view(),
+            used_ports=self.used_ports,
+            pods_with_affinity=self.with_affinity,
+            pods_with_required_anti_affinity=self.with_required_anti_affinity,
+            pvc_ref_counts=Counter(key for pod in self.pods for key in pod.pvc_keys),
+            image_states={
+                name: ImageView(size=summary.size, num_nodes=num_nodes(name, summary))
+                for name, summary in self.images.items()
+            },
+        )
+
+
+def _swap_remove(items: tuple[T, ...], index: int) -> tuple[T, ...]:
+    """Go's delete-by-swap: the last item fills the hole."""
+    *rest, last = items
+    if index < len(rest):
+        rest[index] = last
+    return tuple(rest)
+
+
+def _add_one(uids: tuple[str, ...], uid: str, classified: bool) -> tuple[str, ...]:
+    return (*uids, uid) if classified else uids
+
+
+def _drop_one(uids: tuple[str, ...], uid: str, classified: bool) -> tuple[str, ...]:
+    return _swap_remove(uids, uids.index(uid)) if classified and uid in uids else uids
+
+
+def _requested(pods: Iterable[Pod]) -> Counter[str]:
+    """NodeInfo.Requested: the pods' requests summed; a pod's `pods` request is not counted."""
+    total: Counter[str] = Counter()
+    for pod in pods:
+        total.update(pod.requests.as_view())
+    del total["pods"]
+    return total

@@ -1,0 +1,102 @@
+"""A scheduler snapshot as the reference model keeps it (semantics doc §10.3, §17).
+
+Upstream refreshes a snapshot by walking the NodeInfos whose generation is
+newer than the snapshot's.  The spec has no generations: the cache tells each
+snapshot it made the name of every NodeInfo it changes (each event that bumps
+a generation upstream, §4.10), so `changed` holds exactly the entries that
+walk would visit, and in the same order (most recent change first).
+
+What a snapshot holds is history: an entry is a clone taken when the entry
+last changed (so image `num_nodes` goes stale, §5), and the node list keeps
+the tree order of the last full rebuild (§10.5).  The affinity lists and the
+PVC set are not stored: upstream rebuilds them whenever they could differ
+from what the node list's entries say, so they are always that, derived.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from spec.errors import SnapshotInconsistentError
+from spec.node_tree import NodeTree
+from spec.views import NodeView, SnapshotView
+
+#: a fresh clone of the cache's NodeInfo of that name; None when absent or a ghost
+Cloner = Callable[[str], NodeView | None]
+
+
+@attrs.define(eq=False)
+class Snapshot:
+    """The target of `update_snapshot`: its name -> NodeInfo map and node list."""
+
+    nodes: dict[str, NodeView] = attrs.field(factory=dict)
+    node_list: tuple[str, ...] = ()
+    #: names changed in the cache since the last update, least recent change first
+    changed: dict[str, None] = attrs.field(factory=dict)
+
+    def mark_changed(self, name: str) -> None:
+        """Note that the cache changed the NodeInfo `name` (moves it to most recent)."""
+        self.changed.pop(name, None)
+        self.changed[name] = None
+
+    def view(self) -> SnapshotView:
+        """What the snapshot holds, with the lists derived from its node list."""
+        listed = [(name, self.nodes[name]) for name in self.node_list]
+        return SnapshotView.make(
+            node_list=self.node_list,
+            have_pods_with_affinity=(name for name, node in listed if node.pods_with_affinity),
+            have_pods_with_required_anti_affinity=(
+                name for name, node in listed if node.pods_with_required_anti_affinity
+            ),
+            used_pvcs=(key for _, node in listed for key in node.pvc_ref_counts),
+            nodes=self.nodes,
+        )
+
+    def refresh(self, clone: Cloner, tree: NodeTree, cache_size: int) -> None:
+        """`UpdateSnapshot` (§10.3): re-clone changed entries, prune, rebuild the list if needed.
+
+        Raises SnapshotInconsistentError when the list does not match the
+        tree's count; the list is rebuilt before it is raised.
+        """
+        rebuild = False
+        for name in reversed(self.changed):
+            fresh = clone(name)
+            if fresh is not None:
+                rebuild |= name not in self.nodes
+                self.nodes[name] = fresh
+        self.changed.clear()
+        surplus = len(self.nodes) - tree.num_nodes
+        if surplus > 0:
+            self._prune(surplus, clone)
+            rebuild = True
+        if rebuild:
+            self.node_list = self._listed(tree)
+        if len(self.node_list) != tree.num_nodes:
+            message = (
+                f"snapshot state is not consistent, length of NodeInfoList={len(self.node_list)} "
+                f"not equal to length of nodes in tree={tree.num_nodes} , length of "
+                f"NodeInfoMap={len(self.nodes)}, length of nodes in cache={cache_size}, "
+                "trying to recover"
+            )
+            self.node_list = self._listed(tree)
+            raise SnapshotInconsistentError(message)
+
+    def _prune(self, surplus: int, clone: Cloner) -> None:
+        """Drop up to `surplus` entries whose node is gone or a ghost.
+
+        Upstream walks a Go map, in no set order; when more entries qualify
+        than need to go (only after a name sat in two zones) which ones go is
+        nondeterministic there.  The spec takes the map's insertion order.
+        """
+        for name in list(self.nodes):
+            if surplus == 0:
+                return
+            if clone(name) is None:
+                del self.nodes[name]
+                surplus -= 1
+
+    def _listed(self, tree: NodeTree) -> tuple[str, ...]:
+        """The tree's interleaved order, keeping the names this snapshot has."""
+        return tuple(name for name in tree.list() if name in self.nodes)
