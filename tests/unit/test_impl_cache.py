@@ -1,0 +1,154 @@
+"""Tests for `impl.cache`: the representation check and the impl-only seams of the cache."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from impl.cache import Cache
+from spec.errors import Fatal, NodeNotFoundError
+from spec.objects import Image, Node, Pod, Resource
+
+
+def _node(name: str, zone: str = "", images: tuple[Image, ...] = ()) -> Node:
+    return Node(
+        name=name,
+        zone_key=f":\x00:{zone}" if zone else "",
+        allocatable=Resource(milli_cpu=1000),
+        images=images,
+    )
+
+
+def _pod(uid: str, node: str, *, cpu: int = 100, affinity: bool = False) -> Pod:
+    return Pod(
+        uid=uid,
+        namespace="default",
+        name=f"p-{uid}",
+        node_name=node,
+        requests=Resource(milli_cpu=cpu),
+        non_zero_cpu=cpu,
+        non_zero_memory=209715200,
+        host_ports=(),
+        pvc_keys=(),
+        has_affinity=affinity,
+        has_required_anti_affinity=False,
+    )
+
+
+NGINX = (Image(names=("nginx",), size_bytes=5),)
+
+
+@pytest.fixture
+def cache() -> Cache:
+    """Nodes a (zone z1, nginx) and b (zone z2), pods u1 on a, u2 assumed on b, u3 on a ghost."""
+    cache = Cache()
+    cache.add_node(_node("a", "z1", NGINX))
+    cache.add_node(_node("b", "z2"))
+    cache.add_pod(_pod("u1", "a", affinity=True))
+    cache.assume_pod(_pod("u2", "b"))
+    cache.add_pod(_pod("u3", "gone"))
+    return cache
+
+
+class TestCheckInvariants:
+    def test_healthy_cache_passes(self, cache: Cache) -> None:
+        """A cache driven only through its operations satisfies its representation."""
+        cache.update_pod(_pod("u1", "a", affinity=True), _pod("u1", "a", cpu=300))
+        cache.remove_node(_node("b", "z2"))
+        cache.check_invariants()
+
+    @pytest.mark.parametrize(
+        ("corrupt", "message"),
+        [
+            (lambda cache: setattr(cache._node_infos.head.next, "prev", None), "prev is not"),
+            (lambda cache: setattr(cache._node_infos.head.info, "generation", 0), "generation of"),
+            (lambda cache: cache._node_infos.items.pop("a"), "list holds"),
+            (lambda cache: setattr(cache._node_infos.items["a"].info, "pods", []), "u1 is not on"),
+            (
+                lambda cache: setattr(cache._node_infos.items["a"].info.requested, "memory", 1),
+                "a: requested",
+            ),
+            (lambda cache: cache._assumed_pods.add("nobody"), "assumed keys not held"),
+            (lambda cache: cache._node_tree.zones.pop(":\x00:z1"), "tree counts"),
+            (lambda cache: cache._image_states.summaries.clear(), "image summaries"),
+        ],
+        ids=[
+            "asymmetric link",
+            "generation order",
+            "item missing from map",
+            "pod not on its node",
+            "totals",
+            "assumed not held",
+            "tree count",
+            "images",
+        ],
+    )
+    def test_corruption_is_caught(
+        self, cache: Cache, corrupt: Callable[[Cache], object], message: str
+    ) -> None:
+        """Each broken part of the representation raises AssertionError naming it."""
+        corrupt(cache)
+        with pytest.raises(AssertionError, match=message):
+            cache.check_invariants()
+
+    def test_contract_parts_skipped_after_a_contract_break(self, cache: Cache) -> None:
+        """Removing a node under a zone it was not added with leaves the tree stale, as upstream."""
+        with pytest.raises(
+            NodeNotFoundError, match=r'^node "a" in group ":\\x00:z9" was not found$'
+        ):
+            cache.remove_node(_node("a", "z9", NGINX))
+        cache.check_invariants()
+
+
+class TestNodeLifecycle:
+    def test_ghost_counts_and_goes_with_its_last_pod(self, cache: Cache) -> None:
+        """A removed node with pods stays counted as a ghost until its last pod leaves."""
+        cache.remove_node(_node("a", "z1", NGINX))
+        assert cache.node_count() == 3
+        assert cache.dump().nodes["a"].has_node is False
+        cache.remove_pod(_pod("u1", "a"))
+        assert cache.node_count() == 2
+        assert "a" not in cache.dump().nodes
+        cache.check_invariants()
+
+    def test_readded_node_keeps_pods_and_gets_a_newer_generation(self, cache: Cache) -> None:
+        """Re-adding a removed node reuses its NodeInfo, pods included, under a newer generation."""
+        info = cache._node_infos.items["a"].info
+        removed_at = info.generation
+        cache.remove_node(_node("a", "z1", NGINX))
+        cache.add_node(_node("a", "z1", NGINX))
+        assert cache._node_infos.items["a"].info is info
+        assert info.generation > removed_at
+        assert cache.dump().nodes["a"].pods == ("u1",)
+        cache.check_invariants()
+
+
+class TestFatal:
+    @pytest.mark.parametrize(
+        "operation",
+        [
+            lambda cache: cache.update_pod(_pod("u1", "a"), _pod("u1", "b")),
+            lambda cache: cache.remove_pod(_pod("u1", "b")),
+            lambda cache: cache.update_node(None, _node("a", "z1", NGINX)),
+            lambda cache: cache.update_pod(_pod("u3", "gone-too"), _pod("u3", "gone")),
+        ],
+        ids=[
+            "update onto another node",
+            "remove from another node",
+            "update from None",
+            "ghost panic",
+        ],
+    )
+    def test_fatal_leaves_state_unchanged(
+        self, cache: Cache, operation: Callable[[Cache], object]
+    ) -> None:
+        """Where upstream ends the process, the cache raises Fatal and keeps its state."""
+        cache.add_pod(_pod("u4", "gone-too"))
+        before = cache.dump()
+        head = cache._node_infos.head
+        with pytest.raises(Fatal):
+            operation(cache)
+        assert cache.dump() == before
+        assert cache._node_infos.head is head
+        cache.check_invariants()

@@ -1,0 +1,129 @@
+"""Tests for `impl.expiry` and the cache's expiry loop: start, stop, and no thread left behind."""
+
+from __future__ import annotations
+
+import threading
+from decimal import Decimal
+
+import pytest
+
+from impl.cache import Cache
+from impl.expiry import ExpiryLoop
+from spec.errors import UnsupportedOperation
+from spec.objects import Pod, Resource
+from spec.releases import V1_36
+
+#: generous bound for a thread to react; assertions never depend on it elapsing
+WAIT = 10.0
+
+
+def _pod(uid: str) -> Pod:
+    return Pod(
+        uid=uid,
+        namespace="default",
+        name=f"p-{uid}",
+        node_name="n1",
+        requests=Resource(milli_cpu=100),
+        non_zero_cpu=100,
+        non_zero_memory=209715200,
+        host_ports=(),
+        pvc_keys=(),
+        has_affinity=False,
+        has_required_anti_affinity=False,
+    )
+
+
+class SteppingClock:
+    """A virtual clock that reports each reading, so a test can wait for the loop's passes."""
+
+    def __init__(self, now: Decimal) -> None:
+        self.now = now
+        self.readings = 0
+        self.read = threading.Condition()
+
+    def __call__(self) -> Decimal:
+        with self.read:
+            self.readings += 1
+            self.read.notify_all()
+            return self.now
+
+    def wait_for_readings(self, count: int) -> None:
+        with self.read:
+            assert self.read.wait_for(lambda: self.readings >= count, timeout=WAIT)
+
+
+def _expiry_threads() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name == "kcache-expiry"]
+
+
+class TestExpiryLoop:
+    def test_loop_expires_pods_and_stops(self) -> None:
+        """The loop cleans up with the clock's time, and close() leaves no thread behind."""
+        cache = Cache(ttl=Decimal(10))
+        cache.assume_pod(_pod("u1"))
+        cache.finish_binding(_pod("u1"), Decimal(0))
+        clock = SteppingClock(Decimal(11))
+        # A period longer than any test: passes come from the first run only.
+        cache.start_expiry_loop(clock, period=3600)
+        clock.wait_for_readings(1)
+        # Whatever the loop does after reading the clock finishes under the write lock.
+        cache.close()
+        assert cache.pod_count() == 0
+        assert _expiry_threads() == []
+
+    def test_not_yet_expired_pod_stays(self) -> None:
+        """A pass at exactly the deadline does not expire the pod."""
+        with Cache(ttl=Decimal(10)) as cache:
+            cache.assume_pod(_pod("u1"))
+            cache.finish_binding(_pod("u1"), Decimal(0))
+            clock = SteppingClock(Decimal(10))
+            cache.start_expiry_loop(clock, period=0)
+            clock.wait_for_readings(3)
+        assert cache.is_assumed_pod(_pod("u1"))
+        assert _expiry_threads() == []
+
+    def test_close_is_idempotent(self) -> None:
+        """Closing twice, or closing a cache that never started a loop, is harmless."""
+        cache = Cache()
+        cache.close()
+        cache.start_expiry_loop(SteppingClock(Decimal(0)), period=3600)
+        cache.close()
+        cache.close()
+        assert _expiry_threads() == []
+
+    def test_second_start_is_refused(self) -> None:
+        """Only one loop runs per cache."""
+        with Cache() as cache:
+            cache.start_expiry_loop(SteppingClock(Decimal(0)), period=3600)
+            with pytest.raises(RuntimeError, match="already running"):
+                cache.start_expiry_loop(SteppingClock(Decimal(0)))
+        assert _expiry_threads() == []
+
+    def test_release_without_expiry_has_no_loop(self) -> None:
+        """v1.36 has no expiry, so there is no loop to start."""
+        with pytest.raises(UnsupportedOperation, match="start_expiry_loop"):
+            Cache(release=V1_36).start_expiry_loop(SteppingClock(Decimal(0)))
+        assert _expiry_threads() == []
+
+    def test_failure_in_the_loop_is_reraised_on_close(self) -> None:
+        """A failing clock ends the loop, and close() raises what ended it."""
+
+        def broken_clock() -> Decimal:
+            raise ValueError("clock is broken")
+
+        cache = Cache()
+        cache.start_expiry_loop(broken_clock, period=3600)
+        with pytest.raises(ValueError, match="clock is broken"):
+            cache.close()
+        assert _expiry_threads() == []
+        cache.close()
+
+    def test_loop_runs_every_period(self) -> None:
+        """With a short period the loop keeps reading the clock until stopped."""
+        passes: list[Decimal] = []
+        clock = SteppingClock(Decimal(1))
+        loop = ExpiryLoop(passes.append, clock, period=0.001)
+        clock.wait_for_readings(5)
+        assert loop.stop() is None
+        assert len(passes) >= 4
+        assert set(passes) == {Decimal(1)}
