@@ -111,7 +111,6 @@ def pod_from_manifest(obj: object) -> Pod:
     """
     manifest = _Fields.top("pod", obj)
     metadata = manifest.mapping("metadata")
-    manifest.owner = _owner("pod", metadata.raw.get("namespace"), metadata.raw.get("name"))
     manifest.expect_kind("Pod")
     namespace = metadata.string("namespace")
     spec = manifest.mapping("spec")
@@ -129,7 +128,7 @@ def pod_from_manifest(obj: object) -> Pod:
     )
     counted = pod_resources.pod_requests(resources)
     affinity = spec.optional_mapping("affinity")
-    anti_affinity = affinity.optional_mapping("podAntiAffinity") if affinity else None
+    anti_affinity = None if affinity is None else affinity.optional_mapping("podAntiAffinity")
     return Pod(
         uid=metadata.string("uid"),
         namespace=namespace,
@@ -159,7 +158,6 @@ def node_from_manifest(obj: object) -> Node:
     """
     manifest = _Fields.top("node", obj)
     metadata = manifest.mapping("metadata")
-    manifest.owner = _owner("node", None, metadata.raw.get("name"))
     manifest.expect_kind("Node")
     status = manifest.mapping("status")
     return Node(
@@ -195,10 +193,17 @@ def _host_ports(container: _Fields) -> list[HostPort]:
     return ports
 
 
-def _owner(kind: str, namespace: object, name: object) -> str:
-    """How messages name the object: `pod default/web-0`, `node n1`."""
+def _owner(kind: str, obj: Mapping[str, Any]) -> str:
+    """How messages name the object, read leniently: `pod default/web-0`, `node n1`.
+
+    The names are checked later; a bad one shows here as `<unnamed>`.
+    """
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return f"{kind} <unnamed>"
+    name, namespace = metadata.get("name"), metadata.get("namespace")
     shown = name if isinstance(name, str) and name else "<unnamed>"
-    if isinstance(namespace, str) and namespace:
+    if kind == "pod" and isinstance(namespace, str) and namespace:
         shown = f"{namespace}/{shown}"
     return f"{kind} {shown}"
 
@@ -214,7 +219,7 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-@attrs.define
+@attrs.frozen
 class _Fields:
     """One JSON object of a manifest with its field path, read with type checks.
 
@@ -230,7 +235,7 @@ class _Fields:
     def top(cls, kind: str, obj: object) -> _Fields:
         if not isinstance(obj, Mapping):
             raise ObjectError(f"{kind}: expected an object, got {_show(obj)}")
-        return cls(kind, "", obj)
+        return cls(_owner(kind, obj), "", obj)
 
     def fail(self, key: str, problem: str) -> ObjectError:
         return ObjectError(f"{self.owner}: {self.field(key)}: {problem}")
@@ -287,7 +292,8 @@ class _Fields:
         found = self.sequence(key)
         for index, item in enumerate(found):
             if not isinstance(item, str):
-                raise self.fail(key, f"[{index}]: expected a string, got {_show(item)}")
+                path = f"{self.field(key)}[{index}]"
+                raise ObjectError(f"{self.owner}: {path}: expected a string, got {_show(item)}")
         return found
 
     def string_map(self, key: str) -> dict[str, str]:
