@@ -118,6 +118,8 @@ def _kind_of(value: object) -> str:
         return "a boolean"
     if isinstance(value, int | float | Decimal):
         return "a number"
+    if isinstance(value, Mapping):
+        return "an object"
     return _JSON_TYPE_NAMES.get(type(value), f"a {type(value).__name__}")
 
 
