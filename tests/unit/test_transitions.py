@@ -1,0 +1,141 @@
+"""Tests for `kcache.transitions` and `kcache transitions`.
+
+Expected edges and cells are written out by hand from the semantics doc's
+state machine summary (§8.15, §16), so a wrong table or a wrong drawing of it
+both fail here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kcache.transitions import RENDERERS, dot, edges, markdown, mermaid
+from spec.lifecycle import State
+from spec.releases import V1_35, V1_36
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+#: §8.15: every allowed call that changes something, for v1.35
+V1_35_EDGES = {
+    ("Initial", "Assumed", "assume_pod"),
+    ("Initial", "Added", "add_pod"),
+    ("Assumed", "Assumed", "finish_binding"),
+    ("Assumed", "Initial", "forget_pod"),
+    ("Assumed", "Added", "add_pod"),
+    ("Assumed", "Deleted", "remove_pod"),
+    ("Assumed", "Expired", "cleanup"),
+    ("Added", "Added", "update_pod"),
+    ("Added", "Deleted", "remove_pod"),
+    ("Expired", "Initial", "reads as Initial"),
+    ("Deleted", "Initial", "reads as Initial"),
+}
+
+#: §16: v1.36 has no finish_binding or cleanup, so nothing expires
+V1_36_EDGES = V1_35_EDGES - {
+    ("Assumed", "Assumed", "finish_binding"),
+    ("Assumed", "Expired", "cleanup"),
+    ("Expired", "Initial", "reads as Initial"),
+}
+
+
+def named(release_edges: list[tuple[State, State, str]]) -> set[tuple[str, str, str]]:
+    return {(source.value, target.value, label) for source, target, label in release_edges}
+
+
+class TestEdges:
+    def test_v1_35(self) -> None:
+        """v1.35 draws exactly the moves of the state machine summary."""
+        assert named(edges(V1_35)) == V1_35_EDGES
+
+    def test_v1_36_has_no_expiry(self) -> None:
+        """v1.36 drops finish_binding, cleanup and the Expired state."""
+        assert named(edges(V1_36)) == V1_36_EDGES
+
+    def test_no_change_calls_are_not_drawn(self) -> None:
+        """forget_pod of an unknown pod succeeds in v1.36 but changes nothing, so it is no edge."""
+        assert not any(
+            label == "forget_pod" and source == State.INITIAL for source, _, label in edges(V1_36)
+        )
+
+
+class TestMermaid:
+    def test_diagram_lines(self) -> None:
+        """The Mermaid diagram starts at Initial and has one line per edge."""
+        lines = mermaid(V1_35).splitlines()
+        assert lines[:2] == ["stateDiagram-v2", "    [*] --> Initial"]
+        drawn = {
+            tuple(line.strip().replace(" --> ", "|").replace(": ", "|").split("|"))
+            for line in lines[2:]
+        }
+        assert drawn == V1_35_EDGES
+
+
+class TestDot:
+    def test_digraph_with_every_edge(self) -> None:
+        """The dot output is one digraph with a labelled arrow per edge."""
+        text = dot(V1_36)
+        assert text.startswith('digraph "pod life cycle v1.36" {\n')
+        assert text.endswith("}\n")
+        arrows = {line.strip() for line in text.splitlines() if " -> " in line}
+        assert 'Assumed -> Initial [label="forget_pod"];' in arrows
+        assert 'Deleted -> Initial [label="reads as Initial", style=dashed];' in arrows
+        assert len(arrows) == len(V1_36_EDGES)
+
+    def test_absent_states_are_dashed_only_when_reached(self) -> None:
+        """Expired is drawn only where cleanup exists."""
+        assert 'Expired [style="rounded,dashed"];' in dot(V1_35)
+        assert "Expired" not in dot(V1_36)
+
+
+class TestMarkdown:
+    def test_grid_rows(self) -> None:
+        """The grid says, per cell, where the key goes or which error is raised."""
+        page = markdown(V1_35)
+        assert (
+            "| Initial | → Assumed | no change | ✗ TransitionError | → Added "
+            "| ✗ TransitionError | ✗ TransitionError | no change |"
+        ) in page
+        assert (
+            "| Added | ✗ TransitionError | no change | ✗ TransitionError | ✗ TransitionError "
+            "| → Added | → Deleted | no change |"
+        ) in page
+
+    def test_upstream_messages_are_verbatim(self) -> None:
+        """Every refusal shows upstream's message template."""
+        page = markdown(V1_35)
+        for message in (
+            "pod %v(%v) is in the cache, so can't be assumed",
+            "pod %v(%v) wasn't assumed so cannot be forgotten",
+            "pod %v(%v) was already in added state",
+            "pod %v(%v) is not added to scheduler cache, so cannot be updated",
+            "assumed pod %v(%v) should not be updated",
+            "pod %v(%v) is not found in scheduler cache, so cannot be removed from it",
+            "pod %v(%v) was assumed on %v but assigned to %v",
+        ):
+            assert f"`{message}`" in page
+
+    def test_other_release_section_lists_changed_cells(self) -> None:
+        """The v1.35 page lists v1.36's new forget message and its missing operations."""
+        page = markdown(V1_35)
+        section = page[page.index("### v1.36") :]
+        assert "pod %v(%v) is not assumed, so it cannot be removed or forgotten" in section
+        assert "| `cleanup` | Assumed | ✗ UnsupportedOperation |" in section
+        assert "| `assume_pod` |" not in section
+
+    def test_mermaid_block_is_embedded(self) -> None:
+        """The page carries the Mermaid diagram in a fenced block."""
+        assert "```mermaid\n" + mermaid(V1_36) + "```\n" in markdown(V1_36)
+
+
+@pytest.mark.parametrize("name", sorted(RENDERERS))
+def test_every_format_ends_with_a_newline(name: str) -> None:
+    """Every format is whole lines, so it can be redirected into a file."""
+    assert RENDERERS[name](V1_35).endswith("\n")
+
+
+def test_committed_page_matches_the_table() -> None:
+    """docs/transitions.md is exactly what the spec's table generates."""
+    committed = (DOCS / "transitions.md").read_text(encoding="utf-8")
+    assert committed == markdown(V1_35), "stale: regenerate with `python -m kcache.docgen`"
