@@ -1,0 +1,518 @@
+"""FORMAT.md's `expect`: what each key may say, and how it is compared with a cache.
+
+Every key has one row in a table: a validator, run when a trace is read so
+that a malformed expectation is reported before anything runs, and a
+comparison, run after the step.  Comparisons work on FORMAT.md's JSON shapes
+(`spec.views` `to_json()`), so expected and actual print the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+from spec.errors import CacheError, Fatal
+from spec.objects import Pod, Resource
+from spec.protocol import SchedulerCache, Snapshot
+from spec.views import Dump
+
+#: (path, expected, actual) of one disagreement, in FORMAT.md's JSON shapes
+Difference = tuple[str, Any, Any]
+
+
+class ExpectationError(ValueError):
+    """An `expect` value does not have the shape FORMAT.md gives it."""
+
+
+@attrs.frozen
+class Mismatch:
+    """The first thing a step showed that its `expect` did not allow."""
+
+    step: int
+    op: str
+    path: str
+    expected: Any
+    actual: Any
+
+    def __str__(self) -> str:
+        return (
+            f"step {self.step} ({self.op}): {self.path}: "
+            f"expected {render(self.expected)}, actual {render(self.actual)}"
+        )
+
+
+class Prose(str):
+    """A description of an outcome ("success", "an error"): printed as is, not as JSON."""
+
+
+def render(value: Any) -> str:
+    """A value as a message shows it: prose as is, anything else as compact JSON."""
+    if isinstance(value, Prose):
+        return value
+    return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
+
+
+# -- validators: (value, path) -> None, raising ExpectationError ----------------------------
+
+Validator = Callable[[Any, str], None]
+
+
+def _fail(path: str, wanted: str, value: Any) -> None:
+    raise ExpectationError(f"{path}: expected {wanted}, got {json.dumps(value, default=str)}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _bool(value: Any, path: str) -> None:
+    if not isinstance(value, bool):
+        _fail(path, "true or false", value)
+
+
+def _int(value: Any, path: str) -> None:
+    if not _is_int(value):
+        _fail(path, "an integer", value)
+
+
+def _str(value: Any, path: str) -> None:
+    if not isinstance(value, str):
+        _fail(path, "a string", value)
+
+
+def _list_of(item: Validator, wanted: str) -> Validator:
+    def validate(value: Any, path: str) -> None:
+        if not isinstance(value, list):
+            _fail(path, wanted, value)
+        for index, element in enumerate(value):
+            item(element, f"{path}[{index}]")
+
+    return validate
+
+
+def _map_of(item: Validator, wanted: str) -> Validator:
+    def validate(value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            _fail(path, wanted, value)
+        for key, element in value.items():
+            item(element, _join(path, key))
+
+    return validate
+
+
+def _one_of(*choices: tuple[Callable[[Any], bool], Validator], wanted: str) -> Validator:
+    """The first choice whose test accepts the value validates it; none accepting is an error."""
+
+    def validate(value: Any, path: str) -> None:
+        for accepts, check in choices:
+            if accepts(value):
+                check(value, path)
+                return
+        _fail(path, wanted, value)
+
+    return validate
+
+
+def _record(fields: Mapping[str, Validator], wanted: str) -> Validator:
+    """An object whose keys are all listed in `fields`; absent keys are allowed."""
+
+    def validate(value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            _fail(path, wanted, value)
+        for key, element in value.items():
+            if key not in fields:
+                raise ExpectationError(
+                    f"{_join(path, key)}: unknown key (known: {', '.join(fields)})"
+                )
+            fields[key](element, _join(path, key))
+
+    return validate
+
+
+def _exact_record(fields: Mapping[str, Validator], wanted: str) -> Validator:
+    """An object with exactly the keys of `fields`."""
+    partial = _record(fields, wanted)
+
+    def validate(value: Any, path: str) -> None:
+        partial(value, path)
+        missing = [key for key in fields if key not in value]
+        if missing:
+            raise ExpectationError(f"{path}: missing {', '.join(missing)}")
+
+    return validate
+
+
+def _port(value: Any, path: str) -> None:
+    if not (
+        isinstance(value, list)
+        and len(value) == 3
+        and isinstance(value[0], str)
+        and isinstance(value[1], str)
+        and _is_int(value[2])
+    ):
+        _fail(path, "[ip, protocol, port]", value)
+
+
+def _is_error_value(value: Any) -> bool:
+    return isinstance(value, str) and value == "error"
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _no_check(value: Any, path: str) -> None:
+    """For a choice whose test already said everything."""
+
+
+# -- comparisons: (expected, actual, path) -> differences ------------------------------------
+
+Comparison = Callable[[Any, Any, str], Iterator[Difference]]
+
+
+def _exact(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    if expected != actual:
+        yield path, expected, actual
+
+
+def _multiset(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    if Counter(expected) != Counter(actual):
+        yield path, sorted(expected), sorted(actual)
+
+
+def _as_set(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    if set(expected) != set(actual):
+        yield path, sorted(set(expected)), sorted(set(actual))
+
+
+def _port_set(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    if {tuple(port) for port in expected} != {tuple(port) for port in actual}:
+        yield path, sorted(expected), sorted(actual)
+
+
+def _listed_amounts(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    """Only the listed resources count, and a resource the cache does not hold is 0."""
+    for name, amount in expected.items():
+        held = actual.get(name, 0)
+        if held != amount:
+            yield _join(path, name), amount, held
+
+
+def _per_key(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    for key, value in expected.items():
+        yield from _exact(value, actual[key], _join(path, key))
+
+
+@attrs.frozen
+class _Rule:
+    validate: Validator
+    compare: Comparison
+
+
+_AMOUNTS = _Rule(_map_of(_int, "an object of integer amounts"), _listed_amounts)
+_STRINGS = _Rule(_list_of(_str, "a list of strings"), _multiset)
+_IMAGE_STATE = _exact_record({"size": _int, "num_nodes": _int}, '{"size": n, "num_nodes": n}')
+
+#: NODE-VIEW: every key optional; see FORMAT.md "Comparison rules"
+NODE_VIEW_RULES: Mapping[str, _Rule] = {
+    "has_node": _Rule(_bool, _exact),
+    "pods": _STRINGS,
+    "requested": _AMOUNTS,
+    "non_zero_requested": _AMOUNTS,
+    "allocatable": _AMOUNTS,
+    "used_ports": _Rule(_list_of(_port, "a list of [ip, protocol, port]"), _port_set),
+    "pods_with_affinity": _STRINGS,
+    "pods_with_required_anti_affinity": _STRINGS,
+    "pvc_ref_counts": _Rule(_map_of(_int, "an object of integer counts"), _exact),
+    "image_states": _Rule(_map_of(_IMAGE_STATE, "an object of image states"), _exact),
+}
+
+
+def _view_rules(rules: Mapping[str, _Rule]) -> _Rule:
+    """A view listed with some of its keys: each listed key by its own rule."""
+
+    def compare(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+        for key, value in expected.items():
+            yield from rules[key].compare(value, actual[key], _join(path, key))
+
+    validate = _record({key: rule.validate for key, rule in rules.items()}, "an object")
+    return _Rule(validate, compare)
+
+
+_NODE_VIEW = _view_rules(NODE_VIEW_RULES)
+
+
+def _compare_nodes(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    """Listed nodes only; `null` demands the node be absent."""
+    for name, view in expected.items():
+        where = _join(path, name)
+        if view is None:
+            if name in actual:
+                yield where, None, actual[name]
+        elif name not in actual:
+            yield where, view, None
+        else:
+            yield from _NODE_VIEW.compare(view, actual[name], where)
+
+
+_NODES = _Rule(
+    _map_of(
+        _one_of(
+            (_is_dict, _NODE_VIEW.validate), (_is_none, _no_check), wanted="a NODE-VIEW or null"
+        ),
+        "an object of node name -> NODE-VIEW",
+    ),
+    _compare_nodes,
+)
+
+#: SNAPSHOT-VIEW: node_list in order, the other lists as sets, nodes as under `nodes`
+SNAPSHOT_VIEW_RULES: Mapping[str, _Rule] = {
+    "node_list": _Rule(_STRINGS.validate, _exact),
+    "have_pods_with_affinity": _Rule(_STRINGS.validate, _as_set),
+    "have_pods_with_required_anti_affinity": _Rule(_STRINGS.validate, _as_set),
+    "used_pvcs": _Rule(_STRINGS.validate, _as_set),
+    "nodes": _NODES,
+}
+
+
+# -- the keys of `expect` ----------------------------------------------------------------------
+
+
+class _Observation:
+    """What a step's checks read from the cache; the dump is taken at most once."""
+
+    def __init__(self, cache: SchedulerCache, snapshot: Snapshot | None) -> None:
+        self.cache = cache
+        self.snapshot = snapshot
+
+    @functools.cached_property
+    def dump(self) -> Dump:
+        return self.cache.dump()
+
+    def snapshot_view(self) -> dict[str, Any]:
+        if self.snapshot is None:
+            raise ValueError("expect.snapshot is only checked on update_snapshot")
+        return self.snapshot.view().to_json()
+
+
+def probe_pod(key: str) -> Pod:
+    """A pod that carries only `key` as its UID: how `is_assumed` and `pods` ask about a key."""
+    return Pod(
+        uid=key,
+        namespace="",
+        name="",
+        node_name="",
+        requests=Resource(),
+        non_zero_cpu=0,
+        non_zero_memory=0,
+        host_ports=(),
+        pvc_keys=(),
+        has_affinity=False,
+        has_required_anti_affinity=False,
+        manifest={"metadata": {"uid": key}},
+    )
+
+
+def _is_assumed(cache: SchedulerCache, key: str) -> Any:
+    try:
+        return cache.is_assumed_pod(probe_pod(key))
+    except CacheError:
+        return "error"
+
+
+def _pod_node(cache: SchedulerCache, key: str) -> Any:
+    try:
+        return {"node": cache.get_pod(probe_pod(key)).node_name}
+    except CacheError:
+        return "error"
+
+
+@attrs.frozen
+class _Key:
+    """One observation key of `expect`: its rule and what it reads for the keys listed."""
+
+    rule: _Rule
+    observe: Callable[[_Observation, Any], Any]
+
+
+_ERROR_VALUE = (_is_error_value, _no_check)
+
+#: observation keys, in the order they are checked (FORMAT.md's order)
+OBSERVATION_KEYS: Mapping[str, _Key] = {
+    "node_count": _Key(_Rule(_int, _exact), lambda seen, _: seen.cache.node_count()),
+    "pod_count": _Key(_Rule(_int, _exact), lambda seen, _: seen.cache.pod_count()),
+    "assumed": _Key(
+        _Rule(_STRINGS.validate, _as_set), lambda seen, _: sorted(seen.dump.assumed_pods)
+    ),
+    "is_assumed": _Key(
+        _Rule(
+            _map_of(
+                _one_of((_is_bool, _no_check), _ERROR_VALUE, wanted='true, false or "error"'),
+                "an object of pod key -> bool",
+            ),
+            _per_key,
+        ),
+        lambda seen, wanted: {key: _is_assumed(seen.cache, key) for key in wanted},
+    ),
+    "pods": _Key(
+        _Rule(
+            _map_of(
+                _one_of(
+                    (_is_dict, _exact_record({"node": _str}, '{"node": name}')),
+                    _ERROR_VALUE,
+                    wanted='{"node": name} or "error"',
+                ),
+                "an object of pod key -> pod",
+            ),
+            _per_key,
+        ),
+        lambda seen, wanted: {key: _pod_node(seen.cache, key) for key in wanted},
+    ),
+    "nodes": _Key(
+        _NODES,
+        lambda seen, _: {name: view.to_json() for name, view in seen.dump.nodes.items()},
+    ),
+}
+
+_SNAPSHOT_KEY = _Key(
+    _view_rules(SNAPSHOT_VIEW_RULES),
+    lambda seen, _: seen.snapshot_view(),
+)
+
+#: outcome keys: allowed on every step that changes the cache
+OUTCOME_KEYS: Mapping[str, Validator] = {
+    "error": _one_of(
+        (_is_bool, _no_check),
+        (_is_str, _no_check),
+        wanted="true, false or an error text",
+    ),
+    "fatal": _bool,
+}
+
+#: which keys `expect` may carry, by op (every other op: the outcome keys)
+_KEYS_BY_OP: Mapping[str, frozenset[str]] = {
+    "observe": frozenset(OBSERVATION_KEYS),
+    "update_snapshot": frozenset(OUTCOME_KEYS) | frozenset(OBSERVATION_KEYS) | {"snapshot"},
+}
+
+
+def allowed_keys(op: str) -> frozenset[str]:
+    """The `expect` keys FORMAT.md gives a step of this op."""
+    return _KEYS_BY_OP.get(op, frozenset(OUTCOME_KEYS))
+
+
+def validate(op: str, expect: Any) -> None:
+    """Raise ExpectationError naming the first key whose value FORMAT.md does not allow."""
+    if not isinstance(expect, dict):
+        _fail("expect", "an object", expect)
+    allowed = allowed_keys(op)
+    for key, value in expect.items():
+        if key not in allowed:
+            raise ExpectationError(
+                f"expect.{key}: not a key for {op} (allowed: {', '.join(sorted(allowed))})"
+            )
+        if key in OUTCOME_KEYS:
+            OUTCOME_KEYS[key](value, f"expect.{key}")
+        elif key == "snapshot":
+            _SNAPSHOT_KEY.rule.validate(value, "expect.snapshot")
+        else:
+            OBSERVATION_KEYS[key].rule.validate(value, f"expect.{key}")
+
+
+# -- checking a step ---------------------------------------------------------------------------
+
+
+def describe_outcome(outcome: BaseException | None) -> Prose:
+    """How a step ended, for messages: `success`, or the error class and text."""
+    if outcome is None:
+        return Prose("success")
+    return Prose(f"{type(outcome).__name__}: {outcome}")
+
+
+def _outcome_difference(
+    expect: Mapping[str, Any], outcome: BaseException | None
+) -> Difference | None:
+    """`fatal` (absent means false: a fatal outcome is never ignored), then `error`."""
+    fatal = isinstance(outcome, Fatal)
+    if fatal != expect.get("fatal", False):
+        return (
+            "fatal",
+            Prose("no fatal outcome" if fatal else "a fatal outcome"),
+            describe_outcome(outcome),
+        )
+    if "error" not in expect:
+        return None
+    wanted_error = expect["error"]
+    failed = isinstance(outcome, CacheError)
+    if wanted_error is False:
+        ok, wanted = outcome is None, "success"
+    elif wanted_error is True:
+        ok, wanted = failed, "an error"
+    else:
+        ok = failed and wanted_error in str(outcome)
+        wanted = f"an error containing {json.dumps(wanted_error, ensure_ascii=False)}"
+    return None if ok else ("error", Prose(wanted), describe_outcome(outcome))
+
+
+def check(
+    index: int,
+    op: str,
+    expect: Mapping[str, Any],
+    outcome: BaseException | None,
+    *,
+    cache: SchedulerCache,
+    snapshot: Snapshot | None = None,
+) -> Mismatch | None:
+    """The first disagreement between a step's `expect` and what the step and cache show.
+
+    `outcome` is None for success, else the `CacheError` or `Fatal` the step
+    raised; `snapshot` is the step's snapshot object (update_snapshot only).
+    Exceptions of other kinds raised by the cache while it is read propagate.
+    """
+    difference = _outcome_difference(expect, outcome)
+    if difference is None:
+        difference = _first_observed_difference(expect, _Observation(cache, snapshot))
+    if difference is None:
+        return None
+    path, expected, actual = difference
+    return Mismatch(index, op, path, expected, actual)
+
+
+def _first_observed_difference(expect: Mapping[str, Any], seen: _Observation) -> Difference | None:
+    keys = [(key, OBSERVATION_KEYS[key]) for key in OBSERVATION_KEYS if key in expect]
+    if "snapshot" in expect:
+        keys.append(("snapshot", _SNAPSHOT_KEY))
+    for key, rule in keys:
+        wanted = expect[key]
+        actual = rule.observe(seen, wanted)
+        for difference in rule.rule.compare(wanted, actual, key):
+            return difference
+    return None
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _join(path: str, key: str) -> str:
+    """`nodes.n1` for plain keys, `requested["example.com/gpu"]` for the rest."""
+    if _PLAIN_KEY.fullmatch(key):
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"

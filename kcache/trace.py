@@ -1,0 +1,320 @@
+"""The trace format of FORMAT.md (docs/trace-format.md): traces as values, read and written.
+
+A trace is read completely before anything runs: every object is parsed with
+`spec.objects` and every `expect` is validated, so a bad trace is reported
+as one line naming the file, the trace and the step, and never half-run.
+Writing gives back FORMAT.md JSON, which is how counterexamples are saved.
+Times are `Decimal` all the way (see `kcache.exact_json`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kcache import exact_json, expectations
+from kcache.errors import TraceError
+from spec.errors import ObjectError
+from spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+from spec.releases import DEFAULT_RELEASE, RELEASES, Release
+
+#: file suffixes that hold traces: one document, or one document per line
+TRACE_SUFFIXES = (".json", ".jsonl")
+
+
+def read_seconds(value: Any) -> Decimal:
+    """A JSON number, or (our extension) a decimal string, as an exact `Decimal`."""
+    if isinstance(value, bool) or not isinstance(value, int | Decimal | str):
+        raise ValueError(f"expected seconds as a number, got {json.dumps(value, default=str)}")
+    try:
+        seconds = Decimal(value)
+    except InvalidOperation:
+        raise ValueError(f"expected seconds as a number, got {json.dumps(value)}") from None
+    if not seconds.is_finite():
+        raise ValueError(f"expected a finite number of seconds, got {value}")
+    return seconds
+
+
+def _read_snapshot_name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a snapshot name, got {json.dumps(value, default=str)}")
+    return value
+
+
+def _read_node_or_null(manifest: Any) -> Node | None:
+    return None if manifest is None else node_from_manifest(manifest)
+
+
+def _manifest(value: Pod | Node | None) -> Any:
+    """The Kubernetes object a parsed value was read from, as a trace carries it."""
+    if value is None:
+        return None
+    if not value.manifest:
+        kind = "pod" if isinstance(value, Pod) else "node"
+        raise ValueError(
+            f"{kind} {value.name!r} has no manifest to write (read it with spec.objects)"
+        )
+    return value.manifest
+
+
+@attrs.frozen
+class Argument:
+    """One argument of an op: its key in the step, how it is read and written, its type."""
+
+    key: str
+    read: Callable[[Any], Any]
+    write: Callable[[Any], Any]
+    types: tuple[type, ...]
+    #: FORMAT.md: a step without `now` uses the last `now` seen
+    optional: bool = False
+
+
+def _pod(key: str) -> Argument:
+    return Argument(key, pod_from_manifest, _manifest, (Pod,))
+
+
+def _node(key: str) -> Argument:
+    return Argument(key, node_from_manifest, _manifest, (Node,))
+
+
+_NOW = Argument("now", read_seconds, lambda now: now, (Decimal,), optional=True)
+
+#: FORMAT.md's ops and their arguments, in FORMAT.md's order
+OPERATIONS: Mapping[str, tuple[Argument, ...]] = {
+    "add_node": (_node("node"),),
+    "update_node": (
+        Argument("old", _read_node_or_null, _manifest, (Node, type(None))),
+        _node("new"),
+    ),
+    "remove_node": (_node("node"),),
+    "assume_pod": (_pod("pod"),),
+    "finish_binding": (_pod("pod"), _NOW),
+    "forget_pod": (_pod("pod"),),
+    "add_pod": (_pod("pod"),),
+    "update_pod": (_pod("old"), _pod("new")),
+    "remove_pod": (_pod("pod"),),
+    "cleanup": (_NOW,),
+    "update_snapshot": (Argument("snapshot", _read_snapshot_name, str, (str,)),),
+    "observe": (),
+}
+
+
+@attrs.frozen
+class Step:
+    """One operation of a trace with its parsed arguments and its `expect`.
+
+    `args` maps FORMAT.md's argument keys to `Pod`, `Node` (or None for
+    update_node's `old`), `Decimal` seconds or a snapshot name.
+    """
+
+    op: str
+    args: Mapping[str, Any] = attrs.field(factory=dict)
+    expect: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        if self.op not in OPERATIONS:
+            raise ValueError(f"unknown op {self.op!r} (known: {', '.join(OPERATIONS)})")
+        arguments = {argument.key: argument for argument in OPERATIONS[self.op]}
+        for key in self.args:
+            if key not in arguments:
+                raise ValueError(f"{self.op} takes no argument {key!r}")
+        for key, argument in arguments.items():
+            if key not in self.args:
+                if not argument.optional:
+                    raise ValueError(f"{self.op} needs {key!r}")
+            elif not isinstance(self.args[key], argument.types):
+                raise ValueError(f"{key}: {type(self.args[key]).__name__} is not a {key} value")
+        expectations.validate(self.op, self.expect)
+
+
+@attrs.frozen
+class Trace:
+    """A FORMAT.md trace: the cache to build (ttl, release) and the steps to run on it."""
+
+    name: str
+    steps: tuple[Step, ...]
+    ttl: Decimal = Decimal(0)
+    release: Release = DEFAULT_RELEASE
+    description: str | None = None
+    #: where the trace was read ("file:line"), for messages; not part of the trace
+    source: str = attrs.field(default="", eq=False)
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+_TRACE_KEYS = ("name", "description", "ttl_seconds", "release", "steps")
+
+
+def from_json(data: Any, source: str = "<trace>") -> Trace:
+    """Read one trace document; a problem raises TraceError naming source, trace and step."""
+    if not isinstance(data, dict):
+        raise TraceError(f"{source}: a trace is a JSON object, got {type(data).__name__}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise TraceError(f'{source}: a trace needs a "name" string')
+    where = f"{source}: trace {json.dumps(name, ensure_ascii=False)}"
+    unknown = [key for key in data if key not in _TRACE_KEYS]
+    if unknown:
+        raise TraceError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(_TRACE_KEYS)})")
+    try:
+        header = _read_header(data)
+    except ValueError as error:
+        raise TraceError(f"{where}: {error}") from None
+    steps = data.get("steps")
+    if not isinstance(steps, list):
+        raise TraceError(f'{where}: "steps" must be a list of steps')
+    return Trace(
+        name=name,
+        steps=tuple(
+            step_from_json(raw, f"{where}: step {index}") for index, raw in enumerate(steps)
+        ),
+        source=source,
+        **header,
+    )
+
+
+def _read_header(data: Mapping[str, Any]) -> dict[str, Any]:
+    ttl = read_seconds(data.get("ttl_seconds", 0))
+    if ttl < 0:
+        raise ValueError(f"ttl_seconds must not be negative, got {ttl}")
+    release = data.get("release", DEFAULT_RELEASE.name)
+    if release not in RELEASES:
+        raise ValueError(f"unknown release {release!r} (known: {', '.join(RELEASES)})")
+    description = data.get("description")
+    if description is not None and not isinstance(description, str):
+        raise ValueError('"description" must be a string')
+    return {"ttl": ttl, "release": RELEASES[release], "description": description}
+
+
+def step_from_json(raw: Any, where: str = "step") -> Step:
+    """Read one step (the adapter server reads requests with this too)."""
+    if not isinstance(raw, dict):
+        raise TraceError(f"{where}: a step is a JSON object, got {type(raw).__name__}")
+    op = raw.get("op")
+    if not isinstance(op, str) or op not in OPERATIONS:
+        known = ", ".join(OPERATIONS)
+        raise TraceError(f"{where}: unknown op {json.dumps(op, default=str)} (known: {known})")
+    where = f"{where} ({op})"
+    arguments = OPERATIONS[op]
+    args: dict[str, Any] = {}
+    for argument in arguments:
+        if argument.key in raw:
+            try:
+                args[argument.key] = argument.read(raw[argument.key])
+            except (ObjectError, ValueError) as error:
+                raise TraceError(f"{where}: {argument.key}: {error}") from None
+    extra = [key for key in raw if key not in {"op", "expect", *(a.key for a in arguments)}]
+    if extra:
+        raise TraceError(f"{where}: {op} takes no key {extra[0]!r}")
+    try:
+        return Step(op, args, raw.get("expect", {}))
+    except ValueError as error:
+        raise TraceError(f"{where}: {error}") from None
+
+
+def loads(text: str, source: str = "<input>", *, one_per_line: bool = False) -> list[Trace]:
+    """Traces from FORMAT.md text: one document, or (`one_per_line`) one per non-blank line."""
+    documents = (
+        [(f"{source}:{number}", line) for number, line in enumerate(text.splitlines(), 1)]
+        if one_per_line
+        else [(source, text)]
+    )
+    traces = []
+    names: set[str] = set()
+    for where, document in documents:
+        if not document.strip():
+            continue
+        try:
+            data = exact_json.loads(document)
+        except ValueError as error:
+            raise TraceError(f"{where}: not valid JSON: {error}") from None
+        trace = from_json(data, where)
+        if trace.name in names:
+            raise TraceError(f"{where}: trace name {trace.name!r} is used twice in one file")
+        names.add(trace.name)
+        traces.append(trace)
+    return traces
+
+
+def load_file(path: str | Path) -> list[Trace]:
+    """Every trace of a `.json` (one trace) or `.jsonl` (one trace per line) file."""
+    path = Path(path)
+    if path.suffix not in TRACE_SUFFIXES:
+        raise TraceError(f"{path}: not a trace file (expected {' or '.join(TRACE_SUFFIXES)})")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise TraceError(
+            f"{path}: cannot read: {getattr(error, 'strerror', None) or error}"
+        ) from None
+    traces = loads(text, str(path), one_per_line=path.suffix == ".jsonl")
+    if path.suffix == ".json" and len(traces) != 1:
+        raise TraceError(f"{path}: a .json file holds exactly one trace")
+    return traces
+
+
+def trace_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The trace files named: files as given, folders searched recursively for traces."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found.extend(
+                sorted(p for p in path.rglob("*") if p.suffix in TRACE_SUFFIXES and p.is_file())
+            )
+        elif path.exists():
+            found.append(path)
+        else:
+            raise TraceError(f"{path}: no such file or folder")
+    return found
+
+
+def load_paths(paths: Iterable[str | Path]) -> list[Trace]:
+    """Every trace in the files and folders named, in file order, all read before any runs."""
+    return [trace for path in trace_files(paths) for trace in load_file(path)]
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def to_json(trace: Trace) -> dict[str, Any]:
+    """The FORMAT.md document of a trace; defaults (ttl 0, release v1.35) are left out."""
+    document: dict[str, Any] = {"name": trace.name}
+    if trace.description is not None:
+        document["description"] = trace.description
+    if trace.ttl != 0:
+        document["ttl_seconds"] = trace.ttl
+    if trace.release != DEFAULT_RELEASE:
+        document["release"] = trace.release.name
+    document["steps"] = [_step_json(step) for step in trace.steps]
+    return exact_json.plain(document)  # type: ignore[no-any-return]
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    document: dict[str, Any] = {"op": step.op}
+    for argument in OPERATIONS[step.op]:
+        if argument.key in step.args:
+            document[argument.key] = argument.write(step.args[argument.key])
+    if step.expect:
+        document["expect"] = step.expect
+    return document
+
+
+def dumps(trace: Trace) -> str:
+    """A trace as one line of JSON: a `.jsonl` line, or a whole `.json` file."""
+    return exact_json.dumps(to_json(trace))
+
+
+def write_file(path: str | Path, traces: Iterable[Trace]) -> None:
+    """Write traces where `load_file` reads them: `.jsonl` one per line, `.json` exactly one."""
+    path = Path(path)
+    traces = list(traces)
+    if path.suffix == ".json" and len(traces) != 1:
+        raise ValueError(f"{path}: a .json file holds exactly one trace, got {len(traces)}")
+    if path.suffix not in TRACE_SUFFIXES:
+        raise ValueError(f"{path}: trace files end in {' or '.join(TRACE_SUFFIXES)}")
+    path.write_text("".join(dumps(trace) + "\n" for trace in traces), encoding="utf-8")
