@@ -1,0 +1,31 @@
+"""Fixtures shared by the unit tests: every cache test runs once per implementation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+import pytest
+
+import kcache.profiles  # noqa: F401  (registers and loads the Hypothesis profiles)
+from spec.cache import Cache as SpecCache
+from spec.protocol import CacheFactory, SchedulerCache
+from spec.releases import V1_35, Release
+
+#: every cache the unit tests and vectors hold to the same expectations, by test id
+IMPLEMENTATIONS: dict[str, CacheFactory] = {
+    "spec": SpecCache,
+}
+
+MakeCache = Callable[..., SchedulerCache]
+
+
+@pytest.fixture(params=list(IMPLEMENTATIONS))
+def make_cache(request: pytest.FixtureRequest) -> MakeCache:
+    """Build a cache of the parametrized implementation: `make_cache(ttl=10, release=V1_36)`."""
+    factory = IMPLEMENTATIONS[request.param]
+
+    def make(*, ttl: int | Decimal = 0, release: Release = V1_35) -> SchedulerCache:
+        return factory(ttl=Decimal(ttl), release=release)
+
+    return make
