@@ -1,0 +1,391 @@
+"""The kcache end of docs/adapter-protocol.md: caches whose methods are requests to a process.
+
+One `AdapterFactory` owns one adapter process, started on first use; each
+cache it builds begins with an `init`, which discards the previous cache, so
+only the newest cache of a factory is usable.  Everything that is the
+adapter's fault -- it cannot start, exits, hangs past the timeout, writes
+something that is not an answer -- raises `AdapterError` quoting the
+adapter's last stderr lines, after its whole process group has been killed.
+kcache never waits on an adapter without a deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import IO, Any, NoReturn, TypeVar
+
+import attrs
+
+from kcache import exact_json
+from kcache.adapter.wire import ERROR_CLASSES, PROTOCOL_VERSION, seconds_text
+from kcache.errors import AdapterError
+from spec.errors import Fatal
+from spec.objects import Node, Pod
+from spec.protocol import Snapshot
+from spec.releases import RELEASES, Release
+from spec.views import Dump, SnapshotView
+
+T = TypeVar("T")
+
+#: seconds an answer may take (docs/adapter-protocol.md §4)
+STEP_TIMEOUT = 10.0
+#: seconds for the handshake and the first `init`, for adapters that start slowly
+START_TIMEOUT = 120.0
+#: how much of the adapter's stderr an AdapterError quotes
+STDERR_TAIL_LINES = 20
+#: seconds a quitting adapter gets to exit before its group is killed
+QUIT_GRACE = 2.0
+#: how much of a bad line an AdapterError quotes
+_QUOTE_CHARS = 200
+
+
+class AdapterProcess:
+    """One running adapter: the handshake, then one request line in and one answer line out."""
+
+    def __init__(self, argv: Sequence[str], *, step_timeout: float, start_timeout: float) -> None:
+        self.command = shlex.join(argv)
+        self.step_timeout = step_timeout
+        self._failure: str | None = None
+        self._answers: queue.Queue[bytes | None] = queue.Queue()
+        self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        try:
+            self._process = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # its own process group, so all of it can be killed
+            )
+        except OSError as error:
+            raise AdapterError(f"adapter {self.command}: cannot start: {error.strerror}") from None
+        self._readers = [
+            _pump(self._process.stdout, self._answers.put),
+            _pump(self._process.stderr, self._keep_stderr),
+        ]
+        handshake = self._read("the handshake", start_timeout)
+        self.name, self.releases = self._check_handshake(handshake)
+        #: bumped by every `init`: a cache from an older init must not be used
+        self.epoch = 0
+
+    def request(self, message: Mapping[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """Send one request and return its answer (`protocol_error` is an AdapterError)."""
+        op = message["op"]
+        if self._failure is not None:
+            raise AdapterError(f"adapter {self.command}: unusable after: {self._failure}")
+        self._check_nothing_unasked()
+        assert self._process.stdin is not None
+        try:
+            self._process.stdin.write((exact_json.dumps(message) + "\n").encode())
+            self._process.stdin.flush()
+        except OSError:
+            self.fail(f"its input closed while kcache sent {op}")
+        answer = self._read(f"the answer to {op}", timeout or self.step_timeout)
+        if not isinstance(answer.get("ok"), bool):
+            self.fail(f'the answer to {op} has no "ok": {_quote(answer)}')
+        if "protocol_error" in answer:
+            self.fail(f"it refused {op}: {answer['protocol_error']}")
+        return answer
+
+    def close(self) -> None:
+        """Ask the adapter to quit, then kill whatever is left of its process group."""
+        if self._process.poll() is None and self._failure is None:
+            with contextlib.suppress(OSError):
+                assert self._process.stdin is not None
+                self._process.stdin.write(b'{"op":"quit"}\n')
+                self._process.stdin.flush()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(QUIT_GRACE)
+        self._failure = self._failure or "kcache closed it"
+        self._kill()
+
+    def _check_nothing_unasked(self) -> None:
+        """Answers come strictly in turn: a line already waiting answers nothing kcache sent."""
+        try:
+            line = self._answers.get_nowait()
+        except queue.Empty:
+            return
+        if line is None:
+            self._process.wait(QUIT_GRACE)
+            self.fail(f"it exited (status {self._process.returncode}) between requests")
+        self.fail(
+            f"it wrote a line nobody asked for: {_quote(line.decode(errors='replace').rstrip())}"
+        )
+
+    def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        self._process.kill()  # in case it left its process group
+        self._process.wait()
+        for reader in self._readers:
+            reader.join(QUIT_GRACE)
+        for pipe in (self._process.stdin, self._process.stdout, self._process.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+    def _read(self, what: str, timeout: float) -> dict[str, Any]:
+        try:
+            line = self._answers.get(timeout=timeout)
+        except queue.Empty:
+            self.fail(f"no answer within {timeout:g} s to {what}")
+        if line is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(QUIT_GRACE)
+            self.fail(f"it closed its output (exit status {self._process.poll()}) before {what}")
+        try:
+            answer = exact_json.loads(line.decode())
+        except ValueError:
+            self.fail(f"{what} is not JSON: {_quote(line.decode(errors='replace').rstrip())}")
+        if not isinstance(answer, dict):
+            self.fail(f"{what} is not a JSON object: {_quote(answer)}")
+        return answer
+
+    def _check_handshake(self, handshake: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+        version = handshake.get("kcache_adapter")
+        if version != PROTOCOL_VERSION or isinstance(version, bool):
+            self.fail(
+                f"the handshake {_quote(handshake)} is not "
+                f'{{"kcache_adapter": {PROTOCOL_VERSION}, "name": ..., "releases": [...]}}'
+            )
+        name, releases = handshake.get("name"), handshake.get("releases")
+        if not isinstance(name, str) or not isinstance(releases, list):
+            self.fail(f"the handshake {_quote(handshake)} lacks a name or a releases list")
+        unknown = [release for release in releases if release not in RELEASES]
+        if unknown:
+            self.fail(f"the handshake names unknown releases {unknown} (known: {list(RELEASES)})")
+        return name, tuple(releases)
+
+    def _keep_stderr(self, line: bytes | None) -> None:
+        if line is not None:
+            self._stderr_tail.append(line.decode(errors="replace").rstrip())
+
+    def fail(self, summary: str) -> NoReturn:
+        """Kill the adapter, then raise an AdapterError with its last stderr lines."""
+        self._failure = summary
+        self._kill()
+        message = f"adapter {self.command}: {summary}"
+        if self._stderr_tail:
+            message += "\nits last stderr lines:\n" + "\n".join(
+                f"  {line}" for line in self._stderr_tail
+            )
+        raise AdapterError(message)
+
+
+def _pump(pipe: IO[bytes] | None, sink: Callable[[bytes | None], None]) -> threading.Thread:
+    """Forward a pipe's lines to `sink` on a daemon thread, then None at end of file.
+
+    Reading on a thread is what lets `queue.get(timeout=...)` bound every wait,
+    and draining stderr keeps a chatty adapter from blocking on a full pipe.
+    """
+
+    def forward() -> None:
+        assert pipe is not None
+        with contextlib.suppress(OSError, ValueError):
+            for line in pipe:
+                sink(line)
+        sink(None)
+
+    thread = threading.Thread(target=forward, daemon=True)
+    thread.start()
+    return thread
+
+
+def _quote(value: Any) -> str:
+    text = value if isinstance(value, str) else exact_json.dumps(value)
+    return repr(text if len(text) <= _QUOTE_CHARS else text[:_QUOTE_CHARS] + "...")
+
+
+class AdapterFactory:
+    """A `CacheFactory` over one adapter process (`--impl cmd:...`), started on first use."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        step_timeout: float = STEP_TIMEOUT,
+        start_timeout: float = START_TIMEOUT,
+    ) -> None:
+        self.argv = tuple(argv)
+        self.step_timeout = step_timeout
+        self.start_timeout = start_timeout
+        self._process: AdapterProcess | None = None
+
+    @property
+    def process(self) -> AdapterProcess:
+        """The adapter, started (and handshaken) on first use."""
+        if self._process is None:
+            self._process = AdapterProcess(
+                self.argv, step_timeout=self.step_timeout, start_timeout=self.start_timeout
+            )
+        return self._process
+
+    @property
+    def releases(self) -> tuple[str, ...]:
+        """The releases the adapter said it models."""
+        return self.process.releases
+
+    def __call__(self, *, ttl: Decimal, release: Release) -> AdapterCache:
+        process = self.process
+        if release.name not in process.releases:
+            raise ValueError(f"adapter {process.name!r} does not model release {release.name}")
+        first = process.epoch == 0
+        process.request(
+            {"op": "init", "ttl_seconds": seconds_text(ttl), "release": release.name},
+            timeout=self.start_timeout if first else None,
+        )
+        process.epoch += 1
+        return AdapterCache(process, release, process.epoch)
+
+    def close(self) -> None:
+        """Stop the adapter (a later call starts a new one)."""
+        if self._process is not None:
+            self._process.close()
+            self._process = None
+
+    def __enter__(self) -> AdapterFactory:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+@attrs.define
+class AdapterSnapshot:
+    """A named snapshot inside the adapter; the name is what requests carry."""
+
+    cache: AdapterCache
+    name: str
+
+    def view(self) -> SnapshotView:
+        answer = self.cache.request("view_snapshot", snapshot=self.name)
+        return self.cache.read(answer, "snapshot", SnapshotView.from_json)
+
+
+class AdapterCache:
+    """A `SchedulerCache` whose every method is one request to the adapter."""
+
+    def __init__(self, process: AdapterProcess, release: Release, epoch: int) -> None:
+        self.process = process
+        self._release = release
+        self._epoch = epoch
+        self._ended_by: str | None = None
+        self._snapshots = 0
+
+    @property
+    def release(self) -> Release:
+        return self._release
+
+    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send `op`; a refused operation raises its spec.errors class, a fatal one `Fatal`."""
+        if self._epoch != self.process.epoch:
+            raise RuntimeError("a newer cache from the same adapter factory replaced this one")
+        if self._ended_by is not None:
+            raise RuntimeError(f"this cache ended with a fatal outcome: {self._ended_by}")
+        answer = self.process.request({"op": op, **fields})
+        if answer["ok"]:
+            return answer
+        if isinstance(answer.get("fatal"), str):
+            self._ended_by = answer["fatal"]
+            raise Fatal(answer["fatal"])
+        error = answer.get("error")
+        if not (isinstance(error, dict) and isinstance(error.get("message"), str)):
+            self.process.fail(f"the failed answer to {op} is not an error: {_quote(answer)}")
+        if error.get("class") not in ERROR_CLASSES:
+            self.process.fail(f"the answer to {op} names an unknown error class: {_quote(error)}")
+        raise ERROR_CLASSES[error["class"]](error["message"])
+
+    def add_node(self, node: Node) -> None:
+        self.request("add_node", node=node.manifest)
+
+    def update_node(self, old: Node | None, new: Node) -> None:
+        self.request("update_node", old=None if old is None else old.manifest, new=new.manifest)
+
+    def remove_node(self, node: Node) -> None:
+        self.request("remove_node", node=node.manifest)
+
+    def assume_pod(self, pod: Pod) -> None:
+        self.request("assume_pod", pod=pod.manifest)
+
+    def finish_binding(self, pod: Pod, now: Decimal) -> None:
+        self.request("finish_binding", pod=pod.manifest, now=seconds_text(now))
+
+    def forget_pod(self, pod: Pod) -> None:
+        self.request("forget_pod", pod=pod.manifest)
+
+    def add_pod(self, pod: Pod) -> None:
+        self.request("add_pod", pod=pod.manifest)
+
+    def update_pod(self, old: Pod, new: Pod) -> None:
+        self.request("update_pod", old=old.manifest, new=new.manifest)
+
+    def remove_pod(self, pod: Pod) -> None:
+        self.request("remove_pod", pod=pod.manifest)
+
+    def cleanup(self, now: Decimal) -> None:
+        self.request("cleanup", now=seconds_text(now))
+
+    def get_pod(self, pod: Pod) -> Pod:
+        """The argument pod placed on the node the adapter reports.
+
+        The protocol answers only the cached pod's `spec.nodeName`, so that is
+        the one field of the result that comes from the adapter.
+        """
+        answer = self.request("get_pod", pod=pod.manifest)
+        return attrs.evolve(pod, node_name=self.read(answer, "node", _string))
+
+    def is_assumed_pod(self, pod: Pod) -> bool:
+        answer = self.request("is_assumed_pod", pod=pod.manifest)
+        return self.read(answer, "assumed", _boolean)
+
+    def new_snapshot(self) -> AdapterSnapshot:
+        """A fresh name: the adapter creates the snapshot on the name's first use."""
+        self._snapshots += 1
+        return AdapterSnapshot(self, f"s{self._snapshots}")
+
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        if not isinstance(snapshot, AdapterSnapshot) or snapshot.cache is not self:
+            raise TypeError("update_snapshot needs a snapshot from this cache's new_snapshot()")
+        self.request("update_snapshot", snapshot=snapshot.name)
+
+    def dump(self) -> Dump:
+        return self.read(self.request("dump"), None, Dump.from_json)
+
+    def node_count(self) -> int:
+        return self.read(self.request("dump"), "node_count", _count)
+
+    def pod_count(self) -> int:
+        return self.read(self.request("dump"), "pod_count", _count)
+
+    def read(self, answer: dict[str, Any], key: str | None, convert: Callable[[Any], T]) -> T:
+        """`convert(answer[key])` (or of the whole answer); a wrong shape is the adapter's fault."""
+        try:
+            return convert(answer if key is None else answer[key])
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            self.process.fail(f"an answer has the wrong shape ({error!r}): {_quote(answer)}")
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("expected a string")
+    return value
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("expected true or false")
+    return value
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("expected an integer")
+    return value

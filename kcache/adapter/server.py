@@ -1,0 +1,185 @@
+"""`python -m kcache.adapter.server --impl TARGET`: a Python cache behind docs/adapter-protocol.md.
+
+It serves `spec`, `impl` or any `MODULE:FACTORY`, so the protocol and the
+client are tested end to end in Python, and a third party can compare their
+own adapter's answers with the model's line by line.  Requests that are
+trace ops are read exactly as trace steps are (`kcache.trace`) and run
+exactly as replay runs them (`kcache.replay.Run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TextIO
+
+from kcache import exact_json, targets
+from kcache.adapter.wire import PROTOCOL_VERSION, error_class_name
+from kcache.errors import KcacheError
+from kcache.replay import Run
+from kcache.trace import OPERATIONS, read_seconds, step_from_json
+from spec.errors import CacheError, Fatal, ObjectError
+from spec.objects import Pod, pod_from_manifest
+from spec.protocol import CacheFactory
+from spec.releases import RELEASES
+
+Answer = dict[str, Any]
+
+
+class _RefusedError(Exception):
+    """A request the server cannot act on: answered with `protocol_error`."""
+
+
+class Session:
+    """The server's state: the current cache (built by `init`) and its snapshots."""
+
+    def __init__(self, factory: CacheFactory) -> None:
+        self.factory = factory
+        self._run: Run | None = None
+
+    @property
+    def run(self) -> Run:
+        if self._run is None:
+            raise _RefusedError("no cache: send init first (a fatal answer ends the cache)")
+        return self._run
+
+    def answer(self, line: str) -> Answer | None:
+        """The answer to one request line, or None for `quit`."""
+        try:
+            request = exact_json.loads(line)
+        except ValueError as error:
+            return {"ok": False, "protocol_error": f"not a JSON request: {error}"}
+        try:
+            if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+                raise _RefusedError('a request is a JSON object with an "op" string')
+            if request["op"] == "quit":
+                return None
+            return {"ok": True, **self._handle(request)}
+        except CacheError as error:
+            return {"ok": False, "error": {"class": error_class_name(error), "message": str(error)}}
+        except Fatal as error:
+            self._run = None
+            return {"ok": False, "fatal": str(error)}
+        except (_RefusedError, KcacheError, ObjectError) as error:
+            return {"ok": False, "protocol_error": str(error)}
+        except Exception as error:
+            traceback.print_exc()
+            return {
+                "ok": False,
+                "protocol_error": f"internal error: {type(error).__name__}: {error}",
+            }
+
+    def _handle(self, request: Mapping[str, Any]) -> Answer:
+        op = request["op"]
+        if op in _READS:
+            return _READS[op](self, request)
+        if op in OPERATIONS:
+            self.run.apply(step_from_json(request, "request"))
+            return {}
+        raise _RefusedError(f"unknown op {json.dumps(op)}")
+
+    def init(self, request: Mapping[str, Any]) -> Answer:
+        release = request.get("release")
+        if release not in RELEASES:
+            raise _RefusedError(f"init: unknown release {release!r} (known: {', '.join(RELEASES)})")
+        if release not in targets.modelled_releases(self.factory):
+            raise _RefusedError(f"init: this cache does not model release {release}")
+        try:
+            ttl = read_seconds(request.get("ttl_seconds", 0))
+        except ValueError as error:
+            raise _RefusedError(f"init: ttl_seconds: {error}") from None
+        self._run = None
+        self._run = Run(self.factory(ttl=ttl, release=RELEASES[release]))
+        return {}
+
+
+def _pod(request: Mapping[str, Any]) -> Pod:
+    if "pod" not in request:
+        raise _RefusedError(f"{request['op']} needs 'pod'")
+    return pod_from_manifest(request["pod"])
+
+
+def _snapshot_name(request: Mapping[str, Any]) -> str:
+    name = request.get("snapshot")
+    if not isinstance(name, str):
+        raise _RefusedError(f"{request['op']} needs a 'snapshot' name")
+    return name
+
+
+def _dump(session: Session, request: Mapping[str, Any]) -> Answer:
+    cache = session.run.cache
+    return {
+        **cache.dump().to_json(),
+        "node_count": cache.node_count(),
+        "pod_count": cache.pod_count(),
+    }
+
+
+#: the requests that are not trace ops
+_READS: Mapping[str, Callable[[Session, Mapping[str, Any]], Answer]] = {
+    "init": Session.init,
+    "get_pod": lambda session, request: {
+        "node": session.run.cache.get_pod(_pod(request)).node_name
+    },
+    "is_assumed_pod": lambda session, request: {
+        "assumed": session.run.cache.is_assumed_pod(_pod(request))
+    },
+    "dump": _dump,
+    "view_snapshot": lambda session, request: {
+        "snapshot": session.run.snapshot(_snapshot_name(request)).view().to_json()
+    },
+}
+
+
+def serve(factory: CacheFactory, name: str, requests: Iterable[str], answers: TextIO) -> int:
+    """Write the handshake, then answer each request line until `quit` or end of input."""
+    handshake = {
+        "kcache_adapter": PROTOCOL_VERSION,
+        "name": name,
+        "releases": list(targets.modelled_releases(factory)),
+    }
+    _send(answers, handshake)
+    session = Session(factory)
+    for line in requests:
+        if not line.strip():
+            continue
+        answer = session.answer(line)
+        if answer is None:
+            break
+        _send(answers, answer)
+    return 0
+
+
+def _send(answers: TextIO, answer: Answer) -> None:
+    answers.write(exact_json.dumps(answer) + "\n")
+    answers.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m kcache.adapter.server",
+        description="Serve a Python scheduler cache over the kcache adapter protocol "
+        "(docs/adapter-protocol.md): JSON requests on stdin, answers on stdout.",
+    )
+    parser.add_argument(
+        "--impl",
+        required=True,
+        metavar="TARGET",
+        help="the cache to serve: spec | impl | MODULE:FACTORY",
+    )
+    args = parser.parse_args(argv)
+    try:
+        factory = targets.resolve(args.impl)
+    except KcacheError as error:
+        print(f"kcache adapter server: {error}", file=sys.stderr)
+        return 2
+    answers = sys.stdout
+    sys.stdout = sys.stderr  # a stray print() in a cache must not corrupt the protocol
+    return serve(factory, f"kcache --impl {args.impl}", sys.stdin, answers)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""What `--impl TARGET` names: a `spec.protocol.CacheFactory` that builds the caches to check.
+
+| target | caches built by |
+| --- | --- |
+| `spec` | the reference model, `spec.cache.Cache` |
+| `impl` | the optimized cache, `impl.cache.Cache` |
+| `MODULE:FACTORY` | any callable `FACTORY(ttl=Decimal, release=Release)` in an importable module |
+| `cmd:COMMAND ARGS...` | an adapter process speaking docs/adapter-protocol.md |
+| `go`, `go:v1.35`, `go:v1.36` | upstream's own cache behind the Go adapter (`kcache.go_adapter`) |
+
+Modules are imported only when a target is resolved, so kcache starts without
+impl or Go.  A factory may list the releases it models in a `releases`
+attribute (release names); without one it is taken to model every release.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import shlex
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+from kcache.adapter.client import AdapterFactory
+from kcache.errors import KcacheError, TargetError
+from spec.protocol import CacheFactory
+from spec.releases import RELEASES
+
+#: short names for the factories in this repository
+BUILTIN: dict[str, str] = {"spec": "spec.cache:Cache", "impl": "impl.cache:Cache"}
+
+TARGET_HELP = "spec | impl | MODULE:FACTORY | cmd:COMMAND ARGS... | go[:v1.35|v1.36]"
+
+
+def resolve(target: str) -> CacheFactory:
+    """The factory `target` names; a target that names nothing usable raises TargetError."""
+    if target.startswith("cmd:"):
+        return _command(target)
+    if target == "go" or target.startswith("go:"):
+        return _go(target)
+    if target in BUILTIN:
+        return _imported(BUILTIN[target], target)
+    if ":" in target:
+        return _imported(target, target)
+    raise TargetError(f"--impl {target}: unknown target (expected {TARGET_HELP})")
+
+
+@contextlib.contextmanager
+def opened(target: str) -> Iterator[CacheFactory]:
+    """`resolve(target)`, and afterwards close a factory that is a context manager.
+
+    An adapter factory is one: closing it stops the adapter process.
+    """
+    factory = resolve(target)
+    holder = factory if isinstance(factory, AbstractContextManager) else contextlib.nullcontext()
+    with holder:
+        yield factory
+
+
+def modelled_releases(factory: CacheFactory) -> tuple[str, ...]:
+    """The names of the releases `factory` models: its `releases` attribute, else all."""
+    return tuple(getattr(factory, "releases", RELEASES))
+
+
+def _imported(reference: str, target: str) -> CacheFactory:
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise TargetError(f"--impl {target}: expected MODULE:FACTORY")
+    try:
+        found: Any = importlib.import_module(module_name)
+    except Exception as error:
+        raise TargetError(
+            f"--impl {target}: cannot import {module_name}: {type(error).__name__}: {error}"
+        ) from None
+    for name in attribute.split("."):
+        if not hasattr(found, name):
+            raise TargetError(f"--impl {target}: {module_name} has no {attribute}")
+        found = getattr(found, name)
+    if not callable(found):
+        raise TargetError(f"--impl {target}: {attribute} is not callable")
+    return found  # type: ignore[no-any-return]
+
+
+def _command(target: str) -> CacheFactory:
+    try:
+        argv = shlex.split(target.removeprefix("cmd:"))
+    except ValueError as error:
+        raise TargetError(f"--impl {target}: {error}") from None
+    if not argv:
+        raise TargetError("--impl cmd: needs a command, e.g. cmd:./my-adapter --flag")
+    return AdapterFactory(argv)
+
+
+def _go(target: str) -> CacheFactory:
+    """The Go adapter of upstream's cache; `kcache.go_adapter` builds it on first use."""
+    version = target.partition(":")[2] or "v1.35"
+    if version not in RELEASES:
+        raise TargetError(f"--impl {target}: unknown release (known: {', '.join(RELEASES)})")
+    try:
+        go_adapter = importlib.import_module("kcache.go_adapter")
+        factory: CacheFactory = go_adapter.factory(version)
+    except KcacheError:
+        raise
+    except Exception as error:
+        raise TargetError(f"--impl {target}: {type(error).__name__}: {error}") from None
+    return factory

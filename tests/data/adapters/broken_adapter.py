@@ -1,0 +1,72 @@
+"""An adapter that breaks the protocol in the way its first argument names (tests only)."""
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+HANDSHAKE = {"kcache_adapter": 1, "name": "broken", "releases": ["v1.35"]}
+
+
+def send(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def answer_init_then(behaviour: Callable[[], None]) -> None:
+    """Answer `init` properly, then misbehave on the next request."""
+    send(json.dumps(HANDSHAKE))
+    for line in sys.stdin:
+        if json.loads(line)["op"] == "init":
+            send('{"ok": true}')
+        else:
+            behaviour()
+
+
+def crash() -> None:
+    print("adapter: panic: assignment to entry in nil map", file=sys.stderr, flush=True)
+    sys.exit(3)
+
+
+def hang() -> None:
+    child = subprocess.Popen(["sleep", "300"])
+    print(f"child pid {child.pid}", file=sys.stderr, flush=True)
+    time.sleep(300)
+
+
+def garbage() -> None:
+    send("hello, world")
+
+
+def unknown_class() -> None:
+    send('{"ok": false, "error": {"class": "OopsError", "message": "oops"}}')
+
+
+def two_answers() -> None:
+    send('{"ok": true}')
+    send('{"ok": true}')
+
+
+def wrong_handshake() -> None:
+    send('{"hello": "adapter"}')
+    time.sleep(300)
+
+
+def newer_protocol() -> None:
+    send('{"kcache_adapter": 2, "name": "from the future", "releases": []}')
+    time.sleep(300)
+
+
+BEHAVIOURS = {
+    "crash": lambda: answer_init_then(crash),
+    "hang": lambda: answer_init_then(hang),
+    "garbage": lambda: answer_init_then(garbage),
+    "unknown-class": lambda: answer_init_then(unknown_class),
+    "two-answers": lambda: answer_init_then(two_answers),
+    "silent": lambda: time.sleep(300),
+    "wrong-handshake": wrong_handshake,
+    "newer-protocol": newer_protocol,
+}
+
+BEHAVIOURS[sys.argv[1]]()

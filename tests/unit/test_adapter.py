@@ -1,0 +1,294 @@
+"""Tests for `kcache.adapter`: the client against the Python server and against broken adapters."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kcache import exact_json, trace
+from kcache.adapter import server
+from kcache.adapter.client import AdapterCache, AdapterFactory
+from kcache.errors import AdapterError
+from kcache.replay import Verdict, replay_trace
+from spec.cache import Cache
+from spec.errors import Fatal, PodNotFoundError, TransitionError
+from spec.objects import node_from_manifest, pod_from_manifest
+from spec.releases import V1_35, V1_36
+
+TESTS = Path(__file__).parent.parent
+VECTORS = sorted(trace.load_paths([TESTS / "vectors"]), key=lambda t: t.name)
+BROKEN = [sys.executable, str(TESTS / "data" / "adapters" / "broken_adapter.py")]
+SERVER = [sys.executable, "-m", "kcache.adapter.server", "--impl"]
+
+
+def pod(uid: str, node: str = "n1") -> Any:
+    return pod_from_manifest(
+        {"metadata": {"name": "p", "namespace": "default", "uid": uid}, "spec": {"nodeName": node}}
+    )
+
+
+def node(name: str) -> Any:
+    return node_from_manifest({"metadata": {"name": name}})
+
+
+@pytest.fixture(scope="module")
+def spec_server() -> Iterator[AdapterFactory]:
+    """One server process for the whole module: each cache begins with `init`."""
+    with AdapterFactory([*SERVER, "spec"]) as factory:
+        yield factory
+
+
+@pytest.fixture
+def cache(spec_server: AdapterFactory) -> AdapterCache:
+    return spec_server(ttl=Decimal(10), release=V1_35)
+
+
+class TestVectorsThroughTheServer:
+    @pytest.mark.parametrize("vector", VECTORS, ids=lambda t: t.name)
+    def test_vector_passes(self, spec_server: AdapterFactory, vector: trace.Trace) -> None:
+        """The model behind the protocol passes every bundled vector, as it does in process."""
+        result = replay_trace(vector, spec_server)
+        assert result.verdict is Verdict.PASSED, str(result.mismatch)
+
+
+class TestClient:
+    def test_handshake_names_the_adapter_and_its_releases(
+        self, spec_server: AdapterFactory
+    ) -> None:
+        """The server reports what it serves and that the model has both releases."""
+        assert spec_server.process.name == "kcache --impl spec"
+        assert spec_server.releases == ("v1.35", "v1.36")
+
+    def test_refusal_comes_back_as_its_spec_errors_class(self, cache: AdapterCache) -> None:
+        """error.class maps back to the spec.errors class, with upstream's text."""
+        cache.assume_pod(pod("u1"))
+        with pytest.raises(TransitionError, match=r"pod u1\(default/p\) is in the cache"):
+            cache.assume_pod(pod("u1"))
+        with pytest.raises(PodNotFoundError):
+            cache.get_pod(pod("u9"))
+
+    def test_fatal_comes_back_as_fatal_and_ends_the_cache(
+        self, spec_server: AdapterFactory, cache: AdapterCache
+    ) -> None:
+        """After a fatal answer the cache is gone; the next factory call starts afresh."""
+        cache.add_pod(pod("u1", "n1"))
+        with pytest.raises(Fatal, match="different node"):
+            cache.update_pod(pod("u1", "n1"), pod("u1", "n2"))
+        with pytest.raises(RuntimeError, match="ended with a fatal outcome"):
+            cache.pod_count()
+        assert spec_server(ttl=Decimal(0), release=V1_35).pod_count() == 0
+
+    def test_reads(self, cache: AdapterCache) -> None:
+        """dump, counts, get_pod and is_assumed_pod carry the cache's answers."""
+        cache.add_node(node("n1"))
+        cache.assume_pod(pod("u1", "n1"))
+        cache.add_pod(pod("u2", "n2"))
+        dump = cache.dump()
+        assert sorted(dump.nodes) == ["n1", "n2"]
+        assert dump.nodes["n2"].has_node is False
+        assert dump.assumed_pods == frozenset({"u1"})
+        assert (cache.node_count(), cache.pod_count()) == (2, 2)
+        assert cache.get_pod(pod("u2", "elsewhere")).node_name == "n2"
+        assert (cache.is_assumed_pod(pod("u1")), cache.is_assumed_pod(pod("u2"))) == (True, False)
+
+    def test_times_travel_exactly(self, spec_server: AdapterFactory) -> None:
+        """A deadline a float would round away is kept: 0.1 + 0.2 is not yet past 0.3."""
+        cache = spec_server(ttl=Decimal("0.2"), release=V1_35)
+        cache.assume_pod(pod("u1"))
+        cache.finish_binding(pod("u1"), Decimal("0.1"))
+        cache.cleanup(Decimal("0.3"))
+        assert cache.is_assumed_pod(pod("u1")) is True
+        cache.cleanup(Decimal("0.3000000000000000000001"))
+        assert cache.is_assumed_pod(pod("u1")) is False
+
+    def test_snapshots_are_named_and_independent(self, cache: AdapterCache) -> None:
+        """Each new_snapshot is its own object in the adapter; only an update changes it."""
+        first, second = cache.new_snapshot(), cache.new_snapshot()
+        cache.add_node(node("n1"))
+        cache.update_snapshot(first)
+        assert first.view().node_list == ("n1",)
+        assert second.view().node_list == ()
+
+    def test_release_is_passed_to_the_cache(self, spec_server: AdapterFactory) -> None:
+        """init carries the release: v1.36 forgets an unknown pod without error."""
+        spec_server(ttl=Decimal(0), release=V1_36).forget_pod(pod("u1"))
+        with pytest.raises(TransitionError, match="wasn't assumed"):
+            spec_server(ttl=Decimal(0), release=V1_35).forget_pod(pod("u1"))
+
+    def test_only_the_newest_cache_is_usable(self, spec_server: AdapterFactory) -> None:
+        """One adapter holds one cache: an older cache refuses instead of reading the new one."""
+        old = spec_server(ttl=Decimal(0), release=V1_35)
+        spec_server(ttl=Decimal(0), release=V1_35)
+        with pytest.raises(RuntimeError, match="replaced this one"):
+            old.pod_count()
+
+
+class TestBrokenAdapters:
+    """Every way an adapter can fail is an AdapterError, the process gone, no hang."""
+
+    def failure(self, mode: str, **timeouts: float) -> str:
+        factory = AdapterFactory([*BROKEN, mode], **timeouts)
+        try:
+            with pytest.raises(AdapterError) as caught:
+                factory(ttl=Decimal(0), release=V1_35).pod_count()
+        finally:
+            factory.close()
+        return str(caught.value)
+
+    def test_crash_quotes_exit_status_and_stderr(self) -> None:
+        """An adapter that dies mid-request is reported with its last words."""
+        message = self.failure("crash")
+        first_line, *rest = message.splitlines()
+        assert first_line.endswith(
+            "crash: it closed its output (exit status 3) before the answer to dump"
+        )
+        assert rest == [
+            "its last stderr lines:",
+            "  adapter: panic: assignment to entry in nil map",
+        ]
+
+    def test_hang_times_out_and_the_process_group_is_killed(self) -> None:
+        """No answer within the step timeout: the adapter and its children are killed."""
+        message = self.failure("hang", step_timeout=0.5)
+        assert "no answer within 0.5 s to the answer to dump" in message.splitlines()[0]
+        child = int(message.rsplit("child pid ", 1)[1].split()[0])
+        assert not _alive(child)
+
+    def test_silence_at_start_times_out(self) -> None:
+        """An adapter that never writes its handshake hits the start timeout."""
+        assert "no answer within 0.5 s to the handshake" in self.failure(
+            "silent", start_timeout=0.5
+        )
+
+    def test_garbage_is_not_an_answer(self) -> None:
+        """A line that is not JSON is quoted."""
+        assert "the answer to dump is not JSON: 'hello, world'" in self.failure("garbage")
+
+    def test_wrong_handshake(self) -> None:
+        """Something that is not a kcache adapter is recognised at once."""
+        message = self.failure("wrong-handshake")
+        assert 'the handshake \'{"hello":"adapter"}\' is not {"kcache_adapter": 1' in message
+
+    def test_newer_protocol_version(self) -> None:
+        """A handshake with another protocol version is refused."""
+        assert '"kcache_adapter":2' in self.failure("newer-protocol")
+
+    def test_unknown_error_class(self) -> None:
+        """An error class outside the protocol's list is the adapter's fault."""
+        assert "names an unknown error class" in self.failure("unknown-class")
+
+    def test_extra_answer_is_never_taken_for_the_next_one(self) -> None:
+        """Answers come strictly in turn: a second answer to one request is an error, either
+        seen waiting before the next request or read as the next answer's wrong shape."""
+        factory = AdapterFactory([*BROKEN, "two-answers"])
+        try:
+            cache = factory(ttl=Decimal(0), release=V1_35)
+            cache.add_node(node("n1"))
+            with pytest.raises(AdapterError, match=r"nobody asked for|wrong shape"):
+                cache.dump()
+        finally:
+            factory.close()
+
+    def test_missing_command(self, tmp_path: Path) -> None:
+        """A command that does not exist cannot start."""
+        factory = AdapterFactory([str(tmp_path / "no-such-adapter")])
+        with pytest.raises(AdapterError, match="no-such-adapter: cannot start: No such file"):
+            factory(ttl=Decimal(0), release=V1_35)
+
+    def test_unmodelled_release_is_refused_before_init(self) -> None:
+        """The broken adapter models only v1.35; asking for v1.36 sends nothing."""
+        factory = AdapterFactory([*BROKEN, "crash"])
+        try:
+            with pytest.raises(ValueError, match=r"does not model release v1\.36"):
+                factory(ttl=Decimal(0), release=V1_36)
+        finally:
+            factory.close()
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie waiting for its reaper does not count)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+class TestServer:
+    """The server in process: one request line in, one answer out."""
+
+    def serve(self, *requests: str, impl: Any = Cache) -> list[dict[str, Any]]:
+        answers = io.StringIO()
+        assert server.serve(impl, "test", [r + "\n" for r in requests], answers) == 0
+        return [exact_json.loads(line) for line in answers.getvalue().splitlines()]
+
+    def test_handshake_first(self) -> None:
+        """The first line is the handshake, before any request."""
+        assert self.serve() == [
+            {"kcache_adapter": 1, "name": "test", "releases": ["v1.35", "v1.36"]}
+        ]
+
+    def test_protocol_errors(self) -> None:
+        """Unparseable requests, unknown ops and ops before init are protocol errors."""
+        _, *answers = self.serve("not json", '{"op": "frobnicate"}', '{"op": "dump"}', "[]")
+        assert [a["ok"] for a in answers] == [False] * 4
+        assert answers[0]["protocol_error"].startswith("not a JSON request: ")
+        assert answers[1]["protocol_error"] == 'unknown op "frobnicate"'
+        assert answers[2]["protocol_error"].startswith("no cache: send init first")
+        assert answers[3]["protocol_error"] == 'a request is a JSON object with an "op" string'
+
+    def test_quit_stops_answering(self) -> None:
+        """Nothing after quit is read."""
+        init = '{"op": "init", "release": "v1.35"}'
+        assert len(self.serve(init, '{"op": "quit"}', init)) == 2
+
+    def test_bad_object_is_a_protocol_error(self) -> None:
+        """A pod the server cannot read is refused, naming the field."""
+        _, _, answer = self.serve(
+            '{"op": "init", "release": "v1.35"}',
+            '{"op": "add_pod", "pod": {"metadata": {"uid": "u1"}, "spec": {"containers": 3}}}',
+        )
+        assert "spec.containers" in answer["protocol_error"]
+
+    def test_bug_in_the_cache_is_an_internal_error(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An exception outside the protocol is answered, with its traceback on stderr."""
+
+        class Broken(Cache):
+            def pod_count(self) -> int:
+                raise KeyError("u1")
+
+        _, _, answer = self.serve(
+            '{"op": "init", "release": "v1.35"}', '{"op": "dump"}', impl=Broken
+        )
+        assert answer == {"ok": False, "protocol_error": "internal error: KeyError: 'u1'"}
+        assert "Traceback" in capsys.readouterr().err
+
+    def test_unknown_target_exits_2(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """The server's own command line reports a bad target on stderr."""
+        assert server.main(["--impl", "nope"]) == 2
+        assert "unknown target" in capsys.readouterr().err
+
+    def test_stray_output_does_not_reach_the_protocol(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A cache that prints cannot corrupt stdout: its output goes to stderr."""
+        (tmp_path / "chatty_cache.py").write_text(
+            "from spec.cache import Cache\n"
+            "class Chatty(Cache):\n"
+            "    def add_node(self, node):\n"
+            "        print('adding', node.name)\n"
+            "        super().add_node(node)\n"
+        )
+        monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+        with AdapterFactory([*SERVER, "chatty_cache:Chatty"]) as factory:
+            cache = factory(ttl=Decimal(0), release=V1_35)
+            cache.add_node(node("n1"))
+            assert cache.node_count() == 1

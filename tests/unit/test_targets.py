@@ -1,0 +1,129 @@
+"""Tests for `kcache.targets`."""
+
+from __future__ import annotations
+
+import sys
+import types
+from decimal import Decimal
+
+import pytest
+
+import impl.cache
+import spec.cache
+from kcache import targets
+from kcache.adapter.client import AdapterFactory
+from kcache.errors import TargetError
+from spec.releases import V1_35, Release
+
+
+class TestResolve:
+    def test_spec(self) -> None:
+        """`spec` is the reference model's class."""
+        assert targets.resolve("spec") is spec.cache.Cache
+
+    def test_impl(self) -> None:
+        """`impl` is the optimized cache's class."""
+        assert targets.resolve("impl") is impl.cache.Cache
+
+    def test_module_and_factory(self) -> None:
+        """MODULE:FACTORY imports the module and takes the callable, dotted names allowed."""
+        assert targets.resolve("spec.cache:Cache") is spec.cache.Cache
+        assert targets.resolve("spec.releases:V1_35.__class__") is Release
+
+    def test_command_builds_an_adapter_factory_without_starting_it(self) -> None:
+        """cmd: splits the command like a shell; the process starts on first use."""
+        factory = targets.resolve("cmd:./adapter --name 'a b'")
+        assert isinstance(factory, AdapterFactory)
+        assert factory.argv == ("./adapter", "--name", "a b")
+
+    @pytest.mark.parametrize(
+        ("target", "message"),
+        [
+            ("specc", "--impl specc: unknown target (expected spec | impl | MODULE:FACTORY"),
+            ("no_such_module:f", "--impl no_such_module:f: cannot import no_such_module: "),
+            ("spec.cache:Cach", "--impl spec.cache:Cach: spec.cache has no Cach"),
+            ("spec.releases:V1_35", "--impl spec.releases:V1_35: V1_35 is not callable"),
+            (":Cache", "--impl :Cache: expected MODULE:FACTORY"),
+            ("cmd:", "--impl cmd: needs a command"),
+            ("cmd:./adapter 'unclosed", "--impl cmd:./adapter 'unclosed: No closing quotation"),
+            ("go:v2.0", "--impl go:v2.0: unknown release (known: v1.35, v1.36)"),
+        ],
+    )
+    def test_bad_targets_are_one_line_errors(self, target: str, message: str) -> None:
+        """Each kind of bad target says what is wrong with it."""
+        with pytest.raises(TargetError) as caught:
+            targets.resolve(target)
+        assert str(caught.value).startswith(message)
+        assert "\n" not in str(caught.value)
+
+
+class TestGo:
+    """`go` hands over to kcache.go_adapter.factory(version), imported only then."""
+
+    @pytest.fixture
+    def go_adapter(self, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+        asked: list[str] = []
+
+        def factory(version: str) -> type[spec.cache.Cache]:
+            asked.append(version)
+            return spec.cache.Cache
+
+        module = types.ModuleType("kcache.go_adapter")
+        module.factory = factory  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, "kcache.go_adapter", module)
+        return asked
+
+    def test_go_defaults_to_v1_35(self, go_adapter: list[str]) -> None:
+        """Plain `go` is the release line with expiry."""
+        assert targets.resolve("go") is spec.cache.Cache
+        assert go_adapter == ["v1.35"]
+
+    def test_go_with_a_release(self, go_adapter: list[str]) -> None:
+        """`go:v1.36` asks for the build without expiry."""
+        targets.resolve("go:v1.36")
+        assert go_adapter == ["v1.36"]
+
+    def test_go_adapter_failure_is_a_target_error(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Whatever stops the Go adapter from building is reported on one line."""
+
+        def factory(version: str) -> None:
+            raise FileNotFoundError("go: command not found")
+
+        module = types.ModuleType("kcache.go_adapter")
+        module.factory = factory  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, "kcache.go_adapter", module)
+        with pytest.raises(
+            TargetError, match="--impl go: FileNotFoundError: go: command not found"
+        ):
+            targets.resolve("go")
+
+
+class TestReleases:
+    def test_factory_without_releases_models_all(self) -> None:
+        """A plain class is taken to model every release kcache knows."""
+        assert targets.modelled_releases(spec.cache.Cache) == ("v1.35", "v1.36")
+
+    def test_factory_lists_its_releases(self) -> None:
+        """A `releases` attribute narrows it."""
+
+        def factory(*, ttl: Decimal, release: Release) -> spec.cache.Cache:
+            return spec.cache.Cache(ttl=ttl, release=release)
+
+        factory.releases = ("v1.35",)  # type: ignore[attr-defined]
+        assert targets.modelled_releases(factory) == ("v1.35",)
+
+
+class TestOpened:
+    def test_context_manager_factory_is_closed(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A factory holding a process is closed when the block ends."""
+        closed: list[bool] = []
+        monkeypatch.setattr(AdapterFactory, "close", lambda self: closed.append(True))
+        with targets.opened("cmd:./adapter") as factory:
+            assert isinstance(factory, AdapterFactory)
+        assert closed == [True]
+
+    def test_plain_class_is_not_closed(self) -> None:
+        """A cache class with its own close() (impl's expiry thread) is left alone."""
+        with targets.opened("impl") as factory:
+            cache = factory(ttl=Decimal(0), release=V1_35)
+        assert cache.node_count() == 0
