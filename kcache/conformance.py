@@ -1,0 +1,120 @@
+"""Run the conformance machine against a cache: the library behind `kcache conform` and `fuzz`.
+
+`run_conformance` drives `kcache.machine` under a Hypothesis profile, for a
+number of examples or a time budget, and returns what happened: examples and
+steps run, and the first failure with the path of its shrunk trace.  Ctrl-C
+stops it and keeps what was found (the smallest failing trace so far, if any).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+from hypothesis import seed as hypothesis_seed
+from hypothesis import settings as Settings  # noqa: N812 -- a class, named like one here
+from hypothesis.stateful import run_state_machine_as_test
+
+from kcache.machine import ConformanceError, conformance_machine
+from kcache.profiles import PROFILES
+from spec.protocol import CacheFactory
+from spec.releases import DEFAULT_RELEASE, Release
+
+#: examples per round of a timed run: a round is the unit the budget is checked in
+_ROUND_WHEN_TIMED = 50
+
+
+@attrs.frozen
+class Failure:
+    """The first disagreement a run found, shrunk, and where its trace was written."""
+
+    trace_path: Path | None
+    step: int
+    op: str
+    message: str
+
+
+@attrs.frozen
+class ConformanceResult:
+    """What a conformance run did."""
+
+    examples: int
+    steps: int
+    elapsed: float
+    failure: Failure | None
+    #: stopped by KeyboardInterrupt before its budget ran out
+    interrupted: bool = False
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.steps / self.elapsed if self.elapsed > 0 else 0.0
+
+
+def run_conformance(
+    factory: CacheFactory,
+    *,
+    release: Release = DEFAULT_RELEASE,
+    max_examples: int | None = None,
+    time_budget: float | None = None,
+    seed: int | None = None,
+    profile: str = "default",
+    out_dir: Path | None = Path("kcache-failures"),
+    progress: Callable[[int, int, int], None] | None = None,
+    name: str = "impl",
+) -> ConformanceResult:
+    """Check `factory`'s caches against the spec until a failure, the budget, or Ctrl-C.
+
+    `max_examples` defaults to the profile's; with a `time_budget` (seconds)
+    the run goes on in rounds of that many examples until the time is spent.
+    `progress(examples, steps, failures)` is called after every example.
+    `name` labels the trace file and its messages.
+    """
+    if profile not in PROFILES:
+        raise ValueError(
+            f"unknown profile {profile!r}; choose one of {', '.join(sorted(PROFILES))}"
+        )
+    base = PROFILES[profile]
+    per_round = max_examples if max_examples is not None else base.max_examples
+    if time_budget is not None and max_examples is None:
+        per_round = min(per_round, _ROUND_WHEN_TIMED)
+    machine = conformance_machine(factory, release=release, name=name, out_dir=out_dir)
+    recorder = machine.recorder
+    recorder.progress = progress
+    started = time.monotonic()
+    interrupted = False
+    failure: ConformanceError | None = None
+    rounds = 0
+    try:
+        while True:
+            if seed is not None:
+                hypothesis_seed(seed + rounds)(machine)
+            rounds += 1
+            settings = Settings(base, max_examples=per_round, report_multiple_bugs=False)
+            run_state_machine_as_test(machine, settings=settings)
+            spent = time.monotonic() - started
+            if time_budget is None or spent >= time_budget:
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    except Exception:
+        if recorder.last_failure is None:
+            raise  # not a finding: a broken strategy, health check or harness
+    failure = recorder.last_failure
+    if failure is not None and failure.trace_path is None and out_dir is not None:
+        recorder.write(failure)  # interrupted while shrinking: keep the smallest so far
+    return ConformanceResult(
+        examples=recorder.examples,
+        steps=recorder.steps,
+        elapsed=time.monotonic() - started,
+        failure=None
+        if failure is None
+        else Failure(
+            trace_path=failure.trace_path,
+            step=failure.step,
+            op=failure.op,
+            message=str(failure),
+        ),
+        interrupted=interrupted,
+    )

@@ -1,0 +1,91 @@
+"""Hypothesis profiles for kcache's property tests and conformance runs.
+
+Importing this module registers the profiles and loads the one the
+environment selects: `HYPOTHESIS_PROFILE` if set, else `ci` when the `CI`
+variable is set, else `default`.  `tests/conftest.py` imports it for that.
+
+Hypothesis registers a built-in `ci` profile of its own and loads it whenever
+`CI` is set; ours replaces it by name, deliberately, so that a CI run is
+bounded by kcache's budget and not Hypothesis's (docs/conformance.md says
+what each profile explores).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import timedelta
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+#: failures found on this machine are replayed first on the next run
+DATABASE = DirectoryBasedExampleDatabase(".hypothesis/examples")
+
+#: the conformance machine's examples are slow to generate by Hypothesis'
+#: standards (two caches per step); that is expected, not a health problem
+_SLOW_IS_EXPECTED = [HealthCheck.too_slow, HealthCheck.data_too_large]
+
+PROFILES: Mapping[str, settings] = {
+    # what `tox` runs: a quick pass that still replays saved failures
+    "default": settings(
+        max_examples=60,
+        stateful_step_count=40,
+        deadline=None,
+        database=DATABASE,
+        suppress_health_check=_SLOW_IS_EXPECTED,
+    ),
+    # CI: a fresh clone, so no database; derandomized, so a red run is
+    # reproducible and a green one means the same examples passed again
+    "ci": settings(
+        max_examples=300,
+        stateful_step_count=50,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        print_blob=True,
+        suppress_health_check=_SLOW_IS_EXPECTED,
+    ),
+    # `kcache fuzz` and nightly runs: many long runs, every failure kept
+    "fuzz": settings(
+        max_examples=20_000,
+        stateful_step_count=100,
+        deadline=None,
+        database=DATABASE,
+        suppress_health_check=_SLOW_IS_EXPECTED,
+    ),
+    # opt-in symbolic exploration with the hypothesis-crosshair backend
+    "crosshair": settings(
+        backend="crosshair",
+        max_examples=20,
+        stateful_step_count=10,
+        deadline=timedelta(seconds=60),
+        database=None,
+        suppress_health_check=[*_SLOW_IS_EXPECTED, HealthCheck.filter_too_much],
+    ),
+    # re-run one failure with every step printed
+    "debug": settings(
+        max_examples=10,
+        deadline=None,
+        database=DATABASE,
+        verbosity=Verbosity.verbose,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        suppress_health_check=_SLOW_IS_EXPECTED,
+    ),
+}
+
+
+def selected(environ: Mapping[str, str]) -> str:
+    """The profile `environ` asks for: `HYPOTHESIS_PROFILE`, else `ci` under CI, else `default`."""
+    name = environ.get("HYPOTHESIS_PROFILE") or ("ci" if environ.get("CI") else "default")
+    if name not in PROFILES:
+        raise SystemExit(
+            f"HYPOTHESIS_PROFILE={name!r} is not a kcache profile; choose one of "
+            + ", ".join(sorted(PROFILES))
+        )
+    return name
+
+
+for _name, _profile in PROFILES.items():
+    settings.register_profile(_name, _profile)
+settings.load_profile(selected(os.environ))
