@@ -1,0 +1,92 @@
+"""Replay FORMAT.md traces against an implementation and report each trace.
+
+Every trace in the files and folders given is read first (a malformed trace
+stops everything before a cache is built), then run on a fresh cache from
+--impl.  One line per trace: PASS, FAIL (then the first failing step, the key
+path, expected and actual) or SKIP (the trace pins a release the target does
+not model), and a summary line.
+
+exit status: 0 every trace that ran passed and at least one ran,
+1 a trace failed or none ran, 2 kcache could not run (bad path, trace,
+target or adapter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from typing import TextIO
+
+from kcache import targets
+from kcache.errors import TraceError
+from kcache.expectations import Mismatch, render
+from kcache.replay import TraceResult, Verdict, replay_trace
+from kcache.trace import TRACE_SUFFIXES, load_paths
+
+#: longest expected/actual text shown without --verbose
+_SHORT = 300
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help=f"trace files ({', '.join(TRACE_SUFFIXES)}) or folders, searched recursively",
+    )
+    parser.add_argument(
+        "--impl",
+        default="spec",
+        metavar="TARGET",
+        help=f"the implementation to check: {targets.TARGET_HELP} (default: spec)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also show where each trace comes from, its description, and values in full",
+    )
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    traces = load_paths(args.paths)
+    if not traces:
+        raise TraceError(f"no traces ({', '.join(TRACE_SUFFIXES)}) in {' '.join(args.paths)}")
+    tally: Counter[Verdict] = Counter()
+    with targets.opened(args.impl) as factory:
+        for trace in traces:
+            result = replay_trace(trace, factory)
+            tally[result.verdict] += 1
+            _report(result, args.verbose, out)
+    passed, failed = tally[Verdict.PASSED], tally[Verdict.FAILED]
+    print(f"{passed} passed, {failed} failed, {tally[Verdict.SKIPPED]} skipped", file=out)
+    if failed == 0 and passed == 0:
+        print("kcache: no trace ran: every trace was skipped", file=sys.stderr)
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+def _report(result: TraceResult, verbose: bool, out: TextIO) -> None:
+    trace = result.trace
+    line = f"{result.verdict.value} {trace.name}"
+    if result.skip_reason:
+        line += f" ({result.skip_reason})"
+    print(line, file=out)
+    if verbose:
+        print(
+            f"    from {trace.source}, {result.steps_run} of {len(trace.steps)} steps run", file=out
+        )
+        if trace.description:
+            print(f"    {trace.description}", file=out)
+    if result.mismatch is not None:
+        _report_mismatch(result.mismatch, verbose, out)
+
+
+def _report_mismatch(mismatch: Mismatch, verbose: bool, out: TextIO) -> None:
+    print(f"    step {mismatch.step} ({mismatch.op}): {mismatch.path}", file=out)
+    for label, value in (("expected", mismatch.expected), ("actual", mismatch.actual)):
+        text = render(value)
+        if not verbose and len(text) > _SHORT:
+            text = text[:_SHORT] + "... (--verbose shows all)"
+        print(f"      {label + ':':<9} {text}", file=out)

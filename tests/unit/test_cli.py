@@ -1,0 +1,229 @@
+"""Tests for `kcache.cli` and its `replay` subcommand: output, messages and exit statuses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kcache.cli import SUBCOMMANDS, main
+
+TESTS = Path(__file__).parent.parent
+VECTORS = TESTS / "vectors"
+BROKEN_ADAPTER = TESTS / "data" / "adapters" / "broken_adapter.py"
+
+POD = {"metadata": {"name": "p", "namespace": "default", "uid": "u1"}, "spec": {"nodeName": "n1"}}
+PASSING = {
+    "name": "assume one pod",
+    "steps": [{"op": "assume_pod", "pod": POD}, {"op": "observe", "expect": {"assumed": ["u1"]}}],
+}
+FAILING = {
+    "name": "wrong count",
+    "steps": [{"op": "assume_pod", "pod": POD}, {"op": "observe", "expect": {"pod_count": 2}}],
+}
+V1_36_ONLY = {
+    "name": "forget unknown",
+    "release": "v1.36",
+    "steps": [{"op": "forget_pod", "pod": POD, "expect": {"error": False}}],
+}
+
+
+def traces(path: Path, *documents: dict[str, Any]) -> str:
+    path.write_text("".join(json.dumps(document) + "\n" for document in documents))
+    return str(path)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["replay", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def one_line_error(err: str) -> str:
+    assert "Traceback" not in err
+    assert err.count("\n") == 1, err
+    return err.strip()
+
+
+class TestReplayOutcomes:
+    def test_bundled_vectors_pass_against_the_spec(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The README's main job: every vector passes, exit 0."""
+        status, out, _ = run(capsys, str(VECTORS), "--impl", "spec")
+        lines = out.splitlines()
+        assert status == 0
+        assert all(line.startswith("PASS ") for line in lines[:-1])
+        assert lines[-1] == f"{len(lines) - 1} passed, 0 failed, 0 skipped"
+
+    def test_failure_shows_step_path_expected_and_actual(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """A failing trace names the step and key and prints both values; exit 1."""
+        path = traces(tmp_path / "t.jsonl", PASSING, FAILING)
+        status, out, _ = run(capsys, path)
+        assert status == 1
+        assert out.splitlines() == [
+            "PASS assume one pod",
+            "FAIL wrong count",
+            "    step 1 (observe): pod_count",
+            "      expected: 2",
+            "      actual:   1",
+            "1 passed, 1 failed, 0 skipped",
+        ]
+
+    def test_skipped_trace_is_not_a_pass(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """Traces pinning a release the target lacks are skipped; if nothing ran, exit 1."""
+        path = traces(tmp_path / "t.jsonl", V1_36_ONLY)
+        status, out, err = run(
+            capsys, path, "--impl", f"cmd:{sys.executable} {BROKEN_ADAPTER} crash"
+        )
+        assert status == 1
+        assert out.splitlines() == [
+            "SKIP forget unknown (pins release v1.36; the target models v1.35)",
+            "0 passed, 0 failed, 1 skipped",
+        ]
+        assert one_line_error(err) == "kcache: no trace ran: every trace was skipped"
+
+    def test_verbose_shows_source_and_full_values(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """--verbose adds where the trace is from and how far it ran."""
+        path = traces(tmp_path / "t.jsonl", {**FAILING, "description": "why it matters"})
+        _, out, _ = run(capsys, path, "--verbose")
+        assert out.splitlines()[1:3] == [
+            f"    from {path}:1, 2 of 2 steps run",
+            "    why it matters",
+        ]
+
+    def test_long_values_are_cut_unless_verbose(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """A whole NODE-VIEW would flood the terminal; --verbose shows it all."""
+        many = [f"pod-{n:04}" for n in range(100)]
+        trace = {"name": "long", "steps": [{"op": "observe", "expect": {"assumed": many}}]}
+        path = traces(tmp_path / "t.jsonl", trace)
+        _, out, _ = run(capsys, path)
+        assert "... (--verbose shows all)" in out
+        _, out, _ = run(capsys, path, "--verbose")
+        assert "pod-0099" in out and "--verbose shows all" not in out
+
+
+class TestReplayErrors:
+    """Input problems: exit 2 and one line on stderr, before anything runs."""
+
+    def test_bad_path(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        """A path that does not exist is named."""
+        status, out, err = run(capsys, str(tmp_path / "missing"))
+        assert (status, out) == (2, "")
+        assert (
+            one_line_error(err) == f"kcache: error: {tmp_path / 'missing'}: no such file or folder"
+        )
+
+    def test_folder_without_traces(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """Nothing to replay is an input error, not a green run."""
+        (tmp_path / "README.md").write_text("# nothing here")
+        status, _, err = run(capsys, str(tmp_path))
+        assert status == 2
+        assert one_line_error(err) == f"kcache: error: no traces (.json, .jsonl) in {tmp_path}"
+
+    def test_bad_target(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """An unknown --impl is named with what would have been accepted."""
+        status, _, err = run(capsys, str(VECTORS), "--impl", "speck")
+        assert status == 2
+        assert one_line_error(err).startswith(
+            "kcache: error: --impl speck: unknown target (expected spec"
+        )
+
+    def test_malformed_json(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        """A broken line is reported with file and line, and no trace runs."""
+        path = tmp_path / "t.jsonl"
+        path.write_text(json.dumps(PASSING) + "\n" + '{"name": "cut short", "steps": [\n')
+        status, out, err = run(capsys, str(path))
+        assert (status, out) == (2, "")
+        assert one_line_error(err).startswith(f"kcache: error: {path}:2: not valid JSON: ")
+
+    def test_bad_object(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        """A pod that cannot be read names file, trace, step, field and value."""
+        bad_pod = {
+            **POD,
+            "spec": {
+                "nodeName": "n1",
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": "12q"}}}],
+            },
+        }
+        path = traces(
+            tmp_path / "t.jsonl",
+            PASSING,
+            {"name": "bad", "steps": [{"op": "add_pod", "pod": bad_pod}]},
+        )
+        status, out, err = run(capsys, path)
+        assert (status, out) == (2, "")
+        message = one_line_error(err)
+        assert message.startswith(f'kcache: error: {path}:2: trace "bad": step 0 (add_pod): pod: ')
+        assert 'spec.containers[0].resources.requests.cpu: invalid quantity "12q"' in message
+
+    def test_adapter_failure(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        """A crashing adapter is exit 2 with the trace, step and the adapter's last words."""
+        path = traces(tmp_path / "t.jsonl", PASSING)
+        status, out, err = run(
+            capsys, path, "--impl", f"cmd:{sys.executable} {BROKEN_ADAPTER} crash"
+        )
+        assert (status, out) == (2, "")
+        first, *detail = err.splitlines()
+        assert first.startswith(
+            "kcache: error: trace 'assume one pod': step 0 (assume_pod): adapter "
+        )
+        assert first.endswith(
+            "it closed its output (exit status 3) before the answer to assume_pod"
+        )
+        assert detail == [
+            "its last stderr lines:",
+            "  adapter: panic: assignment to entry in nil map",
+        ]
+        assert "Traceback" not in err
+
+    def test_missing_paths_is_a_usage_error(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """`kcache replay` without paths prints usage and exits 2."""
+        status, _, err = run(capsys)
+        assert status == 2
+        assert "the following arguments are required: PATH" in err
+
+
+class TestShell:
+    def test_help_lists_every_subcommand(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """`kcache --help` lists what SUBCOMMANDS registers, and exits 0."""
+        assert main(["--help"]) == 0
+        out = capsys.readouterr().out
+        assert all(name in out for name in SUBCOMMANDS)
+
+    def test_replay_help_explains_targets_and_exit_statuses(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The subcommand's help says what --impl takes and what the exit statuses mean."""
+        assert main(["replay", "--help"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "cmd:COMMAND ARGS..." in out
+        assert "2 kcache could not run" in out
+
+    def test_python_dash_m_kcache(self) -> None:
+        """`python -m kcache` is the same command."""
+        done = subprocess.run(
+            [sys.executable, "-m", "kcache", "replay", str(VECTORS / "TestUpdatePod.jsonl")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert (done.returncode, done.stdout.splitlines()[-1]) == (
+            0,
+            "1 passed, 0 failed, 0 skipped",
+        )
