@@ -29,6 +29,8 @@ TRACE_SUFFIXES = (".json", ".jsonl")
 
 def read_seconds(value: Any) -> Decimal:
     """A JSON number, or (our extension) a decimal string, as an exact `Decimal`."""
+    if isinstance(value, float):
+        raise ValueError(f"got the float {value!r}: times are exact, pass a Decimal or a string")
     if isinstance(value, bool) or not isinstance(value, int | Decimal | str):
         raise ValueError(f"expected seconds as a number, got {json.dumps(value, default=str)}")
     try:
