@@ -21,6 +21,8 @@ from kcache.errors import KcacheError
 #: subcommand name -> the module that implements it
 SUBCOMMANDS: dict[str, str] = {
     "replay": "kcache.commands.replay",
+    "explain": "kcache.commands.explain",
+    "transitions": "kcache.commands.transitions",
 }
 
 #: exit status when kcache could not run at all

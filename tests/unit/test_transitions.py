@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kcache.cli import main
 from kcache.transitions import RENDERERS, dot, edges, markdown, mermaid
 from spec.lifecycle import State
 from spec.releases import V1_35, V1_36
@@ -139,3 +140,31 @@ def test_committed_page_matches_the_table() -> None:
     """docs/transitions.md is exactly what the spec's table generates."""
     committed = (DOCS / "transitions.md").read_text(encoding="utf-8")
     assert committed == markdown(V1_35), "stale: regenerate with `python -m kcache.docgen`"
+
+
+class TestCommand:
+    def test_default_is_the_committed_page(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """`kcache transitions` prints docs/transitions.md and exits 0."""
+        assert main(["transitions"]) == 0
+        assert capsys.readouterr().out == (DOCS / "transitions.md").read_text(encoding="utf-8")
+
+    def test_format_and_release(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """--format mermaid --release v1.36 prints only v1.36's diagram."""
+        assert main(["transitions", "--format", "mermaid", "--release", "v1.36"]) == 0
+        assert capsys.readouterr().out == mermaid(V1_36)
+
+    @pytest.mark.parametrize(
+        ("argv", "named"),
+        [
+            (["--format", "svg"], "--format"),
+            (["--release", "v1.99"], "--release"),
+        ],
+    )
+    def test_bad_arguments(
+        self, argv: list[str], named: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An unknown format or release exits 2 with an error naming the option."""
+        assert main(["transitions", *argv]) == 2
+        err = capsys.readouterr().err
+        assert f"error: argument {named}: invalid choice" in err
+        assert "Traceback" not in err

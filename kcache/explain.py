@@ -1,0 +1,373 @@
+"""A trace told as a story: what each step did to the cache, and where an expectation failed.
+
+A counterexample trace says what must be observed, not what the cache held in
+between, so reading one means replaying it in your head.  `tell` replays it
+on a real cache and records, after every step, the outcome, the expectation's
+verdict, every pod's state, every node's totals and what changed since the
+step before; `render` prints that.  Everything shown is read through
+`spec.views` (dump, counts, snapshot views), so any target can be explained,
+adapters included, and the changes use FORMAT.md's field names and units.
+
+Unlike `replay`, the story goes on after a failed expectation (later steps
+show how the divergence spreads); it stops only where upstream's process
+would end (a fatal outcome) or where the cache crashed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import attrs
+
+from kcache import expectations, targets
+from kcache.errors import TargetError
+from kcache.expectations import Mismatch, describe_outcome, render
+from kcache.replay import Run
+from kcache.trace import Step, Trace
+from spec.errors import CacheError, Fatal
+from spec.objects import Node, Pod
+from spec.protocol import CacheFactory
+from spec.views import NodeView
+
+
+@attrs.frozen
+class Scene:
+    """What a cache shows at one moment, as FORMAT.md JSON (the form traces compare)."""
+
+    nodes: Mapping[str, Any]
+    assumed: tuple[str, ...]
+    node_count: int
+    pod_count: int
+    snapshots: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        """The scene as one JSON object, for diffing."""
+        return {
+            "node_count": self.node_count,
+            "pod_count": self.pod_count,
+            "assumed": list(self.assumed),
+            "nodes": dict(self.nodes),
+            "snapshots": dict(self.snapshots),
+        }
+
+
+@attrs.frozen
+class Chapter:
+    """One step of the story: the step, how it ended, and the cache after it."""
+
+    index: int
+    step: Step
+    #: None for success, else the CacheError or Fatal raised, or the crash
+    outcome: BaseException | None
+    mismatch: Mismatch | None
+    #: the cache after the step; None when it could not be read (the cache crashed)
+    scene: Scene | None
+    changes: tuple[str, ...]
+    #: uid -> `namespace/name` of the pods the trace has named so far
+    pod_refs: Mapping[str, str]
+
+
+@attrs.frozen
+class Story:
+    """A whole trace told on one target."""
+
+    trace: Trace
+    target: str
+    chapters: tuple[Chapter, ...]
+
+    @property
+    def first_mismatch(self) -> Mismatch | None:
+        """The step where the trace stops holding, as `kcache replay` reports it."""
+        return next((c.mismatch for c in self.chapters if c.mismatch is not None), None)
+
+
+def observe(run: Run) -> Scene:
+    """Read the scene of `run`'s cache and its named snapshots."""
+    dump = run.cache.dump()
+    return Scene(
+        nodes={name: view.to_json() for name, view in sorted(dump.nodes.items())},
+        assumed=tuple(sorted(dump.assumed_pods)),
+        node_count=run.cache.node_count(),
+        pod_count=run.cache.pod_count(),
+        snapshots={name: run.snapshots[name].view().to_json() for name in sorted(run.snapshots)},
+    )
+
+
+def tell(trace: Trace, factory: CacheFactory, target: str = "spec") -> Story:
+    """Replay `trace` on a cache from `factory`, recording a chapter per step."""
+    modelled = targets.modelled_releases(factory)
+    if trace.release.name not in modelled:
+        raise TargetError(
+            f"--impl {target}: trace {trace.name!r} pins release {trace.release.name}, "
+            f"which the target does not model (it models {', '.join(modelled)})"
+        )
+    run = Run(factory(ttl=trace.ttl, release=trace.release))
+    return Story(trace, target, tuple(_chapters(trace, run)))
+
+
+def _chapters(trace: Trace, run: Run) -> Iterator[Chapter]:
+    before = observe(run)
+    refs: dict[str, str] = {}
+    for index, step in enumerate(trace.steps):
+        refs.update({pod.uid: pod.ref for pod in step.args.values() if isinstance(pod, Pod)})
+        outcome, mismatch, after = _play(run, index, step)
+        changes = () if after is None else tuple(diff(before.to_json(), after.to_json()))
+        yield Chapter(index, step, outcome, mismatch, after, changes, dict(refs))
+        if after is None or isinstance(outcome, Fatal):
+            return
+        before = after
+
+
+def _play(
+    run: Run, index: int, step: Step
+) -> tuple[BaseException | None, Mismatch | None, Scene | None]:
+    """Apply and check one step; a crash of the cache ends the story with its text."""
+    outcome: BaseException | None = None
+    try:
+        run.apply(step)
+    except (CacheError, Fatal) as error:
+        outcome = error
+    except Exception as error:  # the cache under test broke: that is what the story shows
+        crash = expectations.Prose(f"the cache raised {type(error).__name__}: {error}")
+        wanted = expectations.Prose("success, a spec.errors error or Fatal")
+        return error, Mismatch(index, step.op, "outcome", wanted, crash), None
+    try:
+        snapshot = run.snapshot(step.args["snapshot"]) if "snapshot" in step.args else None
+        mismatch = expectations.check(
+            index, step.op, step.expect, outcome, cache=run.cache, snapshot=snapshot
+        )
+        return outcome, mismatch, observe(run)
+    except Exception as error:  # reading the cache broke it
+        crash = expectations.Prose(f"reading the cache raised {type(error).__name__}: {error}")
+        return (
+            outcome,
+            Mismatch(index, step.op, "observation", expectations.Prose("a view"), crash),
+            None,
+        )
+
+
+# -- what changed ----------------------------------------------------------------------------
+
+
+def diff(before: Any, after: Any, path: str = "") -> Iterator[str]:
+    """The changes from `before` to `after` (FORMAT.md JSON), one line each.
+
+    Objects are compared key by key, in their own order; lists as multisets
+    (`+x`, `-y`, or a reordering when only the order moved), except the
+    snapshot's `node_list`, whose order is the point, shown whole.
+    """
+    if before == after:
+        return
+    if isinstance(before, dict) and isinstance(after, dict):
+        if path.rpartition(".")[2] in _AMOUNT_MAPS:
+            before, after = _with_zeros(before, after), _with_zeros(after, before)
+        for key in [*before, *(key for key in after if key not in before)]:
+            where = _join(path, key)
+            if key not in before:
+                yield f"{where} appeared: {_brief(after[key])}"
+            elif key not in after:
+                yield f"{where} went away"
+            else:
+                yield from diff(before[key], after[key], where)
+    elif isinstance(before, list) and isinstance(after, list) and not path.endswith(_ORDERED):
+        yield f"{path}: {_list_change(before, after)}"
+    else:
+        yield f"{path}: {render(before)} → {render(after)}"
+
+
+#: maps of amounts where an absent key means 0 (FORMAT.md leaves zeros out)
+_AMOUNT_MAPS = frozenset({"requested", "non_zero_requested", "allocatable", "pvc_ref_counts"})
+
+
+def _with_zeros(amounts: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    return {**amounts, **{key: 0 for key in other if key not in amounts}}
+
+
+#: lists whose order is observable (FORMAT.md compares them in order)
+_ORDERED = ".node_list"
+
+
+def _list_change(before: list[Any], after: list[Any]) -> str:
+    old, new = Counter(map(_hashable, before)), Counter(map(_hashable, after))
+    if old == new:
+        return f"reordered {render(before)} → {render(after)}"
+    added = [f"+{_item(item)}" for item in sorted((new - old).elements())]
+    removed = [f"-{_item(item)}" for item in sorted((old - new).elements())]
+    return " ".join(added + removed)
+
+
+def _hashable(item: Any) -> Any:
+    return tuple(item) if isinstance(item, list) else item
+
+
+def _item(item: Any) -> str:
+    return "/".join(map(str, item)) if isinstance(item, tuple) else str(item)
+
+
+def _brief(value: Any) -> str:
+    """A new node or snapshot in a few words; anything else as JSON."""
+    if isinstance(value, dict) and "has_node" in value:
+        kind = "node" if value["has_node"] else "ghost (pods but no node object)"
+        pods = value["pods"]
+        return f"{kind} with {len(pods)} pod{'' if len(pods) == 1 else 's'}"
+    if isinstance(value, dict) and "node_list" in value:
+        return f"snapshot listing {render(value['node_list'])}"
+    return render(value)
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+# -- telling it ------------------------------------------------------------------------------
+
+#: binary suffixes for byte amounts that divide exactly
+_BINARY = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+#: resources counted in bytes
+_BYTES = frozenset({"memory", "ephemeral-storage"})
+
+
+def amount(resource: str, value: int) -> str:
+    """An amount as kubectl would write it: cpu in cores or `m`, bytes with a binary suffix."""
+    if resource == "cpu":
+        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
+    if resource in _BYTES or resource.startswith("hugepages-"):
+        for suffix, size in _BINARY:
+            if value and value % size == 0:
+                return f"{value // size}{suffix}"
+    return str(value)
+
+
+def _name(name: str) -> str:
+    """A node name, with the empty name upstream allows made visible."""
+    return name or '""'
+
+
+def _zone(node: Node) -> str:
+    region, _, zone = node.zone_key.partition(":\x00:")
+    return f"{region}/{zone}" if region else zone
+
+
+def _node_words(node: Node | None) -> str:
+    if node is None:
+        return "null (no old node)"
+    return f"node {node.name}" + (f" in zone {_zone(node)}" if node.zone_key else "")
+
+
+def _pod_words(pod: Pod) -> str:
+    uid = pod.uid or '"" (empty UID)'
+    requests = ", ".join(
+        f"{name} {amount(name, value)}" for name, value in pod.requests.as_view().items()
+    )
+    words = f"pod {uid} ({pod.ref}) on {_name(pod.node_name)}"
+    return words + (f", requests {requests}" if requests else "")
+
+
+def _arg_words(key: str, value: Any) -> str:
+    if isinstance(value, Pod):
+        return _pod_words(value)
+    if isinstance(value, Node) or value is None:
+        return _node_words(value)
+    if key == "now":
+        return f"at t={value}"
+    return f"snapshot {json.dumps(value)}"
+
+
+def step_words(step: Step) -> str:
+    """The step's arguments in a line: `update_pod pod u1 (...) → pod u1 (...)`."""
+    words = [_arg_words(key, value) for key, value in step.args.items()]
+    joiner = " → " if step.op in ("update_pod", "update_node") else ", "
+    return " ".join([step.op, joiner.join(words)]).rstrip()
+
+
+def _expect_words(chapter: Chapter) -> str:
+    if chapter.mismatch is not None:
+        failed = chapter.mismatch
+        return (
+            f"✗ EXPECTATION FAILED at {failed.path}: "
+            f"expected {render(failed.expected)}, actual {render(failed.actual)}"
+        )
+    if chapter.step.expect:
+        return "✓ held: " + ", ".join(
+            _expect_key_words(k, v) for k, v in chapter.step.expect.items()
+        )
+    return "(nothing expected)"
+
+
+def _expect_key_words(key: str, value: Any) -> str:
+    """Outcome keys with their value (`error=false`), observation keys by name."""
+    return f"{key}={render(value)}" if key in expectations.OUTCOME_KEYS else key
+
+
+def _pods_lines(scene: Scene, refs: Mapping[str, str]) -> list[str]:
+    assumed = set(scene.assumed)
+    held = sorted((uid, name) for name, view in scene.nodes.items() for uid in view["pods"])
+    return [
+        f"{uid} ({refs.get(uid, '?')}) {'Assumed' if uid in assumed else 'Added'} on {_name(name)}"
+        for uid, name in held
+    ]
+
+
+def _node_line(name: str, view: Mapping[str, Any]) -> str:
+    node = NodeView.from_json(view)
+    label = _name(name)
+    if not node.has_node:
+        label += " (ghost: no node object)"
+    allocatable = node.allocatable
+    names = [n for n in ("cpu", "memory") if n in node.requested or n in allocatable]
+    names += sorted(n for n in {*node.requested, *allocatable} - {"cpu", "memory", "pods"})
+    totals = [
+        f"{n} {amount(n, node.requested.get(n, 0))}/{amount(n, allocatable.get(n, 0))}"
+        for n in names
+    ]
+    pods = f"pods {len(node.pods)}" + (f"/{allocatable['pods']}" if "pods" in allocatable else "")
+    return f"{label}: " + ", ".join([pods, *totals])
+
+
+def render_story(story: Story) -> str:
+    """The story as text: a header, then per step what ran, how it ended and the cache after."""
+    return "\n".join(_story_lines(story)) + "\n"
+
+
+def _story_lines(story: Story) -> Iterator[str]:
+    trace = story.trace
+    yield f"trace {json.dumps(trace.name, ensure_ascii=False)}" + (
+        f" ({trace.source})" if trace.source else ""
+    )
+    if trace.description:
+        yield from (f"  {line}" for line in trace.description.splitlines())
+    steps = f"{len(trace.steps)} step{'' if len(trace.steps) == 1 else 's'}"
+    yield f"  release {trace.release.name}, ttl {trace.ttl}s, {steps}, told on {story.target}"
+    for chapter in story.chapters:
+        yield ""
+        yield f"step {chapter.index}: {step_words(chapter.step)}"
+        yield f"  outcome  {describe_outcome(chapter.outcome)}"
+        yield f"  expect   {_expect_words(chapter)}"
+        if chapter.scene is None:
+            yield "  the cache could not be read after this step; the story ends here"
+            continue
+        yield from _section("changed", list(chapter.changes) or ["nothing"])
+        yield from _section("pods", _pods_lines(chapter.scene, chapter.pod_refs) or ["none"])
+        nodes = [_node_line(name, view) for name, view in chapter.scene.nodes.items()]
+        yield from _section("nodes", nodes or ["none"])
+        if isinstance(chapter.outcome, Fatal):
+            yield "  upstream's process ends here (fatal); the rest of the trace is not run"
+    yield ""
+    yield _verdict(story)
+
+
+def _section(title: str, lines: list[str]) -> Iterator[str]:
+    for number, line in enumerate(lines):
+        yield f"  {title if number == 0 else '':<8} {line}"
+
+
+def _verdict(story: Story) -> str:
+    mismatch = story.first_mismatch
+    told = len(story.chapters)
+    if mismatch is None:
+        return f"every expectation held ({told} of {len(story.trace.steps)} steps run)"
+    failed = sum(chapter.mismatch is not None for chapter in story.chapters)
+    return f"FAILS at {mismatch} ({failed} of {told} steps run failed their expectation)"
