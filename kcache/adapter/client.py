@@ -18,6 +18,7 @@ import shlex
 import signal
 import subprocess
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
@@ -67,6 +68,8 @@ class AdapterProcess:
             )
         except OSError as error:
             raise AdapterError(f"adapter {self.command}: cannot start: {error.strerror}") from None
+        #: kills the group now, or when the interpreter exits if nobody closed the adapter
+        self._kill_at_exit = weakref.finalize(self, _kill_group, self._process)
         self._readers = [
             _pump(self._process.stdout, self._answers.put),
             _pump(self._process.stderr, self._keep_stderr),
@@ -121,9 +124,7 @@ class AdapterProcess:
         )
 
     def _kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._process.pid, signal.SIGKILL)
-        self._process.kill()  # in case it left its process group
+        self._kill_at_exit()  # runs once; afterwards a no-op
         self._process.wait()
         for reader in self._readers:
             reader.join(QUIT_GRACE)
@@ -178,6 +179,12 @@ class AdapterProcess:
                 f"  {line}" for line in self._stderr_tail
             )
         raise AdapterError(message)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.kill()  # in case it left its process group
 
 
 def _pump(pipe: IO[bytes] | None, sink: Callable[[bytes | None], None]) -> threading.Thread:
