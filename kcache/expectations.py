@@ -13,7 +13,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 
@@ -63,7 +63,7 @@ def render(value: Any) -> str:
 Validator = Callable[[Any, str], None]
 
 
-def _fail(path: str, wanted: str, value: Any) -> None:
+def _fail(path: str, wanted: str, value: Any) -> NoReturn:
     raise ExpectationError(f"{path}: expected {wanted}, got {json.dumps(value, default=str)}")
 
 
