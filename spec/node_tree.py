@@ -14,6 +14,7 @@ twice with different zone labels), and then it counts twice.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -64,16 +65,23 @@ def interleave(zones: Sequence[Sequence[str]]) -> list[str]:
     is the number of entries, so that never happens and there is no such case
     here.
 
-    post: sorted(__return__) == sorted(name for zone in zones for name in zone)
+    post: _is_permutation(__return__, zones)
     post: all(_is_subsequence(zone, __return__) for zone in zones)
     """
     longest = max((len(zone) for zone in zones), default=0)
     return [zone[index] for index in range(longest) for zone in zones if index < len(zone)]
 
 
+def _is_permutation(names: Sequence[str], zones: Sequence[Sequence[str]]) -> bool:
+    return Counter(names) == Counter(name for zone in zones for name in zone)
+
+
 def _is_subsequence(part: Sequence[str], whole: Sequence[str]) -> bool:
-    remaining = iter(whole)
-    return all(any(name == candidate for candidate in remaining) for name in part)
+    matched = 0
+    for name in whole:
+        if matched < len(part) and part[matched] == name:
+            matched += 1
+    return matched == len(part)
 
 
 @attrs.frozen
