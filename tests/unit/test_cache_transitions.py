@@ -113,7 +113,7 @@ def observed_state(cache: SchedulerCache) -> State:
 
 
 def check(cache: SchedulerCache, operation: Operation, expected: object) -> None:
-    """Apply `operation` and compare with a state, or an error class and exact message."""
+    """Apply `operation`; compare with a state, or an error class and (as vectors do) its text."""
     before = cache.dump()
     if isinstance(expected, State):
         CALLS[operation](cache, THE_POD)
@@ -122,7 +122,7 @@ def check(cache: SchedulerCache, operation: Operation, expected: object) -> None
         error, message = expected
         with pytest.raises(error) as caught:
             CALLS[operation](cache, THE_POD)
-        assert str(caught.value) == message
+        assert message in str(caught.value)
         assert cache.dump() == before
 
 
