@@ -28,7 +28,6 @@ saw) is kept.
 
 from __future__ import annotations
 
-import contextlib
 import weakref
 from collections.abc import Iterator
 from decimal import Decimal
@@ -94,15 +93,15 @@ class Cache:
         self.tree.check_well_formed()
 
     def _problems(self) -> Iterator[str]:
-        for key, pod in self.pods.items():
-            holder = self.nodes.get(pod.pod.node_name, NodeInfo())
-            if pod.pod.uid != key or pod.state not in (State.ASSUMED, State.ADDED):
-                yield f"pod {key!r} is kept as {pod!r}"
-            if pod.pod not in holder.pods:
-                yield f"pod {key!r} is not on its node {pod.pod.node_name!r}"
-            if (pod.deadline is not None) != (pod.binding_finished and self.ttl != 0):
+        for key, record in self.pods.items():
+            holder = self.nodes.get(record.pod.node_name, NodeInfo())
+            if record.pod.uid != key or record.state not in (State.ASSUMED, State.ADDED):
+                yield f"pod {key!r} is kept as {record!r}"
+            if record.pod not in holder.pods:
+                yield f"pod {key!r} is not on its node {record.pod.node_name!r}"
+            if (record.deadline is not None) != (record.binding_finished and self.ttl != 0):
                 yield f"pod {key!r} must have a deadline exactly when binding finished, ttl != 0"
-            if pod.binding_finished and pod.state is not State.ASSUMED:
+            if record.binding_finished and record.state is not State.ASSUMED:
                 yield f"pod {key!r} finished binding but is not assumed"
         for name, node in self.nodes.items():
             if node.node is None and not node.pods:
@@ -151,12 +150,12 @@ class Cache:
         """AddPod (§8.4): the informer reports a bound pod; TransitionError if already added.
 
         An assumed pod is replaced (remove the cached pod, add this one), on
-        whatever node this one names; a failure there is only logged upstream.
+        whatever node this one names.  Upstream only logs a failure there; none
+        can happen, as the cached pod is always on its node (check_well_formed).
         """
         move = self._consult(Operation.ADD_POD, pod)
         if move.effect is Effect.CONFIRM:
-            with contextlib.suppress(PodNotOnNodeError):
-                self._update(self.pods[pod.uid].pod, pod)
+            self._update(self.pods[pod.uid].pod, pod)
         else:
             self._add(pod, move.to)
 
@@ -165,7 +164,8 @@ class Cache:
 
         TransitionError unless added; Fatal when `new` names another node than
         the cached pod; PodNotOnNodeError (nothing else changed) when `old`'s
-        node does not hold the pod.
+        node does not hold the pod.  Only `old`'s key is checked up front, so a
+        `new` without UID fails with EmptyUIDError after `old` was removed.
         """
         self._consult(Operation.UPDATE_POD, old, named_node=new.node_name)
         self._update(old, new)

@@ -99,6 +99,14 @@ class TestImages:
         cache.remove_node(node("n1", images={}))
         assert cache.dump().nodes["n2"].image_states == {"nginx": ImageView(size=500, num_nodes=2)}
 
+    def test_releasing_an_image_nobody_has_is_ignored(self, make_cache: MakeCache) -> None:
+        """A removed node may list images no node is registered under; nothing happens."""
+        cache = make_cache()
+        cache.add_node(node("n1", images={"nginx": 500}))
+        cache.add_node(node("n2", images={"nginx": 500}))
+        cache.remove_node(node("n1", images={"redis": 100, "nginx": 500}))
+        assert cache.dump().nodes["n2"].image_states == {"nginx": ImageView(size=500, num_nodes=1)}
+
 
 class TestUpdateNode:
     def test_update_sets_the_new_node(self, make_cache: MakeCache) -> None:

@@ -157,6 +157,17 @@ class TestPruning:
         assert view.node_list == ("n2",)
         assert set(view.nodes) == {"n2"}
 
+    def test_pruning_stops_when_the_surplus_is_gone(self, make_cache: MakeCache) -> None:
+        """Of three nodes, removing the newest prunes exactly that one."""
+        cache = make_cache()
+        for name in ("n1", "n2", "n3"):
+            cache.add_node(node(name))
+        snapshot = updated(cache)
+        cache.remove_node(node("n3"))
+        view = updated(cache, snapshot).view()
+        assert view.node_list == ("n1", "n2")
+        assert set(view.nodes) == {"n1", "n2"}
+
     def test_a_node_turned_ghost_leaves_the_snapshot(self, make_cache: MakeCache) -> None:
         """A removed node whose pods remain leaves snapshots at once."""
         cache = make_cache()

@@ -129,8 +129,23 @@ class TestGoQuote:
             ("tab\there\n", '"tab\\there\\n"'),
             ("\x7f\u00a0\u2028", '"\\x7f\\u00a0\\u2028"'),
             ("zoné-東京", '"zoné-東京"'),
+            ("\U000f0000", '"\\U000f0000"'),
         ],
     )
     def test_quotes_like_go(self, text: str, quoted: str) -> None:
         """Escapes follow Go's %q: named escapes, \\x for ASCII, \\u above, printable kept."""
         assert go_quote(text) == quoted
+
+
+class TestWellFormed:
+    def test_trees_built_by_operations_are_well_formed(self) -> None:
+        """Adds, removes and updates never leave an empty zone or a name twice in one zone."""
+        tree = tree_of(("n1", "a"), ("n2", "a"), ("n1", "b")).remove(node("n2", zone="a"))
+        tree = tree.update(node("n1", zone="a"), node("n1", zone="c"))
+        assert tree.check_well_formed() is None
+
+    @pytest.mark.parametrize("names", [(), ("n1", "n1")], ids=["empty zone", "name twice"])
+    def test_a_broken_tree_is_reported(self, names: tuple[str, ...]) -> None:
+        """An empty zone, or a name twice in a zone, is named in the error."""
+        with pytest.raises(AssertionError, match=r'zone ":\\x00:a" holds'):
+            NodeTree({":\x00:a": names}).check_well_formed()
