@@ -78,7 +78,8 @@ class Cache:
 
     Representation:
       _pod_states      pod key -> PodState, for every pod assumed or added.
-      _assumed_pods    the keys of `_pod_states` whose pod is assumed.
+      _assumed_pods    the keys of `_pod_states` whose pod is assumed, in the
+                       order they were assumed (cleanup expires in that order).
       _node_infos      node name -> list item holding that name's NodeInfo,
                        and a doubly linked list through the same items:
                        `prev`/`next` are symmetric, the head has no `prev`,
@@ -124,7 +125,10 @@ class Cache:
         self._release = release
         self._lock = ReadWriteLock()
         self._pod_states: dict[str, PodState] = {}
-        self._assumed_pods: set[str] = set()
+        # A dict used as an insertion-ordered set: upstream expires in Go map
+        # order, which matters only for a UID held twice; assumption order is
+        # deterministic and is the order the reference model uses.
+        self._assumed_pods: dict[str, None] = {}
         self._node_infos = NodeInfoList()
         self._node_tree = NodeTree()
         self._image_states = ImageStates()
@@ -331,7 +335,7 @@ class Cache:
         """
         self._require_expiry("cleanup")
         with self._lock.write:
-            if not self._assumed_pods <= self._pod_states.keys():
+            if not self._assumed_pods.keys() <= self._pod_states.keys():
                 raise Fatal(
                     "Key found in assumed set but not in podStates, potentially a logical error"
                 )
@@ -460,7 +464,7 @@ class Cache:
         self._node_infos.move_to_head(item)
         self._pod_states[pod.uid] = PodState(pod)
         if assumed:
-            self._assumed_pods.add(pod.uid)
+            self._assumed_pods[pod.uid] = None
 
     def _remove_pod(self, pod: Pod) -> None:
         """Take the pod off the NodeInfo `pod` names and forget its key.
@@ -475,7 +479,7 @@ class Cache:
             item.info.remove_pod(pod)
             self._drop_or_refresh(item)
         del self._pod_states[pod.uid]
-        self._assumed_pods.discard(pod.uid)
+        self._assumed_pods.pop(pod.uid, None)
 
     def _drop_or_refresh(self, item: NodeInfoListItem) -> None:
         """A NodeInfo with neither node nor pods leaves the cache; others move to the head."""
@@ -498,7 +502,7 @@ class Cache:
         with self._lock.read:
             check_cache(
                 pod_states={key: state.pod for key, state in self._pod_states.items()},
-                assumed=self._assumed_pods,
+                assumed=self._assumed_pods.keys(),
                 node_infos=self._node_infos,
                 tree=self._node_tree,
                 image_states=self._image_states,

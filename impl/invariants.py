@@ -9,7 +9,7 @@ inconsistent state behind when they do not.  The cache tells which applies.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, KeysView
 
 from impl.image_states import ImageStates
 from impl.node_info import NodeInfo
@@ -21,7 +21,7 @@ from spec.objects import Pod
 def check_cache(
     *,
     pod_states: dict[str, Pod],
-    assumed: set[str],
+    assumed: KeysView[str],
     node_infos: NodeInfoList,
     tree: NodeTree,
     image_states: ImageStates,

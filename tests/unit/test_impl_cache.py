@@ -69,7 +69,7 @@ class TestCheckInvariants:
                 lambda cache: setattr(cache._node_infos.items["a"].info.requested, "memory", 1),
                 "a: requested",
             ),
-            (lambda cache: cache._assumed_pods.add("nobody"), "assumed keys not held"),
+            (lambda cache: cache._assumed_pods.update(nobody=None), "assumed keys not held"),
             (lambda cache: cache._node_tree.zones.pop(":\x00:z1"), "tree counts"),
             (lambda cache: cache._image_states.summaries.clear(), "image summaries"),
         ],
