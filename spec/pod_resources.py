@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import attrs
 
@@ -34,6 +34,7 @@ from spec.quantity import milli_value, value
 
 #: name -> exact amount: a `v1.ResourceList`
 ResourceList = Mapping[str, Fraction]
+Amount = TypeVar("Amount")
 
 #: `schedutil.DefaultMilliCPURequest`, as a quantity: 100 millicores
 DEFAULT_CPU_REQUEST = Fraction(1, 10)
@@ -143,7 +144,9 @@ def container_requests(
     return total
 
 
-def with_defaults(requests: ResourceList, defaults: ResourceList) -> dict[str, Fraction]:
+def with_defaults(
+    requests: Mapping[str, Amount], defaults: Mapping[str, Amount]
+) -> dict[str, Amount]:
     """`applyNonMissing`: the requests plus a default for each name they do not list.
 
     post: all(__return__[name] == amount for name, amount in requests.items())
@@ -152,11 +155,15 @@ def with_defaults(requests: ResourceList, defaults: ResourceList) -> dict[str, F
     return {**defaults, **requests}
 
 
-def missing_defaults(requests: ResourceList, pod_level_set: bool) -> dict[str, Fraction]:
+def missing_defaults(requests: Mapping[str, object], pod_level_set: bool) -> dict[str, Fraction]:
     """`getNonMissingContainerRequests`: which defaults the non-zero variant applies.
 
     Without pod-level requests both; with them only those the pod's requests
     lack entirely (the API server copies container requests up to the pod).
+
+    post: pod_level_set or __return__ == NON_ZERO_DEFAULTS
+    post: not pod_level_set or not set(__return__) & set(requests)
+    post: set(__return__) | set(requests) >= set(NON_ZERO_DEFAULTS)
     """
     if not pod_level_set:
         return dict(NON_ZERO_DEFAULTS)
@@ -207,7 +214,8 @@ def is_scalar_resource_name(name: str) -> bool:
 def is_extended_resource_name(name: str) -> bool:
     """`IsExtendedResourceName`: not native, and usable in a quota as `requests.<name>`.
 
-    post: not __return__ or "/" in name
+    post: not __return__ or ("/" in name and _NATIVE_PREFIX not in name)
+    post: not __return__ or is_scalar_resource_name(name)
     """
     native = "/" not in name or _NATIVE_PREFIX in name
     if native or name.startswith(_QUOTA_REQUESTS_PREFIX):
@@ -216,7 +224,11 @@ def is_extended_resource_name(name: str) -> bool:
 
 
 def is_qualified_name(name: str) -> bool:
-    """apimachinery's `IsQualifiedName`: [DNS-subdomain prefix "/"] name of at most 63 chars."""
+    """apimachinery's `IsQualifiedName`: [DNS-subdomain prefix "/"] name of at most 63 chars.
+
+    post: not __return__ or name.count("/") <= 1
+    post: not __return__ or 1 <= len(name.split("/")[-1]) <= 63
+    """
     parts = name.split("/")
     if len(parts) > 2:
         return False

@@ -27,7 +27,6 @@ text, with surrounding whitespace trimmed, and `null` is the zero quantity
 from __future__ import annotations
 
 import json
-import math
 import re
 from decimal import Decimal
 from fractions import Fraction
@@ -63,7 +62,10 @@ _GO_WHITESPACE += "\u2028\u2029\u202f\u205f\u3000"
 def parse_quantity(text: str) -> Fraction:
     """The exact value of a quantity string, or `ValueError('invalid quantity "..."')`.
 
+    raises: ValueError
     post: (__return__ * 1_000_000_000).denominator == 1
+    post: __return__ >= 0 or text.startswith("-")
+    post: __return__ <= 0 or not text.startswith("-")
     """
     shape = _SHAPE.fullmatch(text)
     scale = _suffix_scale(shape.group(4)) if shape else None
@@ -117,11 +119,8 @@ def milli_value(quantity: Fraction) -> int:
     than 18 digits) rounds some negatives differently, and results beyond
     int64 saturate or wrap depending on the release: such values are
     outside what the model represents, so it keeps the exact integer.
-
-    post: __return__ * quantity >= 0
-    post: abs(__return__) >= abs(quantity) * 1000 > abs(__return__) - 1
     """
-    return _round_away_from_zero(quantity * 1000)
+    return divide_away_from_zero(quantity.numerator * 1000, quantity.denominator)
 
 
 def value(quantity: Fraction) -> int:
@@ -129,29 +128,39 @@ def value(quantity: Fraction) -> int:
 
     Memory `"50m"` is 1 byte.  Negatives and values beyond int64 as for
     `milli_value`.
-
-    post: __return__ * quantity >= 0
-    post: abs(__return__) >= abs(quantity) > abs(__return__) - 1
     """
-    return _round_away_from_zero(quantity)
+    return divide_away_from_zero(quantity.numerator, quantity.denominator)
 
 
 def round_to_nano(magnitude: Fraction) -> Fraction:
-    """A non-negative amount rounded up to the next multiple of 10^-9, as parsing does.
+    """A non-negative amount rounded up to the next multiple of 10^-9, as parsing does."""
+    return Fraction(
+        divide_away_from_zero(magnitude.numerator * 10**9, magnitude.denominator), 10**9
+    )
 
-    pre: magnitude >= 0
-    post: __return__ >= magnitude > __return__ - NANO
-    post: (__return__ * 1_000_000_000).denominator == 1
+
+def divide_away_from_zero(numerator: int, denominator: int) -> int:
+    """numerator / denominator, rounded away from zero: the rounding of every conversion.
+
+    The contracts are stated on integers because they are what the rounding
+    is about (and CrossHair cannot yet build symbolic `Fraction`s reliably).
+
+    pre: denominator > 0
+    post: __return__ * numerator >= 0
+    post: abs(__return__) * denominator >= abs(numerator)
+    post: (abs(__return__) - 1) * denominator < abs(numerator) or numerator == 0
+    post: __return__ != 0 or numerator == 0
     """
-    return math.ceil(magnitude * 10**9) * NANO
-
-
-def _round_away_from_zero(amount: Fraction) -> int:
-    return math.ceil(amount) if amount >= 0 else math.floor(amount)
+    magnitude = -(-abs(numerator) // denominator)
+    return magnitude if numerator >= 0 else -magnitude
 
 
 def _suffix_scale(suffix: str) -> tuple[int, int] | None:
-    """(base, exponent) of a suffix as upstream's `interpret`, or None if it means nothing."""
+    """(base, exponent) of a suffix as upstream's `interpret`, or None if it means nothing.
+
+    post: __return__ is None or (__return__[0] == 2) == suffix.endswith("i")
+    post: __return__ is None or -(2**31) <= __return__[1] < 2**31
+    """
     if suffix in _DECIMAL_SUFFIXES:
         return 10, _DECIMAL_SUFFIXES[suffix]
     if suffix in _BINARY_SUFFIXES:
@@ -186,6 +195,11 @@ def _magnitude(digits: int, decimals: int, base: int, exponent: int) -> Fraction
 
 
 def _wrap_int32(number: int) -> int:
+    """The low 32 bits of `number` as a signed integer, as Go's int32 conversion keeps.
+
+    post: -(2**31) <= __return__ < 2**31
+    post: (__return__ - number) % 2**32 == 0
+    """
     return (number + 2**31) % 2**32 - 2**31
 
 
