@@ -34,6 +34,7 @@ from spec.quantity import milli_value, value
 
 #: name -> exact amount: a `v1.ResourceList`
 ResourceList = Mapping[str, Fraction]
+#: any value: filling in defaults never looks at the amounts
 Amount = TypeVar("Amount")
 
 #: `schedutil.DefaultMilliCPURequest`, as a quantity: 100 millicores
@@ -105,9 +106,9 @@ def aggregate_requests(
     """
     total = container_requests(pod.containers, pod.init_containers, defaults or {})
     if has_pod_level_requests(pod):
-        assert pod.pod_level is not None
+        pod_level = pod.pod_level or {}
         total.update(
-            (name, amount) for name, amount in pod.pod_level.items() if is_pod_level_resource(name)
+            (name, amount) for name, amount in pod_level.items() if is_pod_level_resource(name)
         )
     if pod.overhead:
         _add_into(total, pod.overhead)

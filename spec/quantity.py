@@ -22,6 +22,9 @@ Upstream quirks kept on purpose (apimachinery `ParseQuantity`):
 In JSON a quantity may also be a number: upstream parses the number's own
 text, with surrounding whitespace trimmed, and `null` is the zero quantity
 (see `quantity_from_json`).
+
+The `pre:`/`post:` lines are PEP 316 contracts, checked symbolically with
+`crosshair check --analysis_kind=PEP316 --per_condition_timeout=10 spec/quantity.py`.
 """
 
 from __future__ import annotations
