@@ -10,7 +10,14 @@ from __future__ import annotations
 
 
 class CacheError(Exception):
-    """An operation was refused; the cache is as it was before the call."""
+    """An operation was refused.
+
+    Upstream guards run before any change, so the cache is as it was, with
+    the exceptions upstream has: `SnapshotInconsistentError` (the snapshot was
+    repaired), `PodNotOnNodeError` (affinity lists already edited), a failed
+    tree removal in `remove_node` (the node is already a ghost), and an
+    `update_pod` whose new pod has no UID (the old pod is already removed).
+    """
 
 
 class EmptyUIDError(CacheError, ValueError):
@@ -41,11 +48,11 @@ class SnapshotInconsistentError(CacheError):
     """
 
 
-class UnsupportedOperation(CacheError):
+class UnsupportedOperation(CacheError):  # noqa: N818  (names the situation, like io.UnsupportedOperation)
     """The cache's release profile does not have this operation."""
 
 
-class Fatal(Exception):
+class Fatal(Exception):  # noqa: N818  (deliberately not an "Error": the process would end)
     """Upstream would end the process here; the cache is left unchanged."""
 
 
