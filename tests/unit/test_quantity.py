@@ -90,6 +90,7 @@ class TestParseQuantity:
             ("0.1n", NANO),
             ("1e-2000", NANO),
             ("1234567890123e-21", 2 * NANO),
+            ("0.0000000001Ki", 103 * NANO),
         ],
     )
     def test_values_round_away_from_zero_to_a_whole_nano(
