@@ -3,13 +3,12 @@
 Each live NodeInfo maps its image names to the *shared* summaries, so adding
 or removing another node changes what every holder of that image would
 report, without bumping anyone's generation.  A clone freezes the count at
-clone time (as a `spec.views.ImageView`); that is why an unchanged snapshot
-entry can show a stale count.
+clone time; that is why an unchanged snapshot entry can show a stale count.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from spec.objects import Node
 
@@ -22,6 +21,13 @@ class ImageState(Protocol):
 
     @property
     def num_nodes(self) -> int: ...
+
+
+class ImageStateSnapshot(NamedTuple):
+    """An image as a NodeInfo clone holds it: the size and the node count when cloned."""
+
+    size: int
+    num_nodes: int
 
 
 class ImageStateSummary:

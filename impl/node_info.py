@@ -10,7 +10,7 @@ it subtracts exactly what adding it added, whatever the caller passes later.
 from __future__ import annotations
 
 from impl.generation import next_generation
-from impl.image_states import ImageState
+from impl.image_states import ImageState, ImageStateSnapshot
 from impl.resource import ResourceTotals
 from spec.errors import Fatal, PodNotOnNodeError
 from spec.objects import Node, Pod, Resource
@@ -137,7 +137,7 @@ class NodeInfo:
         target.non_zero_requested = self.non_zero_requested.clone()
         target.allocatable = self.allocatable
         target.image_states = {
-            name: ImageView(size=state.size, num_nodes=state.num_nodes)
+            name: ImageStateSnapshot(state.size, state.num_nodes)
             for name, state in self.image_states.items()
         }
         target.pvc_ref_counts = self.pvc_ref_counts.copy()

@@ -80,18 +80,24 @@ def update_snapshot(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree
         if live.node is not None:
             existing = entries.get(live.node.name)
             if existing is None:
+                # A new entry forces the full rebuild, which recomputes
+                # everything the flags below would ask to recompute.
                 rebuild_all = True
-                existing = entries[live.node.name] = NodeInfo()
-            if bool(existing.pods_with_affinity) != bool(live.pods_with_affinity):
-                affinity_changed = True
-            if bool(existing.pods_with_required_anti_affinity) != bool(
-                live.pods_with_required_anti_affinity
-            ):
-                anti_affinity_changed = True
-            if not pvcs_changed and existing.pvc_ref_counts.keys() != live.pvc_ref_counts.keys():
-                pvcs_changed = True
-            # In place: the snapshot's lists hold this very object.
-            live.clone_into(existing)
+                entries[live.node.name] = live.clone()
+            else:
+                if bool(existing.pods_with_affinity) != bool(live.pods_with_affinity):
+                    affinity_changed = True
+                if bool(existing.pods_with_required_anti_affinity) != bool(
+                    live.pods_with_required_anti_affinity
+                ):
+                    anti_affinity_changed = True
+                if (
+                    not pvcs_changed
+                    and existing.pvc_ref_counts.keys() != live.pvc_ref_counts.keys()
+                ):
+                    pvcs_changed = True
+                # In place: the snapshot's lists hold this very object.
+                live.clone_into(existing)
         item = item.next
     if node_infos.head is not None:
         snapshot.generation = node_infos.head.info.generation
