@@ -456,15 +456,20 @@ class Cache:
             )
 
     def _add_pod(self, pod: Pod, *, assumed: bool) -> None:
-        """Put the pod on the NodeInfo its node name names, creating a ghost if needed."""
+        """Put the pod on the NodeInfo its node name names, creating a ghost if needed.
+
+        Raises EmptyUIDError first: `update_pod` checks only the old pod's key
+        up front, so a new pod without a UID fails here, after the removal.
+        """
+        key = _key(pod)
         item = self._node_infos.items.get(pod.node_name)
         if item is None:
             item = self._node_infos.insert(pod.node_name, NodeInfo(next_generation()))
         item.info.add_pod(pod)
         self._node_infos.move_to_head(item)
-        self._pod_states[pod.uid] = PodState(pod)
+        self._pod_states[key] = PodState(pod)
         if assumed:
-            self._assumed_pods[pod.uid] = None
+            self._assumed_pods[key] = None
 
     def _remove_pod(self, pod: Pod) -> None:
         """Take the pod off the NodeInfo `pod` names and forget its key.
