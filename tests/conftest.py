@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 import kcache.profiles  # noqa: F401  (registers and loads the Hypothesis profiles)
+from impl.cache import Cache as ImplCache
 from spec.cache import Cache as SpecCache
 from spec.protocol import CacheFactory, SchedulerCache
 from spec.releases import V1_35, Release
@@ -15,6 +16,7 @@ from spec.releases import V1_35, Release
 #: every cache the unit tests and vectors hold to the same expectations, by test id
 IMPLEMENTATIONS: dict[str, CacheFactory] = {
     "spec": SpecCache,
+    "impl": ImplCache,
 }
 
 MakeCache = Callable[..., SchedulerCache]
