@@ -1,0 +1,238 @@
+"""Tests for `kcache.parallel` and `kcache.seeded_races`: parallel runs are checked for real.
+
+impl must pass; each seeded race must be caught, by its staged scenario every
+time and (for the commonest race) by random programs within a budget.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from impl.cache import Cache as ImplCache
+from kcache.history import read_history
+from kcache.linearizability import check, explain, minimise
+from kcache.parallel import (
+    CALLS_PER_PASS,
+    TIME_STEP,
+    Call,
+    Program,
+    epilogue,
+    execute,
+    programs,
+    run_parallel,
+)
+from kcache.seeded_races import SEEDED_RACES, AssumeCheckThenAct, RacyCache, staged
+from spec.cache import Cache as SpecCache
+from spec.releases import V1_35, V1_36, Release
+
+RACES = list(SEEDED_RACES.values())
+
+
+@pytest.fixture(autouse=True)
+def quiet_impl_logs() -> Iterator[None]:
+    """The races make impl log its recoveries; that is expected here, not news."""
+    logging.disable(logging.CRITICAL)
+    yield
+    logging.disable(logging.NOTSET)
+
+
+def kcache_threads() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread.name.startswith("kcache-")]
+
+
+class LockedSpec:
+    """The spec behind one lock: a thread-safe cache without an expiry loop of its own."""
+
+    def __init__(self, *, ttl: Decimal, release: Release) -> None:
+        self._cache = SpecCache(ttl=ttl, release=release)
+        self._lock = threading.Lock()
+        self.release = release
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._cache, name)
+
+        def locked(*args: Any) -> Any:
+            with self._lock:
+                return method(*args)
+
+        return locked
+
+
+class TestExecute:
+    PROGRAM = AssumeCheckThenAct.scenario.program
+
+    def test_every_call_is_an_event_with_its_interval(self) -> None:
+        """Prefix, thread calls, expiry passes and the epilogue, numbered by invocation."""
+        history = execute(ImplCache, self.PROGRAM).history
+        ops = [(event.thread, event.op) for event in history.events]
+        assert ops.count(("main", "add_node")) == 1
+        assert ops.count(("t1", "assume_pod")) == ops.count(("t2", "assume_pod")) == 1
+        assert [op for thread, op in ops[-3:]] == [c.op for c in epilogue(self.PROGRAM)]
+        assert [event.id for event in history.events] == list(range(len(history.events)))
+        assert all(event.t_invoke <= event.t_return for event in history.events)
+        invoked = [event.t_invoke for event in history.events]
+        assert invoked == sorted(invoked)
+
+    def test_each_threads_calls_follow_one_another(self) -> None:
+        history = execute(ImplCache, self.PROGRAM).history
+        for thread in {event.thread for event in history.events}:
+            mine = [event for event in history.events if event.thread == thread]
+            assert all(a.t_return <= b.t_invoke for a, b in itertools.pairwise(mine))
+
+    def test_expiry_passes_advance_virtual_time_while_threads_run(self) -> None:
+        """A pass every few completed calls, each at a later `now`, the last once threads end."""
+        program = Program(
+            ttl=Decimal(1),
+            prefix=(),
+            threads=((Call("pod_count", {}),) * (2 * CALLS_PER_PASS),) * 2,
+        )
+        history = execute(ImplCache, program).history
+        passes = [event for event in history.events if event.op == "cleanup"]
+        assert [event.args["now"] for event in passes] == [
+            TIME_STEP * (index + 1) for index in range(len(passes))
+        ]
+        assert len(passes) >= 2
+        last_call = max(e.t_return for e in history.events if e.thread.startswith("t"))
+        assert passes[0].t_invoke < last_call
+        assert all(event.thread == "expiry" and event.outcome.ok for event in passes)
+
+    def test_finish_binding_reads_the_virtual_clock(self) -> None:
+        pod = AssumeCheckThenAct.scenario.program.threads[0][0].args["pod"]
+        program = Program(
+            ttl=Decimal(1),
+            prefix=(Call("assume_pod", {"pod": pod}),),
+            threads=(
+                (*(Call("pod_count", {}),) * CALLS_PER_PASS, Call("finish_binding", {"pod": pod})),
+            ),
+        )
+        history = execute(ImplCache, program).history
+        (finish,) = [event for event in history.events if event.op == "finish_binding"]
+        assert finish.args["now"] in (Decimal(0), TIME_STEP)
+
+    def test_no_thread_is_left_behind(self) -> None:
+        before = kcache_threads()
+        execute(ImplCache, self.PROGRAM)
+        assert kcache_threads() == before
+
+    def test_a_release_without_expiry_has_no_passes(self) -> None:
+        history = execute(ImplCache, self.PROGRAM, release=V1_36).history
+        assert "cleanup" not in {event.op for event in history.events}
+
+    def test_a_cache_without_a_loop_gets_passes_from_the_harness(self) -> None:
+        history = execute(LockedSpec, self.PROGRAM).history
+        assert any(event.op == "cleanup" for event in history.events)
+        assert check(history).linearizable is True
+
+    def test_a_thread_that_never_returns_is_reported_stuck(self) -> None:
+        """A deadlocked call is named, not waited for."""
+
+        class Hanging(ImplCache):
+            def assume_pod(self, pod: Any) -> None:
+                with self._lock.write:
+                    self.pod_count()  # the lock is not reentrant
+
+        run = execute(Hanging, self.PROGRAM, join_timeout=0.3)
+        assert set(run.stuck) == {"t1", "t2"}
+
+
+@pytest.mark.parametrize("race", RACES, ids=[race.__name__ for race in RACES])
+class TestSeededRaces:
+    def test_its_scenario_is_not_linearizable_against_the_race(
+        self, race: type[RacyCache], tmp_path: Path
+    ) -> None:
+        """Staged, the scenario interleaves badly every time, and the check says so."""
+        history = execute(staged(race), race.scenario.program).history
+        verdict = check(history)
+        assert verdict.linearizable is False, explain(history, verdict)
+        smallest = minimise(history)
+        assert check(smallest).linearizable is False
+        assert len(smallest.events) <= len(history.events)
+
+    def test_its_scenario_is_linearizable_against_impl(self, race: type[RacyCache]) -> None:
+        for _ in range(3):
+            history = execute(ImplCache, race.scenario.program).history
+            verdict = check(history)
+            assert verdict.linearizable is True, explain(history, verdict)
+
+    def test_sequentially_it_is_impl(self, race: type[RacyCache]) -> None:
+        """Without concurrency the race is invisible: the scenario's calls one after another."""
+        program = race.scenario.program
+        calls = program.prefix + tuple(call for thread in program.threads for call in thread)
+        serial = Program(program.ttl, calls, ((Call("pod_count", {}),),))
+        for factory in (race, ImplCache):
+            history = execute(factory, serial).history
+            assert check(history).linearizable is True
+
+
+class TestRunParallel:
+    def test_impl_is_linearizable_in_random_programs(self, tmp_path: Path) -> None:
+        for release in (V1_35, V1_36):
+            result = run_parallel(ImplCache, release=release, rounds=8, seed=0, out_dir=tmp_path)
+            assert result.failure is None, result.failure.explanation
+            assert (result.rounds, result.runs) == (8, 24)
+            assert result.calls > 24
+        assert not list(tmp_path.iterdir())
+
+    def test_random_programs_find_the_check_then_act_race(self, tmp_path: Path) -> None:
+        """Unstaged: the default window is enough for random programs to hit the race."""
+        result = run_parallel(AssumeCheckThenAct, time_budget=30, seed=1, out_dir=tmp_path)
+        assert result.failure is not None
+        assert result.failure.headline.startswith("not linearizable")
+        assert result.failure.history_path is not None
+        written = read_history(result.failure.history_path)
+        assert len(written.events) == result.failure.calls <= result.failure.original_calls
+        assert check(written).linearizable is False
+        assert "cannot come next" in result.failure.explanation
+
+    def test_the_time_budget_ends_the_run(self) -> None:
+        result = run_parallel(ImplCache, time_budget=1, out_dir=None)
+        assert result.failure is None
+        assert result.rounds >= 1
+        assert result.elapsed < 10
+
+    def test_progress_is_reported_after_every_program(self) -> None:
+        seen: list[tuple[int, int, int]] = []
+        run_parallel(
+            ImplCache, rounds=3, repeats=1, seed=2, out_dir=None, progress=lambda *a: seen.append(a)
+        )
+        assert [rounds for rounds, _, _ in seen] == [1, 2, 3]
+        assert all(failures == 0 for _, _, failures in seen)
+
+
+@settings(max_examples=20, deadline=None)
+@given(programs())
+def test_programs_contend_without_leaving_upstream_defined_behaviour(program: Program) -> None:
+    """2-4 threads on shared keys; a key keeps its node and a node name its zone in every call."""
+    assert 2 <= len(program.threads) <= 4
+    assert all(program.threads)
+    calls = [*program.prefix, *(call for thread in program.threads for call in thread)]
+    nodes_of: dict[str, set[str]] = {}
+    zones_of: dict[str, set[str]] = {}
+    for call in calls:
+        for value in call.args.values():
+            if hasattr(value, "uid"):
+                nodes_of.setdefault(value.uid, set()).add(value.node_name)
+            elif hasattr(value, "zone_key"):
+                zones_of.setdefault(value.name, set()).add(value.zone_key)
+    assert all(len(names) == 1 for names in nodes_of.values())
+    assert all(len(zones) == 1 for zones in zones_of.values())
+
+
+@given(st.integers(2, 4), st.data())
+@settings(max_examples=5, deadline=None)
+def test_programs_take_the_thread_count_asked_for(threads: int, data: st.DataObject) -> None:
+    program = data.draw(programs(threads=threads, release=V1_36))
+    assert len(program.threads) == threads
+    ops = {call.op for thread in program.threads for call in thread}
+    assert "finish_binding" not in ops
+    assert program.ttl == 0
