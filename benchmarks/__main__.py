@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
+from benchmarks.linearizability import linearizability_section
 from benchmarks.memory import memory_section
 from benchmarks.operations import operations_section
 from benchmarks.report import Table, Target, render, render_targets
@@ -19,6 +20,7 @@ SECTIONS: dict[str, Callable[[Scale], Table]] = {
     "operations": operations_section,
     "memory": memory_section,
     "scaling": scaling_section,
+    "linearizability": linearizability_section,
 }
 
 

@@ -269,16 +269,21 @@ class _Search:
                 self.moves[key] = (model, self.fingerprints.of(model))
         return self.moves[key]
 
-    def ids(self, indices: Iterable[int]) -> tuple[int, ...]:
-        return tuple(self.events[index].id for index in indices)
+    def ids(self, placed: _Placed | None) -> tuple[int, ...]:
+        """The event ids of the calls placed so far, in the order they were placed."""
+        order = []
+        while placed is not None:
+            order.append(self.events[placed.index].id)
+            placed = placed.below
+        return tuple(reversed(order))
 
     def run(self, max_steps: int) -> Verdict:
         entries = _Entries(self.events)
         state = self.start
         placed = 0  # bit i set: event i is linearized
-        stack: list[tuple[int, tuple[ModelState, Hashable]]] = []
+        top: _Placed | None = None  # the calls placed, latest first
         explored: set[tuple[int, Hashable]] = set()
-        deepest: tuple[tuple[int, ...], int, ModelState] | None = None
+        deepest: tuple[_Placed | None, int, ModelState] | None = None
         steps = 0
         entry = entries.next[entries.head]
         while entry != -1:
@@ -286,11 +291,11 @@ class _Search:
             if entry % 2 == 0:  # a call: try to place it next
                 steps += 1
                 if steps > max_steps:
-                    return Verdict(None, self.ids(i for i, _ in stack), steps - 1)
+                    return Verdict(None, self.ids(top), steps - 1)
                 after = self.move(state, index)
                 if after is not None and (placed | 1 << index, after[1]) not in explored:
                     explored.add((placed | 1 << index, after[1]))
-                    stack.append((index, state))
+                    top = _Placed(index, state, top, 1 if top is None else top.depth + 1)
                     state, placed = after, placed | 1 << index
                     entries.lift(entry)
                     entry = entries.next[entries.head]
@@ -298,23 +303,42 @@ class _Search:
                 entry = entries.next[entry]
                 continue
             # A return whose call is not placed: nothing placed so far can be kept as it is.
-            if deepest is None or len(stack) > len(deepest[0]):
-                deepest = (self.ids(i for i, _ in stack), index, state[0])
-            if not stack:
+            depth = 0 if top is None else top.depth
+            if deepest is None or depth > (0 if deepest[0] is None else deepest[0].depth):
+                deepest = (top, index, state[0])
+            if top is None:
                 break
-            index, state = stack.pop()
+            index, state, top = top.index, top.before, top.below
             placed &= ~(1 << index)
             entries.unlift(2 * index)
             entry = entries.next[2 * index]
         else:
-            return Verdict(True, self.ids(i for i, _ in stack), steps)
+            return Verdict(True, self.ids(top), steps)
         assert deepest is not None
-        order, stuck, model = deepest
+        stack, stuck, model = deepest
         event = self.events[stuck]
         trial = model if OPERATIONS[event.op].reads else model.copy()
         return Verdict(
-            False, order, steps, stuck=event, expected=perform(trial, event.op, event.args)
+            False,
+            self.ids(stack),
+            steps,
+            stuck=event,
+            expected=perform(trial, event.op, event.args),
         )
+
+
+@attrs.frozen
+class _Placed:
+    """One call on the search's stack, linked to the calls placed before it.
+
+    A linked stack lets the search keep its deepest point without copying it.
+    """
+
+    index: int
+    #: the search state before this call was placed
+    before: tuple[ModelState, Hashable]
+    below: _Placed | None
+    depth: int
 
 
 def check(
