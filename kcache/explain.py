@@ -16,6 +16,7 @@ would end (a fatal outcome) or where the cache crashed.
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -68,6 +69,8 @@ class Chapter:
     changes: tuple[str, ...]
     #: uid -> `namespace/name` of the pods the trace has named so far
     pod_refs: Mapping[str, str]
+    #: what an in-process cache logged during the step
+    logs: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -113,12 +116,32 @@ def _chapters(trace: Trace, run: Run) -> Iterator[Chapter]:
     refs: dict[str, str] = {}
     for index, step in enumerate(trace.steps):
         refs.update({pod.uid: pod.ref for pod in step.args.values() if isinstance(pod, Pod)})
-        outcome, mismatch, after = _play(run, index, step)
+        with _LogLines() as logged:
+            outcome, mismatch, after = _play(run, index, step)
         changes = () if after is None else tuple(diff(before.to_json(), after.to_json()))
-        yield Chapter(index, step, outcome, mismatch, after, changes, dict(refs))
+        chapter = Chapter(index, step, outcome, mismatch, after, changes, dict(refs), tuple(logged))
+        yield chapter
         if after is None or isinstance(outcome, Fatal):
             return
         before = after
+
+
+class _LogLines(logging.Handler):
+    """Collects what an in-process cache logs during one step (upstream's klog lines)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.levelname.lower()}: {record.getMessage()}")
+
+    def __enter__(self) -> list[str]:
+        logging.getLogger().addHandler(self)
+        return self.lines
+
+    def __exit__(self, *exc_info: object) -> None:
+        logging.getLogger().removeHandler(self)
 
 
 def _play(
@@ -346,6 +369,7 @@ def _story_lines(story: Story) -> Iterator[str]:
         yield f"step {chapter.index}: {step_words(chapter.step)}"
         yield f"  outcome  {describe_outcome(chapter.outcome)}"
         yield f"  expect   {_expect_words(chapter)}"
+        yield from _section("logged", list(chapter.logs))
         if chapter.scene is None:
             yield "  the cache could not be read after this step; the story ends here"
             continue

@@ -280,3 +280,19 @@ class TestCommand:
         path = self.write(tmp_path, ASSUME_ON_N1)
         assert main(["explain", str(path), "--impl", "nonsense"]) == 2
         assert "--impl nonsense" in capsys.readouterr().err
+
+
+def test_what_the_cache_logged_is_part_of_the_story() -> None:
+    """Upstream's log-only events (impl logs them like klog) appear under the step."""
+    from impl.cache import Cache as ImplCache  # noqa: PLC0415 -- the only impl-specific test
+
+    trace = trace_of(
+        {"op": "add_pod", "pod": pod("u1")},
+        {"op": "update_pod", "old": pod("u1", node="n9"), "new": pod("u1")},
+    )
+    story = tell(trace, ImplCache)
+    assert story.chapters[0].logs == ()
+    assert any(
+        "Node not found when trying to remove pod" in line for line in story.chapters[1].logs
+    )
+    assert "  logged   error: Node not found when trying to remove pod" in render_story(story)
