@@ -74,34 +74,36 @@ def _key(pod: Pod) -> str:
 
 
 class Cache:
-    """The scheduler cache of upstream v1.35 (or v1.36), engineered for speed.
+    """The scheduler cache of upstream v1.35 (or v1.36), engineered for speed."""
 
-    Representation:
-      _pod_states      pod key -> PodState, for every pod assumed or added.
-      _assumed_pods    the keys of `_pod_states` whose pod is assumed, in the
-                       order they were assumed (cleanup expires in that order).
-      _node_infos      node name -> list item holding that name's NodeInfo,
-                       and a doubly linked list through the same items:
-                       `prev`/`next` are symmetric, the head has no `prev`,
-                       and generations strictly decrease from the head.
-                       Every item in the map is on the list and vice versa.
-      NodeInfo         has a node, or holds at least one pod (a ghost lives
-                       only while it holds pods); its totals, ports, PVC
-                       counts and affinity lists are what adding and removing
-                       its pods left behind (under the caller contract of
-                       §13: the sums over its current pods).
-      _node_tree       names of the NodeInfos that have a node, under their
-                       node's zone key; `num_nodes` counts its entries.
-      _image_states    image name -> summary whose node set is exactly the
-                       nodes whose stored node reports that image; never
-                       empty.  A live NodeInfo's image map points at these
-                       shared summaries.
-      _contract_kept   False once a call broke the caller contract of §13
-                       (e.g. removing a node with another object than the one
-                       last set); upstream's quirks then leave the tree, the
-                       images or the affinity lists out of step, so
-                       `check_invariants` checks those parts only while True.
-    """
+    # Representation:
+    #   _pod_states     pod key -> PodState, for every pod assumed or added; each
+    #                   state's pod is held (the very object) by the NodeInfo its
+    #                   node name names.
+    #   _assumed_pods   the keys of `_pod_states` whose pod is assumed, in the
+    #                   order they were assumed (cleanup expires in that order).
+    #   _node_infos     node name -> list item holding that name's NodeInfo, and
+    #                   a doubly linked list through the same items: `prev` and
+    #                   `next` are symmetric, the head has no `prev`, generations
+    #                   strictly decrease from the head, and every item in the
+    #                   map is on the list and vice versa.
+    #   NodeInfo        has a node, or holds at least one pod (a ghost lives only
+    #                   while it holds pods); a node's name is its key.  Its
+    #                   requested, non-zero and PVC totals are the sums over its
+    #                   pods; its ports are a subset of its pods' ports; its
+    #                   affinity lists hold only qualifying pods.
+    #   _node_tree      names of the NodeInfos that have a node, each once, under
+    #                   its node's zone key; `num_nodes` counts its entries.
+    #   _image_states   image name -> summary whose node set is exactly the nodes
+    #                   whose node reports that image, never empty; a live
+    #                   NodeInfo's image map points at these shared summaries.
+    #   _contract_kept  False once a call broke the caller contract of §13 of the
+    #                   semantics doc (e.g. removing a node with another object
+    #                   than the one last set).  Upstream's quirks then leave the
+    #                   tree, the images, the affinity lists or the pods held per
+    #                   key out of step, so those parts of the representation
+    #                   hold only while it is True.
+    # check_invariants() asserts all of it.
 
     __slots__ = (
         "_assumed_pods",
@@ -500,7 +502,7 @@ class Cache:
     # Checking the representation ----------------------------------------------
 
     def check_invariants(self) -> None:
-        """Assert the whole representation (see the class docstring); for tests, never the hot path.
+        """Assert the whole representation (the class's comment); for tests, never the hot path.
 
         Raises AssertionError naming the first broken invariant.
         """

@@ -163,8 +163,12 @@ def _check_contract_parts(
             for image in item.info.node.image_names:
                 expected_images.setdefault(image, set()).add(name)
             _check(
-                item.info.image_states.keys() == set(item.info.node.image_names),
-                f"{name}: image map keys differ from its node's image names",
+                item.info.image_states.keys() == set(item.info.node.image_names)
+                and all(
+                    state is image_states.summaries.get(image)
+                    for image, state in item.info.image_states.items()
+                ),
+                f"{name}: image map differs from its node's images or the shared summaries",
             )
     actual_images = {image: summary.nodes for image, summary in image_states.summaries.items()}
     _check(

@@ -71,7 +71,7 @@ class TestCheckInvariants:
             ),
             (lambda cache: cache._assumed_pods.update(nobody=None), "assumed keys not held"),
             (lambda cache: cache._node_tree.zones.pop(":\x00:z1"), "tree counts"),
-            (lambda cache: cache._image_states.summaries.clear(), "image summaries"),
+            (lambda cache: cache._image_states.summaries.clear(), "image map differs"),
         ],
         ids=[
             "asymmetric link",
