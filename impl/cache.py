@@ -418,10 +418,13 @@ class Cache:
     def start_expiry_loop(self, clock: Callable[[], Decimal], period: float = 1.0) -> None:
         """Run `cleanup(clock())` now and then every `period` seconds on a daemon thread.
 
-        Raises UnsupportedOperation where the release has no expiry, and
-        RuntimeError if the loop already runs.  Stop it with `close()`.
+        Raises UnsupportedOperation where the release has no expiry,
+        ValueError for a negative period, and RuntimeError if the loop
+        already runs.  Stop it with `close()`.
         """
         self._require_expiry("start_expiry_loop")
+        if not period >= 0:
+            raise ValueError(f"start_expiry_loop: period must be >= 0 seconds, got {period!r}")
         if self._expiry is not None:
             raise RuntimeError("start_expiry_loop: the expiry loop is already running")
         self._expiry = ExpiryLoop(self.cleanup, clock, period)

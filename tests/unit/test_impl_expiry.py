@@ -99,6 +99,12 @@ class TestExpiryLoop:
                 cache.start_expiry_loop(SteppingClock(Decimal(0)))
         assert _expiry_threads() == []
 
+    def test_negative_period_is_refused(self) -> None:
+        """A negative period is refused with a one-line message, and no thread starts."""
+        with pytest.raises(ValueError, match=r"period must be >= 0 seconds, got -1"):
+            Cache().start_expiry_loop(SteppingClock(Decimal(0)), period=-1)
+        assert _expiry_threads() == []
+
     def test_release_without_expiry_has_no_loop(self) -> None:
         """v1.36 has no expiry, so there is no loop to start."""
         with pytest.raises(UnsupportedOperation, match="start_expiry_loop"):
