@@ -22,6 +22,8 @@ from kcache.errors import KcacheError
 SUBCOMMANDS: dict[str, str] = {
     "replay": "kcache.commands.replay",
     "explain": "kcache.commands.explain",
+    "conform": "kcache.commands.conform",
+    "fuzz": "kcache.commands.fuzz",
     "transitions": "kcache.commands.transitions",
 }
 

@@ -1,13 +1,27 @@
 """pytest plugin: run the kcache conformance machine inside a user's own test run.
 
-Loaded through the ``pytest11`` entry point, so it must stay cheap to import and
-inert unless ``--kcache-impl`` is given: every pytest run in an environment with
-kcache installed loads it.
+`pytest --kcache-impl TARGET` adds one test item, `kcache-conformance[TARGET]`,
+that checks TARGET against the spec exactly as `kcache conform` does; a
+disagreement fails the item with its shrunk trace written under
+`--kcache-out` and the commands to replay and explain it.
+
+Loaded through the `pytest11` entry point, so it must stay cheap to import and
+inert unless `--kcache-impl` is given: every pytest run in an environment with
+kcache installed loads it.  The harness (Hypothesis, the machine) is imported
+only when the item runs.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+from spec.releases import DEFAULT_RELEASE, RELEASES
+
+ITEM_NAME = "kcache-conformance"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -23,5 +37,94 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         type=int,
         default=None,
-        help="number of Hypothesis examples for the kcache conformance item",
+        help="Hypothesis examples for the kcache conformance item (default: the profile's)",
     )
+    group.addoption(
+        "--kcache-release",
+        choices=sorted(RELEASES),
+        default=DEFAULT_RELEASE.name,
+        help=f"the upstream release to hold TARGET to (default: {DEFAULT_RELEASE.name})",
+    )
+    group.addoption(
+        "--kcache-out",
+        metavar="DIR",
+        default="kcache-failures",
+        help="folder for failing traces (default: ./kcache-failures/)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse a budget that cannot run, before anything is collected."""
+    examples = config.getoption("kcache_max_examples")
+    if examples is not None and examples < 1:
+        raise pytest.UsageError(f"--kcache-max-examples must be at least 1, got {examples}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Add the conformance item first, so -k and -m can still deselect it."""
+    target = config.getoption("kcache_impl")
+    if target is not None:
+        items.append(
+            ConformanceItem.from_parent(session, name=f"{ITEM_NAME}[{target}]", target=target)
+        )
+
+
+class ConformanceError(Exception):
+    """The target disagreed with the spec: the report's text."""
+
+
+class ConformanceItem(pytest.Item):
+    """One conformance run of `target` against the spec."""
+
+    def __init__(self, *, target: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.target = target
+
+    def runtest(self) -> None:
+        # imported here: loading the harness configures Hypothesis profiles
+        from kcache.commands import machine_run  # noqa: PLC0415
+        from kcache.errors import KcacheError  # noqa: PLC0415
+        from kcache.profiles import selected  # noqa: PLC0415
+
+        config = self.config
+        release = config.getoption("kcache_release")
+        try:
+            result = machine_run.run_machine(
+                self.target,
+                release=release,
+                seed=None,
+                out_dir=Path(config.getoption("kcache_out")),
+                profile=selected(os.environ),
+                max_examples=config.getoption("kcache_max_examples"),
+                time_budget=None,
+            )
+        except KcacheError as error:
+            raise ConformanceError(f"kcache could not run: {error}") from None
+        summary = machine_run.describe_result(result)
+        self.user_properties.append(("kcache", summary))
+        if result.failure is not None:
+            failure = result.failure
+            lines = [
+                f"{self.target} diverges from the spec ({release}): {summary}",
+                failure.message,
+            ]
+            if failure.trace_path is not None:
+                lines.append(f"trace: {failure.trace_path}")
+                lines += machine_run.next_commands(failure.trace_path, self.target)
+            raise ConformanceError("\n".join(lines))
+
+    def repr_failure(
+        self,
+        excinfo: pytest.ExceptionInfo[BaseException],
+        style: Any = None,
+    ) -> str:
+        """The report's text alone: the machine's own traceback would only hide it."""
+        if isinstance(excinfo.value, ConformanceError):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"kcache conformance of {self.target}"

@@ -1,0 +1,102 @@
+"""Check an implementation against the spec with the conformance machine, within a budget.
+
+Hypothesis drives the target and the reference model side by side through
+random sequences of every operation, legal and illegal, and compares
+everything both show after each step.  A disagreement is shrunk to a short
+trace, written under --out, and reported with the commands to replay and
+explain it.  While it runs, a terminal shows one updating progress line on
+stderr (examples, steps, steps/s, elapsed, failures); elsewhere only the
+summary is printed.
+
+Budget: --max-examples (default: the profile's), --time-budget (run rounds of
+examples until the time is spent), or both (rounds of N until the time is
+spent).  --seed makes a run repeatable; the Hypothesis example database
+(.hypothesis/) replays earlier failures first.
+
+Parallel mode (--parallel, with --threads, --rounds and --time-budget):
+threads and the expiry loop share one cache, and every history they record
+must be linearizable with respect to the spec; the first that is not is
+minimised, written under --out and printed (docs/concurrency.md).
+
+exit status: 0 no disagreement found, 1 a disagreement (trace written),
+2 kcache could not run (bad arguments, target or adapter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from kcache import parallel_command
+from kcache.commands import machine_run
+from kcache.junit import JUnitCase, write_junit
+from kcache.profiles import PROFILES, selected
+from kcache.progress import ProgressLine
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    machine_run.add_target_arguments(parser)
+    parser.add_argument(
+        "--max-examples",
+        type=machine_run.positive_int,
+        metavar="N",
+        help="examples to run (with --time-budget: per round); default: the profile's",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=machine_run.duration,
+        metavar="DURATION",
+        help=f"keep running until this much time is spent: {machine_run.DURATION_HELP}",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else ci under $CI, else default)",
+    )
+    parser.add_argument(
+        "--junit-xml",
+        type=Path,
+        metavar="PATH",
+        help="also write a JUnit XML report with one testcase",
+    )
+    parallel_command.add_arguments(parser)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    if parallel_command.wanted(args):
+        return parallel_command.run(args, out)
+    result = machine_run.run_machine(
+        args.impl,
+        release=args.release,
+        seed=args.seed,
+        out_dir=args.out,
+        profile=args.profile or selected(os.environ),
+        max_examples=args.max_examples,
+        time_budget=args.time_budget,
+        progress=ProgressLine.for_stream(sys.stderr),
+    )
+    details = machine_run.report(result, args.impl, args.release, out)
+    failure = result.failure
+    if args.junit_xml is not None:
+        write_junit(
+            args.junit_xml,
+            JUnitCase(
+                suite="kcache conform",
+                name=f"{args.impl} conforms to the spec ({args.release})",
+                seconds=result.elapsed,
+                properties={
+                    "impl": args.impl,
+                    "release": args.release,
+                    "seed": "random" if args.seed is None else str(args.seed),
+                },
+                failure=None if failure is None else failure.message.splitlines()[0],
+                details="" if failure is None else f"{failure.message}\n\n{details}",
+                summary=machine_run.describe_result(result),
+            ),
+        )
+    if failure is not None:
+        return 1
+    return 130 if result.interrupted else 0

@@ -1,0 +1,62 @@
+"""Fuzz an implementation against the spec for a long time; stop cleanly with Ctrl-C.
+
+The same conformance machine as `kcache conform`, under the `fuzz` profile
+(long runs of many steps) and for --duration instead of an example count.
+Failures Hypothesis finds are saved in its example database (.hypothesis/ in
+the current folder) and tried first on the next run, so a fuzzing session
+picks up where the last one found something.  Progress is one updating line
+on a terminal and a line every --every seconds elsewhere (CI logs).
+
+Ctrl-C (SIGINT) stops the run: whatever failure was found is kept (its
+smallest trace so far is written under --out) and the summary is printed.
+For coverage-guided fuzzing across many processes, HypoFuzz can run the
+tests/stateful machines; kcache does not need it.
+
+exit status: 0 no disagreement found (also when stopped with Ctrl-C),
+1 a disagreement (trace written), 2 kcache could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from kcache.commands import machine_run
+from kcache.progress import ProgressLine
+
+#: seconds between progress lines when stderr is not a terminal
+DEFAULT_EVERY = 60.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    machine_run.add_target_arguments(parser)
+    parser.add_argument(
+        "--duration",
+        type=machine_run.duration,
+        required=True,
+        metavar="DURATION",
+        help=f"how long to fuzz: {machine_run.DURATION_HELP}",
+    )
+    parser.add_argument(
+        "--every",
+        type=machine_run.duration,
+        default=DEFAULT_EVERY,
+        metavar="DURATION",
+        help=f"progress period when stderr is not a terminal (default: {DEFAULT_EVERY:.0f}s)",
+    )
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    result = machine_run.run_machine(
+        args.impl,
+        release=args.release,
+        seed=args.seed,
+        out_dir=args.out,
+        profile="fuzz",
+        max_examples=None,
+        time_budget=args.duration,
+        progress=ProgressLine.for_stream(sys.stderr, every=args.every),
+    )
+    machine_run.report(result, args.impl, args.release, out)
+    return 0 if result.failure is None else 1

@@ -1,0 +1,215 @@
+"""What `kcache conform` and `kcache fuzz` share: their options, a run with progress, the report.
+
+Both drive `kcache.conformance.run_conformance`; they differ in budget and
+profile only.  The report is the same on purpose: a failure always ends with
+the trace path and the `kcache replay` and `kcache explain` commands to run
+next, so what a user pastes into a bug report does not depend on how the
+failure was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import re
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import TextIO
+
+from kcache import targets
+from kcache.conformance import ConformanceResult, run_conformance
+from kcache.errors import KcacheError, TargetError
+from kcache.progress import ProgressLine, Tally, describe
+from spec.protocol import CacheFactory
+from spec.releases import DEFAULT_RELEASE, RELEASES
+
+#: duration units accepted by --time-budget and --duration, in seconds
+DURATION_UNITS: dict[str, int] = {"s": 1, "m": 60, "h": 3600}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smh])")
+DURATION_HELP = "seconds, or a number with s, m or h (90, 30s, 5m, 1h30m)"
+
+#: where failing traces go unless --out says otherwise
+DEFAULT_OUT = Path("kcache-failures")
+
+
+def duration(text: str) -> float:
+    """`--time-budget` / `--duration`: `90`, `30s`, `5m`, `1.5h`, `1h30m` as seconds (> 0)."""
+    try:
+        seconds = float(Decimal(text))
+    except InvalidOperation:
+        parts = _DURATION.findall(text)
+        if not parts or "".join(number + unit for number, unit in parts) != text:
+            raise argparse.ArgumentTypeError(
+                f"invalid duration {text!r}: use {DURATION_HELP}"
+            ) from None
+        seconds = sum(float(number) * DURATION_UNITS[unit] for number, unit in parts)
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: must be more than 0 seconds")
+    return seconds
+
+
+def positive_int(text: str) -> int:
+    """A count of at least 1 (`--max-examples`)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """--impl, --release, --seed and --out: what to check and where failures go."""
+    parser.add_argument(
+        "--impl",
+        required=True,
+        metavar="TARGET",
+        help=f"the implementation to check against the spec: {targets.TARGET_HELP}",
+    )
+    parser.add_argument(
+        "--release",
+        choices=sorted(RELEASES),
+        default=DEFAULT_RELEASE.name,
+        help=f"the upstream release the spec models (default: {DEFAULT_RELEASE.name})",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="seed the example generator, to reproduce a run (default: random)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help=f"folder for failing traces (default: ./{DEFAULT_OUT}/)",
+    )
+
+
+def run_machine(
+    target: str,
+    *,
+    release: str,
+    seed: int | None,
+    out_dir: Path,
+    profile: str,
+    max_examples: int | None,
+    time_budget: float | None,
+    progress: ProgressLine | None = None,
+) -> ConformanceResult:
+    """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
+
+    Upstream's log-only events (which impl logs like klog does) come by the
+    thousand in a long run and would bury the progress line and the summary.
+    """
+    with targets.opened(target) as factory, _muted_logs():
+        checked_release(factory, target, release)
+        try:
+            return run_conformance(
+                factory,
+                release=RELEASES[release],
+                max_examples=max_examples,
+                time_budget=time_budget,
+                seed=seed,
+                profile=profile,
+                out_dir=out_dir,
+                progress=None if progress is None else _drawing(progress),
+                name=trace_label(target),
+            )
+        except Exception as error:
+            # Hypothesis re-raises what broke a run under its own errors
+            # (flakiness, health checks); a dead adapter must still read as one
+            cause = _kcache_error(error)
+            if cause is None:
+                raise
+            raise cause from None
+        finally:
+            if progress is not None:
+                progress.finish()
+
+
+def _kcache_error(error: BaseException | None) -> KcacheError | None:
+    """The KcacheError (a broken adapter or target) `error` was raised from, if any."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KcacheError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _drawing(progress: ProgressLine) -> Callable[[int, int, int], None]:
+    return lambda examples, steps, failures: progress.update(Tally(examples, steps, failures))
+
+
+@contextlib.contextmanager
+def _muted_logs() -> Iterator[None]:
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
+def checked_release(factory: CacheFactory, target: str, release: str) -> None:
+    """Refuse, before running, a release the target says it does not model."""
+    modelled = targets.modelled_releases(factory)
+    if release not in modelled:
+        raise TargetError(
+            f"--impl {target} does not model release {release} (it models {', '.join(modelled)})"
+        )
+
+
+def trace_label(target: str) -> str:
+    """The target as a file-name-safe label for its failure traces: `cmd:./a b` -> `cmd-a-b`."""
+    words = (word.strip(".") for word in re.findall(r"[A-Za-z0-9._]+", target))
+    return "-".join(word for word in words if word)[:60] or "target"
+
+
+def next_commands(trace: Path, target: str) -> list[str]:
+    """The commands to run on a failing trace: replay it, and read it as a story."""
+    path, impl = shlex.quote(str(trace)), shlex.quote(target)
+    return [
+        f"kcache replay {path} --impl {impl}",
+        f"kcache explain {path} --impl {impl}",
+        f"kcache explain {path} --impl spec",
+    ]
+
+
+def report(result: ConformanceResult, target: str, release: str, out: TextIO | None = None) -> str:
+    """Print the run's summary and, on failure, where the trace is and what to run next.
+
+    Returns the failure's details (trace and commands), for a JUnit report.
+    """
+    out = out or sys.stdout
+    figures = describe_result(result)
+    if result.failure is None:
+        stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
+        print(f"PASS {target} conforms to the spec ({release}){stopped}: {figures}", file=out)
+        return ""
+    failure = result.failure
+    print(f"FAIL {target} diverges from the spec ({release}): {figures}", file=out)
+    print(f"  {failure.message}", file=out)
+    if failure.trace_path is None:
+        details = "the trace was not written (no --out folder)"
+    else:
+        commands = "\n".join(
+            f"  {command}" for command in next_commands(failure.trace_path, target)
+        )
+        details = f"trace: {failure.trace_path}\nnext:\n{commands}"
+    print("\n".join(f"  {line}" for line in details.splitlines()), file=out)
+    return details
+
+
+def describe_result(result: ConformanceResult) -> str:
+    """Examples, steps, steps/s, elapsed and failures, as the progress line shows them."""
+    tally = Tally(result.examples, result.steps, int(result.failure is not None))
+    return describe(tally, result.elapsed)

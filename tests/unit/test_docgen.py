@@ -1,0 +1,47 @@
+"""Tests for `kcache.docgen`: the generated pages in docs/ are what the code generates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kcache.cli import SUBCOMMANDS
+from kcache.docgen import DOCS, PAGES, cli_page, help_text, main_docgen, stale_pages
+
+
+def test_committed_pages_are_current() -> None:
+    """docs/cli.md and docs/transitions.md match the code (regenerate: python -m kcache.docgen)."""
+    assert stale_pages() == []
+
+
+def test_cli_page_has_every_subcommand() -> None:
+    """Every subcommand of the CLI's table has its section and its usage line."""
+    page = cli_page()
+    for name in SUBCOMMANDS:
+        assert f"## kcache {name}\n" in page
+        assert f"usage: kcache {name} " in page
+
+
+def test_help_is_rendered_at_a_fixed_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The terminal width of whoever regenerates the page does not change it."""
+    monkeypatch.setenv("COLUMNS", "40")
+    narrow_terminal = help_text(["conform"])
+    monkeypatch.setenv("COLUMNS", "200")
+    assert help_text(["conform"]) == narrow_terminal
+
+
+def test_stale_and_missing_pages_are_reported(tmp_path: Path) -> None:
+    """A page that differs from the generated text, or is missing, is stale."""
+    (tmp_path / "cli.md").write_text(cli_page(), encoding="utf-8")
+    assert stale_pages(tmp_path) == ["transitions.md"]
+    (tmp_path / "transitions.md").write_text("edited by hand\n", encoding="utf-8")
+    assert stale_pages(tmp_path) == ["transitions.md"]
+
+
+def test_check_mode_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    """--check exits 0 when every page is current and writes nothing."""
+    before = {name: (DOCS / name).read_text(encoding="utf-8") for name in PAGES}
+    assert main_docgen(["--check"]) == 0
+    assert capsys.readouterr().err == ""
+    assert {name: (DOCS / name).read_text(encoding="utf-8") for name in PAGES} == before

@@ -1,0 +1,78 @@
+"""Tests for `kcache fuzz`.
+
+The long-run behaviours are tested as a user meets them: a real `kcache fuzz`
+process, stopped with SIGINT once it has shown progress.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kcache.cli import main
+
+#: how long a test waits for the fuzzer to show progress or to stop, at most
+PATIENCE = 120
+
+
+def start_fuzz(folder: Path, *argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "kcache", "fuzz", *argv],
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+class TestInterrupt:
+    def test_ctrl_c_stops_cleanly_with_a_summary(self, tmp_path: Path) -> None:
+        """SIGINT after the first progress line ends the run with exit 0 and the summary."""
+        fuzz = start_fuzz(tmp_path, "--impl", "impl", "--duration", "1h", "--every", "1h")
+        try:
+            assert fuzz.stderr is not None
+            first = fuzz.stderr.readline()  # off a terminal, the first progress line comes at once
+            assert "examples, " in first
+            assert "steps/s" in first
+            fuzz.send_signal(signal.SIGINT)
+            out, err = fuzz.communicate(timeout=PATIENCE)
+        finally:
+            fuzz.kill()
+        assert fuzz.returncode == 0, err
+        assert "PASS impl conforms to the spec (v1.35) (stopped by Ctrl-C): " in out
+        assert "Traceback" not in err
+        assert not (tmp_path / "kcache-failures").exists()
+
+
+class TestBadArguments:
+    @pytest.mark.parametrize(
+        ("argv", "named"),
+        [
+            (["--impl", "impl"], "--duration"),
+            (["--duration", "1m"], "--impl"),
+            (["--impl", "impl", "--duration", "soon"], "--duration"),
+            (["--impl", "impl", "--duration", "0s"], "--duration"),
+            (["--impl", "impl", "--duration", "1m", "--every", "-1"], "--every"),
+            (["--impl", "impl", "--duration", "1m", "--release", "v2"], "--release"),
+        ],
+    )
+    def test_usage_errors(
+        self, argv: list[str], named: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Each bad argument exits 2 with an error line naming the option, and no traceback."""
+        assert main(["fuzz", *argv]) == 2
+        err = capsys.readouterr().err
+        (error,) = [line for line in err.splitlines() if "error:" in line]
+        assert named in error
+        assert "Traceback" not in err
+
+    def test_bad_target(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """An unknown target is one line and exit 2."""
+        assert main(["fuzz", "--impl", "nonsense", "--duration", "1s"]) == 2
+        assert capsys.readouterr().err.startswith("kcache: error: --impl nonsense")

@@ -1,0 +1,69 @@
+"""Tests for `kcache.pytest_plugin`, run in throwaway pytest sessions with pytester."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+USER_TEST = """
+def test_users_own_test():
+    assert True
+"""
+
+
+@pytest.fixture
+def user_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project with one test of its own, run in a fresh folder."""
+    pytester.makepyfile(test_users=USER_TEST)
+    return pytester
+
+
+def test_inert_without_the_option(user_project: pytest.Pytester) -> None:
+    """Without --kcache-impl, a user's run is exactly their own tests."""
+    result = user_project.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "kcache-conformance" not in result.stdout.str()
+
+
+def test_options_are_documented(user_project: pytest.Pytester) -> None:
+    """pytest --help lists the plugin's options under their own heading."""
+    result = user_project.runpytest("--help")
+    result.stdout.fnmatch_lines(["kcache conformance:", "*--kcache-impl=TARGET*"])
+
+
+def test_impl_passes(user_project: pytest.Pytester) -> None:
+    """--kcache-impl impl adds one passing item beside the user's tests."""
+    result = user_project.runpytest("--kcache-impl", "impl", "--kcache-max-examples", "3", "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*kcache-conformance?impl? PASSED*"])
+
+
+def test_item_can_be_deselected(user_project: pytest.Pytester) -> None:
+    """-k selects items as usual, the conformance item included."""
+    result = user_project.runpytest("--kcache-impl", "impl", "-k", "users_own")
+    result.assert_outcomes(passed=1, deselected=1)
+
+
+def test_unknown_target_fails_the_item_in_one_line(user_project: pytest.Pytester) -> None:
+    """A target kcache cannot build fails the item with kcache's one-line message."""
+    result = user_project.runpytest("--kcache-impl", "nonsense")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["kcache could not run: --impl nonsense: unknown target*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--kcache-max-examples", "0"], "*--kcache-max-examples must be at least 1, got 0*"),
+        (["--kcache-release", "v9"], "*--kcache-release: invalid choice: 'v9'*"),
+    ],
+)
+def test_bad_options_are_usage_errors(
+    user_project: pytest.Pytester, argv: list[str], message: str
+) -> None:
+    """Bad plugin options stop the run before collection, as pytest usage errors."""
+    result = user_project.runpytest("--kcache-impl", "impl", *argv)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
