@@ -23,7 +23,7 @@ import copy
 import enum
 import time
 import weakref
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -32,7 +32,9 @@ import attrs
 from kcache.history import OPERATIONS, Event, History, perform
 from kcache.machine import Outcome
 from spec.cache import Cache as SpecCache
+from spec.objects import Node, Pod
 from spec.protocol import SchedulerCache, Snapshot
+from spec.views import Dump, SnapshotView
 
 #: search steps (calls tried) before `check` gives up and answers "unknown"
 DEFAULT_MAX_STEPS = 200_000
@@ -377,25 +379,73 @@ def minimise(
 ) -> History:
     """A sub-history of a non-linearizable `history` that is still not linearizable.
 
-    Drops one call at a time, latest first, while the rest stays
-    unexplainable, until no call can go or `time_limit` seconds are spent.
-    Only calls `_droppable` allows are tried, so what remains is still
-    evidence of a bug: every call left happened, with the outcome shown.
+    Drops one call at a time, latest first, until no call can go or
+    `time_limit` seconds are spent.  A call that cannot have mattered
+    (`_droppable`) goes whenever the rest stays unexplainable.  Any other
+    call goes only if it names none of the pods and nodes the contradiction
+    is about, and the search still gets stuck at the same call
+    with the same answer from the spec without it: the shorter history then
+    shows the full one's contradiction with the calls that led to it.
     """
     deadline = time.monotonic() + time_limit
     smallest = history
+    verdict = check(smallest, max_steps=max_steps, reference=reference)
     shrinking = True
     while shrinking and time.monotonic() < deadline:
         shrinking = False
         for event in reversed(smallest.events):
             if time.monotonic() >= deadline:
                 break
-            if not _droppable(event, smallest.events):
+            honest = _droppable(event, smallest.events)
+            if not honest and not _unrelated(event, verdict):
                 continue
             trial = smallest.without(event)
-            if check(trial, max_steps=max_steps, reference=reference).linearizable is False:
-                smallest, shrinking = trial, True
+            trial_verdict = check(trial, max_steps=max_steps, reference=reference)
+            if trial_verdict.linearizable is False and (
+                honest or _reason(trial_verdict) == _reason(verdict)
+            ):
+                smallest, verdict, shrinking = trial, trial_verdict, True
     return smallest
+
+
+def _reason(verdict: Verdict) -> tuple[int, Outcome, Any] | None:
+    """Where a refutation got stuck: the call, and what the spec answered there."""
+    if verdict.stuck is None or verdict.expected is None:
+        return None
+    return verdict.stuck.id, *verdict.expected
+
+
+def _unrelated(event: Event, verdict: Verdict) -> bool:
+    """Whether `event` names something, and nothing the stuck call or either answer names.
+
+    A call that names nothing (an expiry pass) may be what the contradiction
+    is about, so it is never unrelated.
+    """
+    if verdict.stuck is None or verdict.expected is None:
+        return False
+    named = _names(event.args)
+    about = _names(verdict.stuck.args, verdict.stuck.result, verdict.expected[1])
+    return bool(named) and not named & about
+
+
+def _names(*values: Any) -> set[str]:
+    """The pod keys and node names in call arguments or results."""
+    found: set[str] = set()
+    for value in values:
+        if isinstance(value, Mapping):
+            found |= _names(*value.values())
+        elif isinstance(value, Pod):
+            found |= {f"pod {value.uid}", f"node {value.node_name}"}
+        elif isinstance(value, Node):
+            found.add(f"node {value.name}")
+        elif isinstance(value, Dump):
+            found |= {f"node {name}" for name in value.nodes}
+            found |= {f"pod {uid}" for view in value.nodes.values() for uid in view.pods}
+            found |= {f"pod {uid}" for uid in value.assumed_pods}
+        elif isinstance(value, SnapshotView):
+            found |= {f"node {name}" for name in value.nodes}
+            found |= {f"pod {uid}" for view in value.nodes.values() for uid in view.pods}
+    return found
 
 
 def describe_call(event: Event) -> str:

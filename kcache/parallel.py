@@ -476,9 +476,12 @@ class ParallelFailure:
     headline: str
     #: the minimised history as a time line, and where every order got stuck
     explanation: str
+    #: the minimised history's file
     history_path: Path | None
     calls: int
     original_calls: int
+    #: the whole recorded history's file, the evidence the minimised one explains
+    full_history_path: Path | None = None
 
 
 @attrs.frozen
@@ -621,10 +624,11 @@ def _finding(
     if verdict.linearizable is not False:
         return None
     smallest = minimise(history, max_steps=max_steps)
-    path = None
+    path = full_path = None
     if out_dir is not None:
-        digest = hashlib.sha256(history_to_json(smallest).encode()).hexdigest()[:12]
+        digest = hashlib.sha256(history_to_json(history).encode()).hexdigest()[:12]
         path = write_history(smallest, out_dir / f"{name}-parallel-{digest}.json")
+        full_path = write_history(history, out_dir / f"{name}-parallel-{digest}.full.json")
     return ParallelFailure(
         headline=f"not linearizable: {len(smallest.events)} of {len(history.events)} calls "
         "that no sequential order of the spec explains",
@@ -632,4 +636,5 @@ def _finding(
         history_path=path,
         calls=len(smallest.events),
         original_calls=len(history.events),
+        full_history_path=full_path,
     )

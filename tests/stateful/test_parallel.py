@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from impl.cache import Cache as ImplCache
+from kcache.cli import main
 from kcache.history import read_history
 from kcache.linearizability import check, explain, minimise
 from kcache.parallel import (
@@ -236,3 +237,54 @@ def test_programs_take_the_thread_count_asked_for(threads: int, data: st.DataObj
     ops = {call.op for thread in program.threads for call in thread}
     assert "finish_binding" not in ops
     assert program.ttl == 0
+
+
+class TestConformParallel:
+    """`kcache conform --parallel`: exit statuses and output as conform's."""
+
+    def test_a_linearizable_target_passes(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status = main(["conform", "--parallel", "--impl", "impl", "--rounds", "2", "--seed", "0"])
+        assert status == 0
+        out = capsys.readouterr().out
+        assert out.startswith("PASS impl is linearizable with respect to the spec (v1.35): ")
+        assert "2 programs, 6 runs" in out
+
+    def test_a_race_fails_with_the_minimised_history_written(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        target = "kcache.seeded_races:AssumeCheckThenAct"
+        report = tmp_path / "junit.xml"
+        argv = ["conform", "--parallel", "--impl", target, "--threads", "2", "--seed", "1"]
+        argv += ["--time-budget", "30", "--out", str(tmp_path / "out"), "--junit-xml", str(report)]
+        assert main(argv) == 1
+        out = capsys.readouterr().out
+        assert out.startswith(f"FAIL {target} under threads (v1.35): ")
+        assert "cannot come next" in out
+        written = sorted(path.name for path in (tmp_path / "out").iterdir())
+        assert len(written) == 2
+        assert written[0].endswith(".full.json")
+        assert check(read_history(tmp_path / "out" / written[1])).linearizable is False
+        assert "<failure" in report.read_text(encoding="utf-8")
+
+    @pytest.mark.parametrize(
+        ("extra", "message"),
+        [
+            (["--threads", "3"], "add --parallel"),
+            (["--parallel", "--max-examples", "3"], "use --rounds and --time-budget"),
+            (["--parallel", "--impl", "cmd:true"], "an adapter answers one request at a time"),
+        ],
+    )
+    def test_bad_combinations_exit_2_with_one_line(
+        self, extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        argv = ["conform", *(["--impl", "impl"] if "--impl" not in extra else []), *extra]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err
+        assert len(err.strip().splitlines()) == 1
+
+    def test_a_thread_count_out_of_range_is_a_usage_error(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        assert main(["conform", "--parallel", "--impl", "impl", "--threads", "5"]) == 2
+        assert "must be 2 to 4, got 5" in capsys.readouterr().err

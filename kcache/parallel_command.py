@@ -1,0 +1,159 @@
+"""`kcache conform --parallel`: its options, the run and the report.
+
+`kcache.commands.conform` hands over here when --parallel (or --threads or
+--rounds) is given.  To do the same from Python, call
+`kcache.parallel.run_parallel`.  Exit statuses are conform's: 0 every history
+was linearizable, 1 one was not (or threads hung), 2 kcache could not run,
+130 stopped by Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import TextIO
+
+from kcache import targets
+from kcache.adapter.client import AdapterFactory
+from kcache.commands import machine_run
+from kcache.errors import KcacheError, TargetError
+from kcache.junit import JUnitCase, write_junit
+from kcache.parallel import THREAD_COUNTS, ParallelResult, run_parallel
+from kcache.progress import ProgressLine, Tally, format_elapsed
+from spec.releases import RELEASES
+
+
+def thread_count(text: str) -> int:
+    """`--threads`: how many threads each parallel program has."""
+    value = machine_run.positive_int(text)
+    if value not in THREAD_COUNTS:
+        raise argparse.ArgumentTypeError(
+            f"must be {THREAD_COUNTS[0]} to {THREAD_COUNTS[-1]}, got {value}"
+        )
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--parallel, --threads and --rounds (budget: conform's --time-budget)."""
+    group = parser.add_argument_group(
+        "parallel mode",
+        "threads and the expiry loop share one cache; every history must be linearizable "
+        "(docs/concurrency.md)",
+    )
+    group.add_argument(
+        "--parallel",
+        action="store_true",
+        help="check concurrent use instead of running the sequential machine",
+    )
+    group.add_argument(
+        "--threads",
+        type=thread_count,
+        metavar="N",
+        help="threads per program, 2 to 4 (default: each program draws its own)",
+    )
+    group.add_argument(
+        "--rounds",
+        type=machine_run.positive_int,
+        metavar="N",
+        help="programs to run, each three times (with --time-budget: per batch); default 100",
+    )
+
+
+def wanted(args: argparse.Namespace) -> bool:
+    """Whether the command line asks for the parallel mode."""
+    return bool(args.parallel or args.threads or args.rounds)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run the parallel mode as `args` say; the exit status."""
+    if not args.parallel:
+        raise KcacheError("--threads and --rounds belong to the parallel mode: add --parallel")
+    if args.max_examples is not None or args.profile is not None:
+        raise KcacheError(
+            "--max-examples and --profile are for the sequential machine; "
+            "with --parallel, use --rounds and --time-budget"
+        )
+    progress = ProgressLine.for_stream(sys.stderr)
+    with targets.opened(args.impl) as factory:
+        if isinstance(factory, AdapterFactory):
+            raise TargetError(
+                f"--impl {args.impl}: --parallel needs a cache in this process; an adapter "
+                "answers one request at a time, so its calls can never overlap"
+            )
+        machine_run.checked_release(factory, args.impl, args.release)
+        previous = logging.root.manager.disable
+        logging.disable(logging.CRITICAL)  # impl logs upstream's recoveries, by the thousand
+        try:
+            result = run_parallel(
+                factory,
+                release=RELEASES[args.release],
+                threads=args.threads,
+                rounds=args.rounds,
+                time_budget=args.time_budget,
+                seed=args.seed,
+                out_dir=args.out,
+                name=machine_run.trace_label(args.impl),
+                progress=lambda rounds, calls, failures: progress.update(
+                    Tally(rounds, calls, failures)
+                ),
+            )
+        finally:
+            logging.disable(previous)
+            progress.finish()
+    details = report(result, args.impl, args.release, out)
+    if args.junit_xml is not None:
+        failure = result.failure
+        write_junit(
+            args.junit_xml,
+            JUnitCase(
+                suite="kcache conform --parallel",
+                name=f"{args.impl} is linearizable with respect to the spec ({args.release})",
+                seconds=result.elapsed,
+                properties={
+                    "impl": args.impl,
+                    "release": args.release,
+                    "threads": str(args.threads or "2-4"),
+                    "seed": "random" if args.seed is None else str(args.seed),
+                },
+                failure=None if failure is None else failure.headline,
+                details=details,
+                summary=describe(result),
+            ),
+        )
+    if result.failure is not None:
+        return 1
+    return 130 if result.interrupted else 0
+
+
+def describe(result: ParallelResult) -> str:
+    """Programs, runs, calls, elapsed time and undecided histories, on one line."""
+    undecided = f", {result.undecided} undecided" if result.undecided else ""
+    return (
+        f"{result.rounds} programs, {result.runs} runs, {result.calls} calls checked, "
+        f"{format_elapsed(result.elapsed)} elapsed{undecided}"
+    )
+
+
+def report(result: ParallelResult, target: str, release: str, out: TextIO | None = None) -> str:
+    """Print the summary and, on failure, the minimised history; returns the failure's details."""
+    out = out or sys.stdout
+    failure = result.failure
+    if failure is None:
+        stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
+        print(
+            f"PASS {target} is linearizable with respect to the spec ({release}){stopped}: "
+            f"{describe(result)}",
+            file=out,
+        )
+        return ""
+    print(f"FAIL {target} under threads ({release}): {describe(result)}", file=out)
+    print(f"  {failure.headline}", file=out)
+    written = (
+        f"history: {failure.history_path}\nwhole run: {failure.full_history_path}"
+        if failure.history_path is not None
+        else "the history was not written (no --out folder, or threads hung)"
+    )
+    details = f"{failure.explanation}\n{written}"
+    print("\n".join(f"  {line}" for line in details.splitlines()), file=out)
+    return details
