@@ -366,7 +366,7 @@ def execute(
     passes = ExpiryPasses(recorder)
     for planned in program.prefix:
         recorder.make(subject, "main", planned.op, _with_time(planned, passes))
-    starting = threading.Barrier(len(program.threads))
+    starting = threading.Barrier(len(program.threads) or 1)
 
     def work(name: str, calls: Sequence[Call]) -> None:
         starting.wait()
@@ -383,7 +383,7 @@ def execute(
     previous_interval = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
     try:
-        stop_expiry = _start_expiry(cache, subject, recorder, passes, release)
+        stop_expiry = _start_expiry(cache, subject, passes, release)
         for worker in workers:
             worker.start()
         deadline = time.monotonic() + join_timeout
@@ -427,11 +427,7 @@ def _with_time(planned: Call, passes: ExpiryPasses) -> Mapping[str, Any]:
 
 
 def _start_expiry(
-    cache: SchedulerCache,
-    subject: Snapshots,
-    recorder: _Recorder,
-    passes: ExpiryPasses,
-    release: Release,
+    cache: SchedulerCache, subject: Snapshots, passes: ExpiryPasses, release: Release
 ) -> Callable[[], None]:
     """Start expiry passes beside the threads; returns what stops them (once the threads ended)."""
     if not release.has_expiry:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from decimal import Decimal
 from typing import TextIO
 
 from kcache import targets
@@ -21,7 +22,8 @@ from kcache.errors import KcacheError, TargetError
 from kcache.junit import JUnitCase, write_junit
 from kcache.parallel import THREAD_COUNTS, ParallelResult, run_parallel
 from kcache.progress import ProgressLine, Tally, format_elapsed
-from spec.releases import RELEASES
+from spec.protocol import CacheFactory
+from spec.releases import RELEASES, Release
 
 
 def thread_count(text: str) -> int:
@@ -82,6 +84,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 "answers one request at a time, so its calls can never overlap"
             )
         machine_run.checked_release(factory, args.impl, args.release)
+        _probe(factory, args.impl, RELEASES[args.release])
         previous = logging.root.manager.disable
         logging.disable(logging.CRITICAL)  # impl logs upstream's recoveries, by the thousand
         try:
@@ -124,6 +127,19 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if result.failure is not None:
         return 1
     return 130 if result.interrupted else 0
+
+
+def _probe(factory: CacheFactory, target: str, release: Release) -> None:
+    """Build and close one cache: a factory that cannot is the target's fault, not a finding."""
+    try:
+        cache = factory(ttl=Decimal(0), release=release)
+        close = getattr(cache, "close", None)
+        if close is not None:
+            close()
+    except Exception as error:
+        raise TargetError(
+            f"--impl {target}: building a cache failed: {type(error).__name__}: {error}"
+        ) from None
 
 
 def describe(result: ParallelResult) -> str:

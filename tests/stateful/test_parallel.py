@@ -272,6 +272,7 @@ class TestConformParallel:
             (["--threads", "3"], "add --parallel"),
             (["--parallel", "--max-examples", "3"], "use --rounds and --time-budget"),
             (["--parallel", "--impl", "cmd:true"], "an adapter answers one request at a time"),
+            (["--parallel", "--impl", "kcache.parallel:thread_name"], "building a cache failed"),
         ],
     )
     def test_bad_combinations_exit_2_with_one_line(
