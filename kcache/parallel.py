@@ -572,10 +572,15 @@ def run_parallel(
             if seed is not None:
                 test = hypothesis_seed(seed + batch)(test)
             batch += 1
+            # Every field that a loaded profile (ci, crosshair) would otherwise
+            # decide is set here: --seed alone makes a run repeatable, and each
+            # batch must draw new programs.
             settings(
                 max_examples=per_batch,
                 phases=[Phase.explicit, Phase.generate],
                 database=None,
+                derandomize=False,
+                backend="hypothesis",
                 deadline=None,
                 verbosity=Verbosity.quiet,
                 report_multiple_bugs=False,
