@@ -95,7 +95,7 @@ class TestExecute:
         program = Program(
             ttl=Decimal(1),
             prefix=(),
-            threads=((Call("pod_count", {}),) * (2 * CALLS_PER_PASS),) * 2,
+            threads=((Call("pod_count", {}),) * (5 * CALLS_PER_PASS),) * 2,
         )
         history = execute(ImplCache, program).history
         passes = [event for event in history.events if event.op == "cleanup"]

@@ -178,13 +178,15 @@ class TestManyThreadsAndTheExpiryLoop:
 
     def test_a_check_then_act_race_is_caught_by_the_invariants(self) -> None:
         """The teeth of the invariant checks: threads that assume one key together on a cache
-        whose assume_pod checks and adds under different locks all add it."""
+        whose assume_pod checks and adds under different locks all add it.
+
+        The race's window is a barrier here, so every thread checks before any adds.
+        """
         cache = AssumeCheckThenAct()
+        object.__setattr__(cache, "window", threading.Barrier(THREADS, timeout=JOIN_TIMEOUT).wait)
         target = PODS["u1"][0]
-        together = threading.Barrier(THREADS)
 
         def contend() -> None:
-            together.wait()
             with contextlib.suppress(CacheError):
                 cache.assume_pod(target)
 
