@@ -46,6 +46,8 @@ class ConformanceResult:
     failure: Failure | None
     #: stopped by KeyboardInterrupt before its budget ran out
     interrupted: bool = False
+    #: (examples, steps) it took to find the failure, before shrinking began
+    found_after: tuple[int, int] | None = None
 
     @property
     def steps_per_second(self) -> float:
@@ -63,13 +65,15 @@ def run_conformance(
     out_dir: Path | None = Path("kcache-failures"),
     progress: Callable[[int, int, int], None] | None = None,
     name: str = "impl",
+    use_database: bool = True,
 ) -> ConformanceResult:
     """Check `factory`'s caches against the spec until a failure, the budget, or Ctrl-C.
 
     `max_examples` defaults to the profile's; with a `time_budget` (seconds)
     the run goes on in rounds of that many examples until the time is spent.
     `progress(examples, steps, failures)` is called after every example.
-    `name` labels the trace file and its messages.
+    `name` labels the trace file and its messages.  Without `use_database`
+    earlier failures are not replayed first (measurements want a cold start).
     """
     if profile not in PROFILES:
         raise ValueError(
@@ -91,7 +95,12 @@ def run_conformance(
             if seed is not None:
                 hypothesis_seed(seed + rounds)(machine)
             rounds += 1
-            settings = Settings(base, max_examples=per_round, report_multiple_bugs=False)
+            settings = Settings(
+                base,
+                max_examples=per_round,
+                report_multiple_bugs=False,
+                database=base.database if use_database else None,
+            )
             run_state_machine_as_test(machine, settings=settings)
             spent = time.monotonic() - started
             if time_budget is None or spent >= time_budget:
@@ -117,4 +126,5 @@ def run_conformance(
             message=str(failure),
         ),
         interrupted=interrupted,
+        found_after=recorder.first_failure_at,
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,9 +25,11 @@ from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import (
     Bundle,
+    MultipleResults,
     RuleBasedStateMachine,
     initialize,
     invariant,
+    multiple,
     rule,
 )
 
@@ -39,12 +41,18 @@ from spec.protocol import CacheFactory, SchedulerCache, Snapshot
 from spec.releases import DEFAULT_RELEASE, Release
 from spec.views import Dump, NodeView, SnapshotView
 
-#: TTLs drawn once per run: never expire, sub-second, and a few seconds
-TTLS = (Decimal(0), Decimal(10), Decimal("0.5"), Decimal(30))
-#: clock advances: exact decimals, including steps that land exactly on a deadline
-TIME_STEPS = (Decimal(0), Decimal(1), Decimal("0.5"), Decimal(10), Decimal(30), Decimal(31))
-#: long-lived snapshot names; `update_fresh_snapshot` adds one-shot names beside them
+#: TTLs drawn once per run: never expire (production since v1.25), and a few seconds
+TTLS = (Decimal(0), Decimal(30), Decimal(10), Decimal("2.5"))
+#: clock advances, mostly small against the TTLs as informer delays are; exact
+#: decimals, sums that land exactly on a deadline, and one jump past every TTL
+TIME_STEPS = (Decimal(0), Decimal(1), Decimal("0.5"), Decimal(2), Decimal(10), Decimal(31))
+#: whether a rule takes a pod (or node) in the state its operation expects rather
+#: than the one drawn: mostly yes, so that whole life cycles happen in short runs
+FITTING = st.sampled_from((True, True, True, False))
+#: long-lived snapshot names
 SNAPSHOT_NAMES = ("s1", "s2", "s3")
+#: the name that makes `update_snapshot` use a snapshot never used before (a full build)
+FRESH = "fresh"
 
 
 @attrs.frozen
@@ -132,6 +140,8 @@ class FailureRecorder:
         self.examples = 0
         self.steps = 0
         self.last_failure: ConformanceError | None = None
+        #: (examples, steps) run when the first failure appeared, before shrinking
+        self.first_failure_at: tuple[int, int] | None = None
         #: called with (examples, steps, failures) after every example
         self.progress: Callable[[int, int, int], None] | None = None
 
@@ -180,6 +190,8 @@ class FailureRecorder:
             self.write(failure)
             failure.add_note(f"counterexample trace: {failure.trace_path}")
         self.last_failure = failure
+        if self.first_failure_at is None:
+            self.first_failure_at = (self.examples, self.steps)
         return failure
 
     def write(self, failure: ConformanceError) -> Path:
@@ -332,6 +344,20 @@ class ConformanceMachine(RuleBasedStateMachine):
         self.spec: SchedulerCache = self.reference(ttl=ttl, release=self.release)
         self.impl: SchedulerCache = self.factory(ttl=ttl, release=self.release)
 
+    # Every run starts with nodes, pods and a snapshot name to pick from, so
+    # that no run (whichever rules Hypothesis switches off) is all snapshots.
+    @initialize(target=nodes, drawn=st.lists(strategies.nodes(), min_size=1, max_size=3))
+    def first_nodes(self, drawn: list[Node]) -> MultipleResults[Node]:
+        return multiple(*drawn)
+
+    @initialize(target=pods, drawn=st.lists(strategies.pods(), min_size=1, max_size=3))
+    def first_pods(self, drawn: list[Pod]) -> MultipleResults[Pod]:
+        return multiple(*(self._known(pod) for pod in drawn))
+
+    @initialize(target=snapshots)
+    def first_snapshot(self) -> str:
+        return SNAPSHOT_NAMES[0]
+
     # -- values the rules pick from ---------------------------------------------
 
     @rule(target=nodes, node=strategies.nodes())
@@ -342,22 +368,25 @@ class ConformanceMachine(RuleBasedStateMachine):
     def new_pod(self, pod: Pod) -> Pod:
         return self._known(pod)
 
-    @rule(target=pods, pod=pods, node_name=st.sampled_from(strategies.POD_NODE_NAMES))
-    def moved_pod(self, pod: Pod, node_name: str) -> Pod:
-        """The same pod bound elsewhere: assume on one node, add on another."""
-        return self._known(strategies.with_changes(pod, node_name=node_name))
+    @rule(
+        target=pods,
+        pod=pods,
+        node_name=st.sampled_from((None, *strategies.POD_NODE_NAMES)),
+        uid=st.sampled_from((None, *strategies.UIDS, "")),
+    )
+    def pod_variant(self, pod: Pod, node_name: str | None, uid: str | None) -> Pod:
+        """Another version of a pod: bound elsewhere (assume on one node, add on another),
+        or the same namespace/name under another UID (a delete and create the informer
+        coalesced), or with an empty UID, which every operation must refuse."""
+        changes: dict[str, str] = {}
+        if node_name is not None:
+            changes["node_name"] = node_name
+        if uid is not None:
+            changes["uid"] = uid
+        variant = strategies.with_changes(pod, **changes)
+        return self._known(variant) if variant.uid else variant
 
-    @rule(target=pods, pod=pods, uid=st.sampled_from(strategies.UIDS))
-    def recreated_pod(self, pod: Pod, uid: str) -> Pod:
-        """Same namespace/name, another UID: a delete and create the informer coalesced."""
-        return self._known(strategies.with_changes(pod, uid=uid))
-
-    @rule(target=pods, pod=pods)
-    def pod_without_uid(self, pod: Pod) -> Pod:
-        """A pod with an empty UID: every operation must refuse it."""
-        return strategies.with_changes(pod, uid="")
-
-    @rule(target=snapshots, name=st.sampled_from(SNAPSHOT_NAMES))
+    @rule(target=snapshots, name=st.sampled_from((*SNAPSHOT_NAMES, FRESH)))
     def snapshot_name(self, name: str) -> str:
         return name
 
@@ -385,16 +414,21 @@ class ConformanceMachine(RuleBasedStateMachine):
         # `old` for a live node would leave it in the tree under its old zone,
         # after which snapshot pruning depends on map order.
         old = self.last_node.get(node.name)
-        if old_is_null and not self._live(node.name):
+        live = self._live(node.name)
+        if old_is_null and not live:
             old = None
-        if old is not None and not self._live(node.name):
+        if not live and node.name in self.spec.dump().nodes:
             self.within_contract = False  # §14: updating a ghost restores it outside the tree
         args = {"old": None if old is None else old.manifest, "new": node.manifest}
         if self._step("update_node", args, lambda c: c.update_node(old, node)).ok:
             self.last_node[node.name] = node
 
-    @rule(node=nodes)
-    def remove_node(self, node: Node) -> None:
+    @rule(node=nodes, fitting=FITTING, data=st.data())
+    def remove_node(self, node: Node, fitting: bool, data: st.DataObject) -> None:
+        """Remove the drawn node or (`fitting`) one the cache holds."""
+        if fitting:
+            held = self.spec.dump().nodes
+            node = self._pick(data, "node", node, sorted(set(held) & set(self.last_node)))
         # The informer deletes with the object it last delivered: any other
         # version is outside the contract (§13) and makes image counts leak and
         # snapshot pruning depend on map order, so the stored version is used.
@@ -402,30 +436,45 @@ class ConformanceMachine(RuleBasedStateMachine):
         self._step("remove_node", {"node": node.manifest}, lambda c: c.remove_node(node))
 
     # -- pod operations -------------------------------------------------------------
+    # Each pod rule takes the pod as drawn, or with `fitting` one in the state
+    # the operation expects, so that whole life cycles (assume, finish, add,
+    # update, remove) happen often and illegal calls still happen.
 
-    @rule(pod=pods)
-    def assume_pod(self, pod: Pod) -> None:
+    @rule(pod=pods, fitting=FITTING, data=st.data())
+    def assume_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+        if fitting:
+            held = {held.uid for held in self._held()}
+            unheld = [uid for uid in strategies.UIDS if uid not in held]
+            pod = self._known(strategies.with_changes(pod, uid=self._pick(data, "uid", "", unheld)))
         self._step("assume_pod", {"pod": pod.manifest}, lambda c: c.assume_pod(pod))
 
-    @rule(pod=pods, advance=st.sampled_from(TIME_STEPS))
-    def finish_binding(self, pod: Pod, advance: Decimal) -> None:
+    @rule(pod=pods, fitting=FITTING, data=st.data(), advance=st.sampled_from(TIME_STEPS))
+    def finish_binding(
+        self, pod: Pod, fitting: bool, data: st.DataObject, advance: Decimal
+    ) -> None:
+        """Binding finished at a later time: the assumed pod's expiry clock starts."""
+        pod = self._pick(data, "pod", pod, self._held(assumed=True)) if fitting else pod
         self.now += advance
         now = self.now
         args = {"pod": pod.manifest, "now": now}
         self._step("finish_binding", args, lambda c: c.finish_binding(pod, now))
 
-    @rule(pod=pods, as_cached=st.booleans())
-    def forget_pod(self, pod: Pod, as_cached: bool) -> None:
-        """Forget the pod as drawn, or (usually legal) the version the cache holds."""
-        pod = self._cached(pod) if as_cached else pod
+    @rule(pod=pods, fitting=FITTING, data=st.data())
+    def forget_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+        pod = self._pick(data, "pod", pod, self._held(assumed=True)) if fitting else pod
         self._step("forget_pod", {"pod": pod.manifest}, lambda c: c.forget_pod(pod))
 
-    @rule(pod=pods)
-    def add_pod(self, pod: Pod) -> None:
+    @rule(pod=pods, fitting=FITTING, data=st.data())
+    def add_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+        """Add the pod as drawn (a new pod, or an assumed one bound elsewhere), or
+        (`fitting`) confirm an assumed pod where it was assumed."""
+        pod = self._pick(data, "pod", pod, self._held(assumed=True)) if fitting else pod
         self._step("add_pod", {"pod": pod.manifest}, lambda c: c.add_pod(pod))
 
     @rule(
         pod=pods,
+        fitting=FITTING,
+        data=st.data(),
         body=strategies.pod_specs(),
         new_uid=st.sampled_from((None, *strategies.UIDS)),
         new_node=st.sampled_from((None, *strategies.POD_NODE_NAMES)),
@@ -433,14 +482,18 @@ class ConformanceMachine(RuleBasedStateMachine):
     )
     def update_pod(
         self,
+        *,
         pod: Pod,
+        fitting: bool,
+        data: st.DataObject,
         body: dict[str, Any],
         new_uid: str | None,
         new_node: str | None,
         stale_old: bool,
     ) -> None:
-        """Update the held pod to a changed body; sometimes with a new UID (a coalesced
+        """Update a pod to a changed body; sometimes with a new UID (a coalesced
         delete and create), onto another node (fatal), or from a stale old object."""
+        pod = self._pick(data, "pod", pod, self._held(assumed=False)) if fitting else pod
         old = pod if stale_old else self._cached(pod)
         if old != self._cached(pod):
             self.within_contract = False  # §13: `old` must be the cached pod
@@ -452,16 +505,17 @@ class ConformanceMachine(RuleBasedStateMachine):
                 node_name=new_node if new_node is not None else old.node_name,
             )
         )
-        if new.uid != old.uid and self._cached(new) is not new:
+        if new.uid != old.uid and new.uid in {held.uid for held in self._held()}:
             # a coalesced delete and create brings a fresh UID; reusing a held
             # one stores that key twice on the node (§8.5)
             self.within_contract = False
         args = {"old": old.manifest, "new": new.manifest}
         self._step("update_pod", args, lambda c: c.update_pod(old, new))
 
-    @rule(pod=pods, missed_delete=st.booleans())
-    def remove_pod(self, pod: Pod, missed_delete: bool) -> None:
-        """Remove the pod; a missed delete arrives as a tombstone with no node name."""
+    @rule(pod=pods, fitting=FITTING, data=st.data(), missed_delete=st.booleans())
+    def remove_pod(self, pod: Pod, fitting: bool, data: st.DataObject, missed_delete: bool) -> None:
+        """Remove a pod; a missed delete arrives as a tombstone with no node name."""
+        pod = self._pick(data, "pod", pod, self._held()) if fitting else pod
         if missed_delete:
             pod = strategies.with_changes(pod, node_name="")
         self._step("remove_pod", {"pod": pod.manifest}, lambda c: c.remove_pod(pod))
@@ -476,16 +530,10 @@ class ConformanceMachine(RuleBasedStateMachine):
 
     @rule(name=snapshots)
     def update_snapshot(self, name: str) -> None:
-        """Update a long-lived snapshot: it may have missed many changes."""
-        self._update_snapshot(name)
-
-    @rule()
-    def update_fresh_snapshot(self) -> None:
-        """Update a snapshot never used before: the full-rebuild path."""
-        self.fresh_snapshots += 1
-        self._update_snapshot(f"fresh{self.fresh_snapshots}")
-
-    def _update_snapshot(self, name: str) -> None:
+        """Update a long-lived snapshot (it may have missed many changes), or a fresh one."""
+        if name == FRESH:
+            self.fresh_snapshots += 1
+            name = f"{FRESH}{self.fresh_snapshots}"
         if name not in self.spec_snapshots:
             self.spec_snapshots[name] = self.spec.new_snapshot()
             self.impl_snapshots[name] = self.impl.new_snapshot()
@@ -526,6 +574,24 @@ class ConformanceMachine(RuleBasedStateMachine):
                 pin_error=True,
             )
         return spec_outcome
+
+    def _pick(self, data: st.DataObject, label: str, default: Any, choices: Sequence[Any]) -> Any:
+        """One of `choices` (for a node name, the node last set under it), or `default` if none."""
+        if not choices:
+            return default
+        choice = data.draw(st.sampled_from(choices), label=label)
+        if label == "node":
+            return self.last_node.get(choice, default)
+        return choice
+
+    def _held(self, *, assumed: bool | None = None) -> list[Pod]:
+        """The pods the spec holds (cached versions), optionally only (non-)assumed ones."""
+        held = []
+        for _, pod in sorted(self.known_pods.items()):
+            outcome, cached = call(self.spec.get_pod, pod)
+            if outcome.ok and (assumed is None or self.spec.is_assumed_pod(pod) == assumed):
+                held.append(cached)
+        return held
 
     def _cached(self, pod: Pod) -> Pod:
         """The version of `pod` the spec holds, or `pod` itself when it holds none."""

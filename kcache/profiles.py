@@ -22,6 +22,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 #: failures found on this machine are replayed first on the next run
 DATABASE = DirectoryBasedExampleDatabase(".hypothesis/examples")
 
+#: no `explain` phase: after shrinking it replays the failure hundreds of
+#: times to say which steps could vary, which a trace file already shows
+_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink)
+
 #: the conformance machine's examples are slow to generate by Hypothesis'
 #: standards (two caches per step); that is expected, not a health problem
 _SLOW_IS_EXPECTED = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -29,10 +33,11 @@ _SLOW_IS_EXPECTED = [HealthCheck.too_slow, HealthCheck.data_too_large]
 PROFILES: Mapping[str, settings] = {
     # what `tox` runs: a quick pass that still replays saved failures
     "default": settings(
-        max_examples=60,
-        stateful_step_count=40,
+        max_examples=100,
+        stateful_step_count=50,
         deadline=None,
         database=DATABASE,
+        phases=_PHASES,
         suppress_health_check=_SLOW_IS_EXPECTED,
     ),
     # CI: a fresh clone, so no database; derandomized, so a red run is
@@ -44,6 +49,7 @@ PROFILES: Mapping[str, settings] = {
         database=None,
         derandomize=True,
         print_blob=True,
+        phases=_PHASES,
         suppress_health_check=_SLOW_IS_EXPECTED,
     ),
     # `kcache fuzz` and nightly runs: many long runs, every failure kept
@@ -52,6 +58,7 @@ PROFILES: Mapping[str, settings] = {
         stateful_step_count=100,
         deadline=None,
         database=DATABASE,
+        phases=_PHASES,
         suppress_health_check=_SLOW_IS_EXPECTED,
     ),
     # opt-in symbolic exploration with the hypothesis-crosshair backend
@@ -69,7 +76,7 @@ PROFILES: Mapping[str, settings] = {
         deadline=None,
         database=DATABASE,
         verbosity=Verbosity.verbose,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        phases=_PHASES,
         suppress_health_check=_SLOW_IS_EXPECTED,
     ),
 }

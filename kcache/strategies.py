@@ -23,7 +23,7 @@ Manifest = dict[str, Any]
 NODE_NAMES = ("n1", "n2", "n3", "n4")
 #: where a pod may be placed: the nodes, and "" (a pod no node was chosen for)
 POD_NODE_NAMES = (*NODE_NAMES, "")
-UIDS = ("u1", "u2", "u3", "u4", "u5")
+UIDS = ("u1", "u2", "u3")
 POD_NAMES = ("p1", "p2", "p3")
 NAMESPACES = ("default", "kube-system", "")
 CLAIMS = ("claim-a", "claim-b")
@@ -56,8 +56,6 @@ IMAGES: tuple[Manifest, ...] = (
     {"names": ["busybox"], "sizeBytes": 1_000},
 )
 
-CPU = ("100m", "0", "250m", "1", "0.5", "1500m", "0.0005")
-MEMORY = ("64Mi", "0", "1", "128Mi", "1Gi", "50m", "1e3")
 EXTENDED = "example.com/gpu"
 
 #: allocatable maps: absent, empty, and with extended and hugepages resources
@@ -101,98 +99,117 @@ POD_LEVEL: tuple[Manifest | None, ...] = (
 )
 
 
-def resource_lists() -> st.SearchStrategy[Manifest]:
-    """A request list: empty, explicit zeros, extended and ephemeral amounts."""
-    return st.fixed_dictionaries(
-        {},
-        optional={
-            "cpu": st.sampled_from(CPU),
-            "memory": st.sampled_from(MEMORY),
-            EXTENDED: st.sampled_from(("1", "0", "2")),
-            "ephemeral-storage": st.sampled_from(("1Gi", "0")),
-        },
-    )
+#: container request lists: absent vs explicit zeros, sub-milli cpu that rounds
+#: up once per pod (§3.1), extended, ephemeral and hugepages amounts
+REQUESTS: tuple[Manifest, ...] = (
+    {"cpu": "100m"},
+    {},
+    {"cpu": "0"},
+    {"cpu": "0", "memory": "0"},
+    {"memory": "64Mi"},
+    {"cpu": "250m", "memory": "128Mi"},
+    {"cpu": "0.5", EXTENDED: "1"},
+    {"cpu": "0.0005"},
+    {"memory": "50m"},
+    {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"},
+    {EXTENDED: "0"},
+    {"cpu": "1500m", "memory": "1e3"},
+    {"hugepages-2Mi": "2Mi"},
+)
+
+#: a container's `resources`: absent, `{}`, `{"requests": {}}`, requests, limits
+RESOURCES: tuple[Manifest | None, ...] = (
+    None,
+    {},
+    {"requests": {}},
+    *({"requests": requests} for requests in REQUESTS),
+    {"requests": {"cpu": "100m"}, "limits": {"cpu": "1"}},
+    {"limits": {"cpu": "1", "memory": "1Gi"}},
+)
+
+#: a container's `ports`: host ports with and without hostIP and protocol,
+#: hostPort 0 (no host port), and the same port under other sanitised forms
+PORTS: tuple[list[Manifest], ...] = (
+    [],
+    [{"containerPort": 80, "hostPort": 80}],
+    [{"containerPort": 80}],
+    [{"containerPort": 80, "hostPort": 80, "hostIP": "127.0.0.1"}],
+    [{"containerPort": 80, "hostPort": 80, "protocol": "UDP"}],
+    [{"containerPort": 80, "hostPort": 8080, "hostIP": "", "protocol": "TCP"}],
+    [{"containerPort": 80, "hostPort": 0}],
+    [
+        {"containerPort": 80, "hostPort": 80},
+        {"containerPort": 81, "hostPort": 8080, "hostIP": "0.0.0.0"},
+    ],
+)
+
+#: `spec.volumes` sources: claims (shared across pods) and volumes that are not claims
+VOLUME_SOURCES: tuple[Manifest, ...] = (
+    *({"persistentVolumeClaim": {"claimName": claim}} for claim in CLAIMS),
+    {"emptyDir": {}},
+    {"ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+)
 
 
-def container_resources() -> st.SearchStrategy[Manifest | None]:
-    """`resources` absent, `{}`, `{"requests": {}}`, or with requests (and limits)."""
-    return st.one_of(
-        st.none(),
-        st.just({}),
-        resource_lists().map(lambda requests: {"requests": requests}),
-        st.builds(
-            lambda requests, limits: {"requests": requests, "limits": limits},
-            resource_lists(),
-            resource_lists(),
-        ),
-    )
-
-
-def host_ports() -> st.SearchStrategy[Manifest]:
-    """A container port, with or without hostPort, hostIP and protocol."""
-    return st.fixed_dictionaries(
-        {"containerPort": st.just(80)},
-        optional={
-            "hostPort": st.sampled_from((80, 0, 8080)),
-            "hostIP": st.sampled_from(("", "127.0.0.1", "0.0.0.0")),
-            "protocol": st.sampled_from(("TCP", "UDP")),
-        },
-    )
-
-
-@st.composite
-def containers(draw: st.DrawFn, *, name: str, sidecar: bool = False) -> Manifest:
-    """One container; a sidecar is an init container with `restartPolicy: Always`."""
-    container: Manifest = {"name": name, "image": "pause"}
-    resources = draw(container_resources())
+def container(
+    name: str, resources: Manifest | None, ports: list[Manifest], *, sidecar: bool
+) -> Manifest:
+    """One container manifest; a sidecar is an init container with `restartPolicy: Always`."""
+    manifest: Manifest = {"name": name, "image": "pause"}
     if resources is not None:
-        container["resources"] = resources
-    ports = draw(st.lists(host_ports(), max_size=2))
+        manifest["resources"] = resources
     if ports:
-        container["ports"] = ports
+        manifest["ports"] = ports
     if sidecar:
-        container["restartPolicy"] = "Always"
-    return container
+        manifest["restartPolicy"] = "Always"
+    return manifest
 
 
-@st.composite
-def init_containers(draw: st.DrawFn) -> list[Manifest]:
-    """Regular and sidecar init containers in any order."""
-    kinds = draw(st.lists(st.booleans(), max_size=3))
-    return [
-        draw(containers(name=f"init{index}", sidecar=sidecar))
-        for index, sidecar in enumerate(kinds)
-    ]
+#: (resources, ports) of one container, drawn from the pools
+_SHAPES = st.tuples(st.sampled_from(RESOURCES), st.sampled_from(PORTS))
 
 
-def volumes() -> st.SearchStrategy[list[Manifest]]:
-    """Claims from a small pool (so the same claim recurs, even twice in one pod),
-    and volumes that are not claims: emptyDir and generic ephemeral."""
-    volume: st.SearchStrategy[Manifest] = st.one_of(
-        st.sampled_from(CLAIMS).map(lambda claim: {"persistentVolumeClaim": {"claimName": claim}}),
-        st.just({"emptyDir": {}}),
-        st.just({"ephemeral": {"volumeClaimTemplate": {"spec": {}}}}),
-    )
-    return st.lists(volume, max_size=3).map(
-        lambda sources: [{"name": f"v{index}", **source} for index, source in enumerate(sources)]
+def pod_specs() -> st.SearchStrategy[Manifest]:
+    """A pod's `spec` without `nodeName`: what the rules vary between pod versions.
+
+    Regular containers, and regular and sidecar init containers in any order;
+    claims, affinity, overhead and pod-level resources, each possibly absent.
+    """
+    return st.builds(
+        _pod_spec,
+        regular=st.lists(_SHAPES, max_size=3),
+        init=st.lists(st.tuples(st.booleans(), _SHAPES), max_size=2),
+        volumes=st.lists(st.sampled_from(VOLUME_SOURCES), max_size=3),
+        affinity=st.sampled_from(AFFINITIES),
+        overhead=st.sampled_from(OVERHEADS),
+        pod_level=st.sampled_from(POD_LEVEL),
     )
 
 
-@st.composite
-def pod_specs(draw: st.DrawFn) -> Manifest:
-    """A pod's `spec` without `nodeName`: what the rules vary between pod versions."""
+def _pod_spec(
+    *,
+    regular: list[tuple[Manifest | None, list[Manifest]]],
+    init: list[tuple[bool, tuple[Manifest | None, list[Manifest]]]],
+    volumes: list[Manifest],
+    affinity: Manifest | None,
+    overhead: Manifest | None,
+    pod_level: Manifest | None,
+) -> Manifest:
     spec: Manifest = {
         "containers": [
-            draw(containers(name=f"c{index}")) for index in range(draw(st.integers(0, 3)))
+            container(f"c{index}", resources, ports, sidecar=False)
+            for index, (resources, ports) in enumerate(regular)
         ]
     }
-    optional: dict[str, Any] = {
-        "initContainers": draw(init_containers()) or None,
-        "volumes": draw(volumes()) or None,
-        "affinity": draw(st.sampled_from(AFFINITIES)),
-        "overhead": draw(st.sampled_from(OVERHEADS)),
-        "resources": draw(st.sampled_from(POD_LEVEL)),
-    }
+    if init:
+        spec["initContainers"] = [
+            container(f"init{index}", resources, ports, sidecar=sidecar)
+            for index, (sidecar, (resources, ports)) in enumerate(init)
+        ]
+    if volumes:
+        spec["volumes"] = [{"name": f"v{index}", **source} for index, source in enumerate(volumes)]
+    # an empty `affinity: {}` is not the same as none (§4.7): only None is left out
+    optional = {"affinity": affinity, "overhead": overhead, "resources": pod_level}
     spec.update({key: value for key, value in optional.items() if value is not None})
     return spec
 

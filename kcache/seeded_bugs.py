@@ -1,0 +1,276 @@
+"""Deliberately broken caches: the proof that the conformance machine has teeth.
+
+Each class is `impl.cache.Cache` with one bug of the kind optimized caches
+really have (several happened upstream), told in its docstring with the
+smallest trace that shows it.  `tests/stateful/test_teeth.py` requires the
+machine to catch every one, shrink it to a short trace, and that trace to
+fail against the bug and pass against the spec.  A bug the machine could not
+catch would be a hole in the harness, or a change nobody can observe.
+
+The bugs reach into impl's internals on purpose: they are patches of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import attrs
+
+import impl.snapshot
+from impl.cache import Cache
+from impl.node_info import NodeInfo
+from impl.node_list import NodeInfoList, NodeInfoListItem
+from impl.snapshot import Snapshot
+from spec.objects import Node, Pod
+from spec.protocol import Snapshot as SnapshotProtocol
+
+#: upstream's defaults for a container without cpu or memory requests (§3.7)
+DEFAULT_MILLI_CPU = 100
+DEFAULT_MEMORY = 200 * 1024 * 1024
+
+
+class NoMoveToHeadOnPodRemoval(Cache):
+    """Removing a pod bumps its node's generation but leaves the node where it is in the list.
+
+    `update_snapshot` walks the list from the head and stops at the first
+    NodeInfo the snapshot has seen, so the list must stay ordered by
+    generation.  Here a node that lost a pod stays behind older ones, and the
+    snapshot never sees the removal.
+
+    Smallest trace: add_node n1; add_pod p on n1; add_node n2;
+    update_snapshot s; remove_pod p; update_snapshot s.  Expected: s shows n1
+    without p.  Actual: s still shows p on n1 (and `check_invariants` reports
+    the list out of order right after remove_pod).
+    """
+
+    def _drop_or_refresh(self, item: NodeInfoListItem) -> None:
+        if not item.info.pods and item.info.node is None:
+            self._node_infos.remove(item)
+        # the bug: no move to the head
+
+
+class _PerNodeCounterList(NodeInfoList):
+    """Gives every new NodeInfo its own generation counter, starting again at 1."""
+
+    def insert(self, name: str, info: NodeInfo) -> NodeInfoListItem:
+        return super().insert(name, _PerNodeInfo(1))
+
+
+class _PerNodeInfo(NodeInfo):
+    """A NodeInfo whose generation counts only its own changes."""
+
+    __slots__ = ()
+
+    def _account(self, pod: Pod, sign: int) -> None:
+        before = self.generation
+        super()._account(pod, sign)
+        self.generation = before + 1
+
+    def set_node(self, node: Node) -> None:
+        before = self.generation
+        super().set_node(node)
+        self.generation = before + 1
+
+    def remove_node(self) -> None:
+        before = self.generation
+        super().remove_node()
+        self.generation = before + 1
+
+
+class PerNodeGeneration(Cache):
+    """Each NodeInfo counts its own generations instead of drawing from one global counter.
+
+    Upstream issue 63262: a node deleted and re-added under the same name
+    starts counting again, so its new NodeInfo looks no newer than what the
+    snapshot already holds, and the snapshot keeps the deleted node's data.
+
+    Smallest trace: add_node n1 (4 cpus); update_snapshot s; remove_node n1;
+    add_node n1 (2 cpus); update_snapshot s.  Expected: s shows n1 with 2
+    cpus.  Actual: s still shows 4.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._node_infos = _PerNodeCounterList()
+
+
+class GhostDroppedWithPods(Cache):
+    """Removing a node deletes its NodeInfo even while pods still point at it.
+
+    Upstream keeps such a "ghost" NodeInfo (no node, its pods and totals)
+    until the last pod goes, so that re-adding the node restores its usage.
+
+    Smallest trace: add_node n1; add_pod p on n1; remove_node n1.
+    Expected: node_count 1 and a ghost n1 holding p.  Actual: node_count 0.
+    """
+
+    def remove_node(self, node: Node) -> None:
+        super().remove_node(node)
+        item = self._node_infos.items.get(node.name)
+        if item is not None and item.info.node is None:
+            self._node_infos.remove(item)
+
+
+def _prune_counting_ghosts(snapshot: Snapshot, node_infos: NodeInfoList, tree: Any) -> None:
+    """`_remove_deleted_nodes` with the bug: it compares against every NodeInfo, ghosts too."""
+    entries = snapshot.node_infos
+    to_delete = len(entries) - len(node_infos.items)
+    for name in list(entries):
+        if to_delete <= 0:
+            break
+        item = node_infos.items.get(name)
+        if item is None or item.info.node is None:
+            del entries[name]
+            to_delete -= 1
+
+
+@contextlib.contextmanager
+def _patched(module: Any, name: str, replacement: Any) -> Iterator[None]:
+    """Replace `module.name` for the duration of one call (single-threaded use only)."""
+    original = getattr(module, name)
+    setattr(module, name, replacement)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
+
+
+class PruneCountsGhosts(Cache):
+    """Deleted nodes are pruned from a snapshot by a count that includes ghost NodeInfos.
+
+    The snapshot must drop every entry whose node was removed, and the
+    number to drop is the map's size minus the *tree's* node count.  Counting
+    the cache's NodeInfos instead counts ghosts as nodes, so a node removed
+    while its pods remain is never dropped from the snapshot's map.
+
+    Smallest trace: add_node n1; add_pod p on n1; update_snapshot s;
+    remove_node n1; update_snapshot s.  Expected: s has no nodes.
+    Actual: s still maps n1.
+    """
+
+    def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
+        with _patched(impl.snapshot, "_remove_deleted_nodes", _prune_counting_ghosts):
+            super().update_snapshot(snapshot)
+
+
+class DeadlineKeptOnAdd(Cache):
+    """Adding an assumed pod carries its expiry deadline over, and cleanup trusts deadlines alone.
+
+    Confirming a pod (add_pod) must clear its deadline: from then on only an
+    informer delete removes it.  This cache keeps the deadline, and its
+    cleanup expires any pod whose binding finished and whose deadline passed,
+    assumed or not, so a running pod silently leaves the cache.
+
+    Smallest trace (ttl 10): assume_pod p; finish_binding p at 0; add_pod p;
+    cleanup at 31.  Expected: p still held.  Actual: p gone.
+    """
+
+    def add_pod(self, pod: Pod) -> None:
+        state = self._pod_states.get(pod.uid)
+        carried = None
+        if state is not None and pod.uid in self._assumed_pods:
+            carried = (state.deadline, state.binding_finished)
+        super().add_pod(pod)
+        if carried is not None:
+            added = self._pod_states[pod.uid]
+            added.deadline, added.binding_finished = carried
+
+    def cleanup(self, now: Decimal) -> None:
+        super().cleanup(now)
+        with self._lock.write:
+            for state in list(self._pod_states.values()):
+                deadline = state.deadline
+                if state.binding_finished and deadline is not None and now > deadline:
+                    self._remove_pod(state.pod)
+
+
+class ImageCountKeptOnRemoval(Cache):
+    """Removing a node does not withdraw it from the cluster-wide image summaries.
+
+    Every other node with the same image then reports one node too many, and
+    an image nobody has any more is never forgotten (image locality scores
+    go wrong).
+
+    Smallest trace: add_node n1 with image X; add_node n2 with image X;
+    remove_node n1.  Expected: n2's X on 1 node.  Actual: on 2.
+    """
+
+    def remove_node(self, node: Node) -> None:
+        super().remove_node(node)
+        self._image_states.add_node(node)
+
+
+class ZeroRequestsDefaulted(Cache):
+    """Explicit zero cpu or memory requests get the non-zero defaults, as if they were absent.
+
+    Upstream applies the defaults (100m cpu, 200 MiB memory) only to a
+    container that does not list the resource: an explicit `0` stays 0.
+    Treating a zero total as missing over-counts best-effort pods that asked
+    for nothing on purpose.
+
+    Smallest trace: add_pod p on n1 with one container requesting cpu "0".
+    Expected: n1 non-zero cpu 0.  Actual: 100.
+    """
+
+    def _add_pod(self, pod: Pod, *, assumed: bool) -> None:
+        if pod.manifest.get("spec", {}).get("containers"):
+            pod = attrs.evolve(
+                pod,
+                non_zero_cpu=pod.non_zero_cpu or DEFAULT_MILLI_CPU,
+                non_zero_memory=pod.non_zero_memory or DEFAULT_MEMORY,
+            )
+        super()._add_pod(pod, assumed=assumed)
+
+
+class ExpiresBeforeBindingFinished(Cache):
+    """An assumed pod's deadline starts at assume time, and cleanup ignores unfinished binding.
+
+    The deadline must start only when binding finished (`finish_binding`):
+    a bind can take longer than the TTL, and until it ends the pod must stay.
+    This cache starts the clock at `assume_pod` (at the last time it was
+    told) and expires the pod mid-bind.
+
+    Smallest trace (ttl 10): assume_pod p; cleanup at 31.  Expected: p still
+    assumed.  Actual: p gone.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._last_now = Decimal(0)
+
+    def assume_pod(self, pod: Pod) -> None:
+        super().assume_pod(pod)
+        if self._ttl:
+            self._pod_states[pod.uid].deadline = self._last_now + self._ttl
+
+    def finish_binding(self, pod: Pod, now: Decimal) -> None:
+        self._last_now = now
+        super().finish_binding(pod, now)
+
+    def cleanup(self, now: Decimal) -> None:
+        self._last_now = now
+        super().cleanup(now)
+        with self._lock.write:
+            for key in list(self._assumed_pods):
+                state = self._pod_states[key]
+                if state.deadline is not None and now > state.deadline:
+                    self._remove_pod(state.pod)
+
+
+#: every seeded bug, by the name tests and docs use
+SEEDED_BUGS: dict[str, type[Cache]] = {
+    bug.__name__: bug
+    for bug in (
+        NoMoveToHeadOnPodRemoval,
+        PerNodeGeneration,
+        GhostDroppedWithPods,
+        PruneCountsGhosts,
+        DeadlineKeptOnAdd,
+        ImageCountKeptOnRemoval,
+        ZeroRequestsDefaulted,
+        ExpiresBeforeBindingFinished,
+    )
+}
