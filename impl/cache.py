@@ -102,7 +102,8 @@ class Cache:
     #                   than the one last set).  Upstream's quirks then leave the
     #                   tree, the images, the affinity lists or the pods held per
     #                   key out of step, so those parts of the representation
-    #                   hold only while it is True.
+    #                   hold only while it is True.  While it is True every key
+    #                   is held exactly once, which `_remove_pod` relies on.
     # check_invariants() asserts all of it.
 
     __slots__ = (
@@ -486,7 +487,11 @@ class Cache:
         if item is None:
             _log.error("Node not found when trying to remove pod %s: %s", pod.uid, pod.node_name)
         else:
-            item.info.remove_pod(pod)
+            # While the contract holds, every UID is held once, by the object
+            # its pod state keeps: finding that object is finding the first
+            # pod with the UID, and it needs no look at the other pods.
+            held = self._pod_states[pod.uid].pod if self._contract_kept else None
+            item.info.remove_pod(pod, held)
             self._drop_or_refresh(item)
         del self._pod_states[pod.uid]
         self._assumed_pods.pop(pod.uid, None)

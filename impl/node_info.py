@@ -66,19 +66,26 @@ class NodeInfo:
             self.pods_with_required_anti_affinity.append(pod)
         self._account(pod, 1)
 
-    def remove_pod(self, pod: Pod) -> None:
+    def remove_pod(self, pod: Pod, held: Pod | None = None) -> None:
         """Remove the first pod with `pod`'s UID and subtract the *stored* pod's usage.
 
         The affinity lists are edited by the argument's classification, before
         the not-found check, as upstream does: a caller passing a differently
         classified version of the pod leaves a stale entry behind.
 
+        `held`, when given, is the stored pod object the caller knows to be the
+        only one with that UID on this node: it is found by identity, without
+        reading every stored pod's UID (which costs a cache miss per pod on a
+        large cluster).  Without it, or if it is not here, the UIDs are compared.
+
         Raises PodNotOnNodeError when no stored pod has the UID, or Fatal where
         upstream panics building that error for a NodeInfo without a node.
         """
         uid = pod.uid
         pods = self.pods
-        index = _index_of(pods, uid)
+        index = -1 if held is None else _position_of(pods, held)
+        if index < 0:
+            index = _index_of(pods, uid)
         if index < 0 and self.node is None:
             raise Fatal(
                 f"NodeInfo.RemovePod: no pod {pod.name} on a NodeInfo without a node "
@@ -175,6 +182,14 @@ class NodeInfo:
                 for name, state in self.image_states.items()
             },
         )
+
+
+def _position_of(pods: list[Pod], pod: Pod) -> int:
+    """Position of this very pod object, searched from the end (where new pods are), or -1."""
+    for index in range(len(pods) - 1, -1, -1):
+        if pods[index] is pod:
+            return index
+    return -1
 
 
 def _index_of(pods: list[Pod], uid: str) -> int:

@@ -152,3 +152,19 @@ class TestFatal:
         assert cache.dump() == before
         assert cache._node_infos.head is head
         cache.check_invariants()
+
+
+class TestUidHeldTwice:
+    def test_removal_takes_the_first_copy_not_the_held_object(self) -> None:
+        """After an update from a missing node leaves a UID twice on n1, removal takes the first."""
+        cache = Cache()
+        cache.add_node(_node("n1"))
+        cache.add_pod(_pod("u1", "n1", cpu=100))
+        # The old pod names a node the cache lacks: upstream only logs the failed
+        # removal, so n1 ends up holding u1 twice (100m, then 300m).
+        cache.update_pod(_pod("u1", "nowhere"), _pod("u1", "n1", cpu=300))
+        assert cache.dump().nodes["n1"].requested == {"cpu": 400}
+        cache.remove_pod(_pod("u1", "n1"))
+        assert cache.dump().nodes["n1"].requested == {"cpu": 300}
+        assert cache.dump().nodes["n1"].pods == ("u1",)
+        cache.check_invariants()

@@ -76,6 +76,25 @@ class TestAddPod:
 
 
 class TestRemovePod:
+    def test_held_object_is_found_by_identity(self) -> None:
+        """Given the stored object, removal takes that very pod, not the first with its UID."""
+        info = NodeInfo()
+        stored = [_pod(uid, cpu=cpu) for uid, cpu in (("b", 100), ("a", 200), ("b", 300))]
+        for pod in stored:
+            info.add_pod(pod)
+        info.remove_pod(_pod("b"), held=stored[2])
+        assert _uids(info.pods) == ["b", "a"]
+        assert info.requested.milli_cpu == 300
+
+    def test_without_held_object_the_first_uid_goes(self) -> None:
+        """Without a held object, the first pod with the UID is removed (upstream's scan)."""
+        info = NodeInfo()
+        for uid, cpu in (("b", 100), ("a", 200), ("b", 300)):
+            info.add_pod(_pod(uid, cpu=cpu))
+        info.remove_pod(_pod("b"))
+        assert _uids(info.pods) == ["b", "a"]
+        assert info.requested.milli_cpu == 500
+
     def test_swap_remove_order(self) -> None:
         """Removing a pod moves the last pod into its place."""
         info = NodeInfo()
