@@ -107,8 +107,8 @@ class ProgressLine:
     def _draw(self) -> None:
         line = describe(self._tally, self.elapsed)
         if self._live:
+            self._line_open = True  # first: a Ctrl-C during the write must still clear it
             self._stream.write("\r" + line + _ERASE_LINE)
-            self._line_open = True
         else:
             self._stream.write(line + "\n")
         self._stream.flush()

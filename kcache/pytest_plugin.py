@@ -40,6 +40,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Hypothesis examples for the kcache conformance item (default: the profile's)",
     )
     group.addoption(
+        "--kcache-seed",
+        metavar="N",
+        type=int,
+        default=None,
+        help="seed for the conformance item, to repeat a run (default: a fresh one, reported)",
+    )
+    group.addoption(
         "--kcache-release",
         choices=sorted(RELEASES),
         default=DEFAULT_RELEASE.name,
@@ -91,19 +98,25 @@ class ConformanceItem(pytest.Item):
 
         config = self.config
         release = config.getoption("kcache_release")
+        profile = selected(os.environ)
+        seed = machine_run.run_seed(config.getoption("kcache_seed"), profile)
         try:
             result = machine_run.run_machine(
                 self.target,
                 release=release,
-                seed=None,
+                seed=seed,
                 out_dir=Path(config.getoption("kcache_out")),
-                profile=selected(os.environ),
+                profile=profile,
                 max_examples=config.getoption("kcache_max_examples"),
                 time_budget=None,
             )
         except KcacheError as error:
             raise ConformanceError(f"kcache could not run: {error}") from None
+        if result.interrupted:
+            raise KeyboardInterrupt  # stopped cleanly between examples; pytest ends the session
         summary = machine_run.describe_result(result)
+        if seed is not None:
+            summary += f", seed {seed} (--kcache-seed {seed} repeats it)"
         self.user_properties.append(("kcache", summary))
         if result.failure is not None:
             failure = result.failure

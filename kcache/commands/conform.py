@@ -10,7 +10,8 @@ summary is printed.
 
 Budget: --max-examples (default: the profile's), --time-budget (run rounds of
 examples until the time is spent), or both (rounds of N until the time is
-spent).  --seed makes a run repeatable; the Hypothesis example database
+spent).  The summary prints the run's seed; --seed repeats it (the `ci`
+profile is derandomized and needs none).  The Hypothesis example database
 (.hypothesis/) replays earlier failures first.
 
 Parallel mode (--parallel, with --threads, --rounds and --time-budget):
@@ -68,17 +69,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if parallel_command.wanted(args):
         return parallel_command.run(args, out)
+    profile = args.profile or selected(os.environ)
+    seed = machine_run.run_seed(args.seed, profile)
     result = machine_run.run_machine(
         args.impl,
         release=args.release,
-        seed=args.seed,
+        seed=seed,
         out_dir=args.out,
-        profile=args.profile or selected(os.environ),
+        profile=profile,
         max_examples=args.max_examples,
         time_budget=args.time_budget,
         progress=ProgressLine.for_stream(sys.stderr),
     )
-    details = machine_run.report(result, args.impl, args.release, out)
+    details = machine_run.report(result, args.impl, args.release, seed, out)
     failure = result.failure
     if args.junit_xml is not None:
         write_junit(
@@ -90,7 +93,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 properties={
                     "impl": args.impl,
                     "release": args.release,
-                    "seed": "random" if args.seed is None else str(args.seed),
+                    "seed": "derandomized" if seed is None else str(seed),
                 },
                 failure=None if failure is None else failure.message.splitlines()[0],
                 details="" if failure is None else f"{failure.message}\n\n{details}",

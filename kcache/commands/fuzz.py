@@ -48,15 +48,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    seed = machine_run.run_seed(args.seed, "fuzz")
     result = machine_run.run_machine(
         args.impl,
         release=args.release,
-        seed=args.seed,
+        seed=seed,
         out_dir=args.out,
         profile="fuzz",
         max_examples=None,
         time_budget=args.duration,
         progress=ProgressLine.for_stream(sys.stderr, every=args.every),
     )
-    machine_run.report(result, args.impl, args.release, out)
+    machine_run.report(result, args.impl, args.release, seed, out)
     return 0 if result.failure is None else 1

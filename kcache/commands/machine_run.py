@@ -12,17 +12,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import random
 import re
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
+
+from hypothesis.reporting import with_reporter
 
 from kcache import targets
 from kcache.conformance import ConformanceResult, run_conformance
 from kcache.errors import KcacheError, TargetError
+from kcache.profiles import PROFILES
 from kcache.progress import ProgressLine, Tally, describe
 from spec.protocol import CacheFactory
 from spec.releases import DEFAULT_RELEASE, RELEASES
@@ -81,7 +87,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed",
         type=int,
         metavar="N",
-        help="seed the example generator, to reproduce a run (default: random)",
+        help="seed the example generator, to repeat a run (default: a fresh seed, printed)",
     )
     parser.add_argument(
         "--out",
@@ -90,6 +96,19 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help=f"folder for failing traces (default: ./{DEFAULT_OUT}/)",
     )
+
+
+def run_seed(seed: int | None, profile: str) -> int | None:
+    """The seed a run uses: the one asked for, else a fresh one to print with the summary.
+
+    A run without a printed seed cannot be repeated, and Hypothesis would
+    print its own `@seed(...)` advice instead, even when a run is only
+    stopped with Ctrl-C.  A derandomized profile (`ci`) keeps no seed: its
+    examples are fixed already, and a seed would undo that.
+    """
+    if seed is not None or PROFILES[profile].derandomize:
+        return seed
+    return random.SystemRandom().randrange(2**32)
 
 
 def run_machine(
@@ -106,9 +125,15 @@ def run_machine(
     """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
 
     Upstream's log-only events (which impl logs like klog does) come by the
-    thousand in a long run and would bury the progress line and the summary.
+    thousand in a long run and would bury the progress line and the summary;
+    what Hypothesis itself reports goes to stderr, so stdout is the summary.
     """
-    with targets.opened(target) as factory, _muted_logs():
+    with (
+        targets.opened(target) as factory,
+        _muted_logs(),
+        with_reporter(_to_stderr),
+        StopBetweenExamples() as stop,
+    ):
         checked_release(factory, target, release)
         try:
             return run_conformance(
@@ -119,7 +144,7 @@ def run_machine(
                 seed=seed,
                 profile=profile,
                 out_dir=out_dir,
-                progress=None if progress is None else _drawing(progress),
+                progress=_after_each_example(progress, stop),
                 name=trace_label(target),
             )
         except Exception as error:
@@ -145,8 +170,55 @@ def _kcache_error(error: BaseException | None) -> KcacheError | None:
     return None
 
 
-def _drawing(progress: ProgressLine) -> Callable[[int, int, int], None]:
-    return lambda examples, steps, failures: progress.update(Tally(examples, steps, failures))
+def _after_each_example(
+    progress: ProgressLine | None, stop: StopBetweenExamples
+) -> Callable[[int, int, int], None]:
+    def report_and_check(examples: int, steps: int, failures: int) -> None:
+        if progress is not None:
+            progress.update(Tally(examples, steps, failures))
+        stop.check()
+
+    return report_and_check
+
+
+class StopBetweenExamples:
+    """Ctrl-C stops the run after the current example; a second Ctrl-C stops it at once.
+
+    A KeyboardInterrupt raised at an arbitrary point can land in a finalizer
+    or weakref callback, where Python ignores it and the run goes on; raised
+    between examples, it always reaches `run_conformance`, which keeps what
+    was found.  Outside the main thread (where signals cannot be handled)
+    Ctrl-C keeps Python's default behaviour.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+        self._installed = False
+
+    def __enter__(self) -> StopBetweenExamples:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._request)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _request(self, signum: int, frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if Ctrl-C was pressed: a clean place to stop."""
+        if self.requested:
+            raise KeyboardInterrupt
+
+
+def _to_stderr(text: object) -> None:
+    print(text, file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -184,13 +256,19 @@ def next_commands(trace: Path, target: str) -> list[str]:
     ]
 
 
-def report(result: ConformanceResult, target: str, release: str, out: TextIO | None = None) -> str:
+def report(
+    result: ConformanceResult,
+    target: str,
+    release: str,
+    seed: int | None,
+    out: TextIO | None = None,
+) -> str:
     """Print the run's summary and, on failure, where the trace is and what to run next.
 
     Returns the failure's details (trace and commands), for a JUnit report.
     """
     out = out or sys.stdout
-    figures = describe_result(result)
+    figures = describe_result(result) + ("" if seed is None else f", seed {seed}")
     if result.failure is None:
         stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
         print(f"PASS {target} conforms to the spec ({release}){stopped}: {figures}", file=out)

@@ -9,14 +9,26 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
+import pty
+import select
+import signal
+import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from kcache.cli import main
-from kcache.commands.machine_run import duration, next_commands, positive_int, trace_label
+from kcache.commands.machine_run import (
+    StopBetweenExamples,
+    duration,
+    next_commands,
+    positive_int,
+    trace_label,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -94,6 +106,27 @@ class TestPassing:
         assert not (own_folder / "kcache-failures").exists()
         assert err == ""  # not a terminal: no progress line, and the caches' logs are muted
 
+    def test_printed_seed_repeats_the_run(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """A run without --seed prints the one it drew; passing it back runs the same examples."""
+        assert conform("--impl", "impl", "--max-examples", "3", "--profile", "default") == 0
+        first = capsys.readouterr().out
+        seed = first.rsplit(", seed ", 1)[1].strip()
+        assert conform("--impl", "impl", "--max-examples", "3", "--seed", seed) == 0
+        again = capsys.readouterr().out
+
+        def work(summary: str) -> str:  # "N examples, M steps"
+            return ", ".join(summary.split(": ", 1)[1].split(", ")[:2])
+
+        assert work(again) == work(first)
+        assert again.rstrip().endswith(f", seed {seed}")
+
+    def test_ci_profile_is_derandomized_without_a_seed(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Under the ci profile the examples are fixed, so no seed is drawn or printed."""
+        assert conform("--impl", "impl", "--max-examples", "2", "--profile", "ci") == 0
+        assert ", seed " not in capsys.readouterr().out
+
     def test_release_v1_36(self, capsys: pytest.CaptureFixture[str]) -> None:
         """--release picks the behaviour the spec holds the target to."""
         assert conform("--impl", "impl", "--release", "v1.36", "--max-examples", "2") == 0
@@ -140,6 +173,50 @@ class TestPassing:
         assert "steps/s" in shown
         assert shown.endswith("\r\x1b[K")
         assert "\n" not in shown
+
+
+def read_until(terminal: int, marker: bytes, patience: float = 120) -> bytes:
+    """What a process wrote to the terminal `terminal` up to `marker` (or its exit)."""
+    seen = b""
+    deadline = time.monotonic() + patience
+    while marker not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([terminal], [], [], 1)
+        if ready:
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:  # the other end closed: the process is gone
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+def test_ctrl_c_on_a_terminal(tmp_path: Path) -> None:
+    """On a real terminal the progress line updates; SIGINT then ends the run with status 130."""
+    terminal, its_end = pty.openpty()
+    conform_run = subprocess.Popen(
+        [sys.executable, "-m", "kcache", "conform", "--impl", "impl", "--time-budget", "1h"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=its_end,
+        text=True,
+    )
+    try:
+        shown = read_until(terminal, b"steps/s")
+        assert shown.startswith(b"\r") and b" examples, " in shown
+        conform_run.send_signal(signal.SIGINT)
+        out, _ = conform_run.communicate(timeout=120)
+        # our end of the terminal stays open, so what the run wrote last is still there
+        shown += read_until(terminal, b"\r\x1b[K", patience=5)
+    finally:
+        conform_run.kill()
+        os.close(terminal)
+        os.close(its_end)
+    assert conform_run.returncode == 130
+    assert "PASS impl conforms to the spec (v1.35) (stopped by Ctrl-C): " in out
+    assert shown.endswith(b"\r\x1b[K")  # the progress line is cleared before the summary
+    assert b"Traceback" not in shown
 
 
 class TestBadArguments:
@@ -199,3 +276,32 @@ class TestBadArguments:
         assert conform("--impl", "only_v1_35:factory", "--release", "v1.36") == 2
         err = capsys.readouterr().err
         assert "does not model release v1.36 (it models v1.35)" in err
+
+
+class TestStopBetweenExamples:
+    def test_first_ctrl_c_waits_for_the_check(self) -> None:
+        """The first SIGINT is only noted; the next check between examples raises."""
+        with StopBetweenExamples() as stop:
+            os.kill(os.getpid(), signal.SIGINT)
+            assert stop.requested
+            with pytest.raises(KeyboardInterrupt):
+                stop.check()
+
+    def test_second_ctrl_c_stops_at_once(self) -> None:
+        """A second SIGINT raises where the program is."""
+        with StopBetweenExamples(), pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def test_previous_handler_is_restored(self) -> None:
+        """After the run, SIGINT is handled as before it."""
+        before = signal.getsignal(signal.SIGINT)
+        with StopBetweenExamples():
+            assert signal.getsignal(signal.SIGINT) is not before
+        assert signal.getsignal(signal.SIGINT) is before
+
+    def test_nothing_pressed_nothing_raised(self) -> None:
+        """Without Ctrl-C the check is silent."""
+        with StopBetweenExamples() as stop:
+            stop.check()
+        assert not stop.requested

@@ -117,3 +117,23 @@ class TestProgressLine:
         progress = ProgressLine.for_stream(out)
         progress.update(Tally(steps=1))
         assert out.getvalue() == ""
+
+    def test_interrupted_drawing_is_still_cleared(self) -> None:
+        """Ctrl-C in the middle of drawing leaves a line that finish still clears."""
+
+        class InterruptedOnce(io.StringIO):
+            interrupted = False
+
+            def write(self, text: str) -> int:
+                written = super().write(text)
+                if not self.interrupted:
+                    self.interrupted = True
+                    raise KeyboardInterrupt
+                return written
+
+        out, clock = InterruptedOnce(), FakeClock()
+        progress = ProgressLine(out, live=True, clock=clock)
+        with pytest.raises(KeyboardInterrupt):
+            progress.update(Tally(steps=1))
+        progress.finish()
+        assert out.getvalue().endswith("\x1b[K\r\x1b[K")

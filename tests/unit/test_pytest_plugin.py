@@ -1,4 +1,8 @@
-"""Tests for `kcache.pytest_plugin`, run in throwaway pytest sessions with pytester."""
+"""Tests for `kcache.pytest_plugin`, run in throwaway pytest processes with pytester.
+
+Subprocesses, not in-process runs: pytester unloads the modules a run imported,
+which splits kcache's exception classes between two copies of its modules.
+"""
 
 from __future__ import annotations
 
@@ -21,33 +25,35 @@ def user_project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def test_inert_without_the_option(user_project: pytest.Pytester) -> None:
     """Without --kcache-impl, a user's run is exactly their own tests."""
-    result = user_project.runpytest()
+    result = user_project.runpytest_subprocess()
     result.assert_outcomes(passed=1)
     assert "kcache-conformance" not in result.stdout.str()
 
 
 def test_options_are_documented(user_project: pytest.Pytester) -> None:
     """pytest --help lists the plugin's options under their own heading."""
-    result = user_project.runpytest("--help")
+    result = user_project.runpytest_subprocess("--help")
     result.stdout.fnmatch_lines(["kcache conformance:", "*--kcache-impl=TARGET*"])
 
 
 def test_impl_passes(user_project: pytest.Pytester) -> None:
     """--kcache-impl impl adds one passing item beside the user's tests."""
-    result = user_project.runpytest("--kcache-impl", "impl", "--kcache-max-examples", "3", "-v")
+    result = user_project.runpytest_subprocess(
+        "--kcache-impl", "impl", "--kcache-max-examples", "3", "-v"
+    )
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*kcache-conformance?impl? PASSED*"])
 
 
 def test_item_can_be_deselected(user_project: pytest.Pytester) -> None:
     """-k selects items as usual, the conformance item included."""
-    result = user_project.runpytest("--kcache-impl", "impl", "-k", "users_own")
+    result = user_project.runpytest_subprocess("--kcache-impl", "impl", "-k", "users_own")
     result.assert_outcomes(passed=1, deselected=1)
 
 
 def test_unknown_target_fails_the_item_in_one_line(user_project: pytest.Pytester) -> None:
     """A target kcache cannot build fails the item with kcache's one-line message."""
-    result = user_project.runpytest("--kcache-impl", "nonsense")
+    result = user_project.runpytest_subprocess("--kcache-impl", "nonsense")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["kcache could not run: --impl nonsense: unknown target*"])
     assert "Traceback" not in result.stdout.str()
@@ -64,6 +70,25 @@ def test_bad_options_are_usage_errors(
     user_project: pytest.Pytester, argv: list[str], message: str
 ) -> None:
     """Bad plugin options stop the run before collection, as pytest usage errors."""
-    result = user_project.runpytest("--kcache-impl", "impl", *argv)
+    result = user_project.runpytest_subprocess("--kcache-impl", "impl", *argv)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_run_figures_and_seed_are_recorded(user_project: pytest.Pytester) -> None:
+    """The item records its figures and seed as a property, e.g. for --junitxml."""
+    result = user_project.runpytest_subprocess(
+        "--kcache-impl",
+        "impl",
+        "--kcache-max-examples",
+        "2",
+        "--kcache-seed",
+        "5",
+        "--junitxml",
+        "report.xml",
+    )
+    result.assert_outcomes(passed=2)
+    report = (user_project.path / "report.xml").read_text(encoding="utf-8")
+    assert 'name="kcache"' in report
+    assert " examples, " in report and " steps, " in report
+    assert "seed 5 (--kcache-seed 5 repeats it)" in report
