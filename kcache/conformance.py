@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
+from typing import Any, cast
 
 import attrs
 from hypothesis import seed as hypothesis_seed
@@ -19,7 +21,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from kcache.machine import ConformanceError, conformance_machine
 from kcache.profiles import PROFILES
-from spec.protocol import CacheFactory
+from spec.protocol import CacheFactory, SchedulerCache
 from spec.releases import DEFAULT_RELEASE, Release
 
 #: examples per round of a timed run: a round is the unit the budget is checked in
@@ -128,3 +130,55 @@ def run_conformance(
         interrupted=interrupted,
         found_after=recorder.first_failure_at,
     )
+
+
+#: the operations after which `representation_checked` runs the cache's own check
+_MUTATORS = frozenset(
+    {
+        "add_node",
+        "update_node",
+        "remove_node",
+        "assume_pod",
+        "finish_binding",
+        "forget_pod",
+        "add_pod",
+        "update_pod",
+        "remove_pod",
+        "cleanup",
+        "update_snapshot",
+    }
+)
+
+
+class _RepresentationChecked:
+    """A cache whose every operation is followed by its own `check_invariants()`."""
+
+    def __init__(self, cache: SchedulerCache) -> None:
+        self._cache = cache
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._cache, name)
+        if name not in _MUTATORS:
+            return attribute
+
+        def checked(*args: Any) -> Any:
+            try:
+                return attribute(*args)
+            finally:
+                self._cache.check_invariants()  # type: ignore[attr-defined]
+
+        return checked
+
+
+def representation_checked(factory: CacheFactory) -> CacheFactory:
+    """`factory`, with `check_invariants()` run after every operation of its caches.
+
+    A failure the conformance machine found through `check_invariants` alone
+    leaves every observation equal; replaying its trace against this factory
+    reproduces it at the same step (the check's AssertionError is the mismatch).
+    """
+
+    def build(*, ttl: Decimal, release: Release) -> SchedulerCache:
+        return cast(SchedulerCache, _RepresentationChecked(factory(ttl=ttl, release=release)))
+
+    return build

@@ -110,8 +110,30 @@ class RecordedStep:
         else:
             expect = {"error": self.outcome.message if pin_message else True}
         if self.snapshot_view is not None:
-            expect["snapshot"] = self.snapshot_view.to_json()
+            view = self.snapshot_view.to_json()
+            view["nodes"] = {name: pinned(node) for name, node in view["nodes"].items()}
+            expect["snapshot"] = view
         return {"op": self.op, **self.args, "expect": expect}
+
+
+#: FORMAT.md compares resource maps only on the keys listed, and absent is 0,
+#: so a pinning expectation lists every resource the strategies use, zeros too
+PINNED_RESOURCES = {
+    "requested": ("cpu", "memory", "ephemeral-storage", *strategies.SCALAR_RESOURCES),
+    "non_zero_requested": ("cpu", "memory"),
+    "allocatable": ("cpu", "memory", "ephemeral-storage", "pods", *strategies.SCALAR_RESOURCES),
+}
+
+
+def pinned(node_view: dict[str, Any]) -> dict[str, Any]:
+    """A NODE-VIEW whose resource maps list zeros explicitly, so that they are checked."""
+    return {
+        **node_view,
+        **{
+            field: {**dict.fromkeys(names, 0), **node_view[field]}
+            for field, names in PINNED_RESOURCES.items()
+        },
+    }
 
 
 class ConformanceError(AssertionError):
@@ -176,7 +198,7 @@ class FailureRecorder:
         if final_observation is not None:
             trace_steps.append({"op": "observe", "expect": final_observation})
         op = trace_steps[-1]["op"] if trace_steps else "build"
-        step = len(trace_steps)
+        step = len(trace_steps) - 1  # counted from 0, as `kcache replay` reports steps
         headline = f"step {step} ({op}): {message}"
         trace = {
             "name": f"{self.target} diverges from the spec at step {step} ({op})",
@@ -611,13 +633,20 @@ class ConformanceMachine(RuleBasedStateMachine):
             )
         return self._observed
 
-    def _fail(self, message: str, *, pin_error: bool = False) -> None:
-        """Raise the failure, with the trace so far (and, after an observation, the spec's view)."""
+    def _fail(self, message: str, *, pin_error: bool = False, observed: bool = True) -> None:
+        """Raise the failure with the trace so far.
+
+        An `observed` failure (the caches showed something wrong) ends the
+        trace with an `observe` step pinning the spec's view; an outcome
+        failure (`pin_error`) pins the last step's outcome instead; a failure
+        of the impl's own check has nothing to observe, and its trace fails
+        at the last step under `representation_checked`.
+        """
         raise self.recorder.failure(
             steps=self.steps,
             ttl=self.ttl,
             message=message,
-            final_observation=None if pin_error else self._expectations(),
+            final_observation=self._expectations() if observed and not pin_error else None,
             pin_error=pin_error,
         )
 
@@ -626,7 +655,7 @@ class ConformanceMachine(RuleBasedStateMachine):
         expected, _ = self._observations()
         names = set(strategies.POD_NODE_NAMES) | set(self.last_node)
         nodes: dict[str, Any] = dict.fromkeys(sorted(names))
-        nodes.update((name, view.to_json()) for name, view in expected.dump.nodes.items())
+        nodes.update((name, pinned(view.to_json())) for name, view in expected.dump.nodes.items())
         return {
             "node_count": expected.node_count[1],
             "pod_count": expected.pod_count[1],
@@ -670,7 +699,9 @@ class ConformanceMachine(RuleBasedStateMachine):
         try:
             check()
         except Exception as error:  # any failure of the check is the finding
-            self._fail(f"impl.check_invariants() failed: {type(error).__name__}: {error}")
+            self._fail(
+                f"impl.check_invariants() failed: {type(error).__name__}: {error}", observed=False
+            )
 
     @invariant()
     def assumed_pods_are_held(self) -> None:

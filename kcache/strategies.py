@@ -57,6 +57,9 @@ IMAGES: tuple[Manifest, ...] = (
 )
 
 EXTENDED = "example.com/gpu"
+HUGEPAGES = "hugepages-2Mi"
+#: the scalar resources the pools use (what a pinning expectation must list)
+SCALAR_RESOURCES = (EXTENDED, HUGEPAGES)
 
 #: allocatable maps: absent, empty, and with extended and hugepages resources
 ALLOCATABLE: tuple[Manifest | None, ...] = (
@@ -64,7 +67,7 @@ ALLOCATABLE: tuple[Manifest | None, ...] = (
     None,
     {},
     {"cpu": "2", "memory": "4Gi", "pods": "10", EXTENDED: "4"},
-    {"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "10Gi", "hugepages-2Mi": "4Mi"},
+    {"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "10Gi", HUGEPAGES: "4Mi"},
 )
 
 #: `spec.affinity`: absent, empty structs (which count, §4.7), required and
@@ -114,7 +117,7 @@ REQUESTS: tuple[Manifest, ...] = (
     {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"},
     {EXTENDED: "0"},
     {"cpu": "1500m", "memory": "1e3"},
-    {"hugepages-2Mi": "2Mi"},
+    {HUGEPAGES: "2Mi"},
 )
 
 #: a container's `resources`: absent, `{}`, `{"requests": {}}`, requests, limits
