@@ -4,9 +4,19 @@ Pod operations touch one NodeInfo and a few dict entries, and a refresh after
 one change clones one NodeInfo, so their cost should not depend on the
 number of nodes; a refresh with nothing changed stops at the list's head.  A
 full rebuild, by contrast, grows with the cluster.
+
+The growth being checked is small next to the noise of a shared machine, so
+every small measurement is taken many times, spread over a few seconds of
+other work, and keeps its least disturbed value: the pods go through their
+pairs in chunks, every chunk once per round (between two timings of a chunk
+all the others run, so each timing starts as cold as the whole workload),
+and the refreshes are timed once per round.
 """
 
 from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
 
 from benchmarks.cluster import cluster, extra_pods
 from benchmarks.memory import footprint
@@ -18,11 +28,14 @@ from spec.objects import Pod
 
 #: the target: per-operation costs at the largest size within this factor of the smallest
 TARGET_SPREAD = 2.0
-#: runs of a microsecond-scale refresh per measurement
-SMALL_RUNS = 100
-#: runs of the pod pairs per size (each a fraction of a second): the growth
-#: being measured is small, so the best run must be free of other processes
-PAIR_RUNS = 9
+#: pods per timed chunk of the pod pairs
+PAIR_CHUNK = 1_000
+#: passes over all chunks
+ROUNDS = 7
+#: refreshes with nothing changed per timing (one takes well under a microsecond)
+UNCHANGED_BATCH = 100
+#: timed refreshes per round
+REFRESH_RUNS = 30
 
 
 def scaling_section(scale: Scale) -> Table:
@@ -35,17 +48,7 @@ def scaling_section(scale: Scale) -> Table:
         sizes.append(built.size)
         memory, cache = footprint(built)
         pods = extra_pods(scale.pod_operations, built.nodes, tag="scale")
-        costs = {
-            "assume_pod + forget_pod, per op": paired(
-                cache.assume_pod, cache.forget_pod, pods, repeat=PAIR_RUNS
-            )
-            / (2 * len(pods)),
-            "add_pod + remove_pod, per op": paired(
-                cache.add_pod, cache.remove_pod, pods, repeat=PAIR_RUNS
-            )
-            / (2 * len(pods)),
-            **_refreshes(cache, pods[0], scale.repeat),
-        }
+        costs = _costs(cache, pods, scale.repeat)
         for name, cost in costs.items():
             measured.setdefault(name, []).append(cost)
         rows.append(
@@ -68,26 +71,52 @@ def scaling_section(scale: Scale) -> Table:
     )
 
 
-def _refreshes(cache: Cache, pod: Pod, repeat: int) -> dict[str, float]:
-    """Refresh with nothing changed, with one node changed, and a rebuild into a new snapshot."""
+def _costs(cache: Cache, pods: list[Pod], repeat: int) -> dict[str, float]:
+    """Seconds per operation of the pod pairs, of refreshes with 0 and 1 changed nodes, and
+    of a full rebuild (best of `repeat`)."""
+    pairs: dict[str, tuple[Callable[[Pod], object], Callable[[Pod], object]]] = {
+        "assume_pod + forget_pod, per op": (cache.assume_pod, cache.forget_pod),
+        "add_pod + remove_pod, per op": (cache.add_pod, cache.remove_pod),
+    }
     snapshot = cache.new_snapshot()
     cache.update_snapshot(snapshot)
-
-    def one_change() -> None:
-        cache.assume_pod(pod)
-        cache.forget_pod(pod)
+    changing = pods[0]
 
     def unchanged() -> None:
-        for _ in range(SMALL_RUNS):
+        for _ in range(UNCHANGED_BATCH):
             cache.update_snapshot(snapshot)
 
-    # Microsecond refreshes: many runs, so that the best one is undisturbed.
+    def catch_up() -> None:
+        cache.update_snapshot(snapshot)
+
+    def one_change() -> None:
+        catch_up()
+        cache.assume_pod(changing)
+        cache.forget_pod(changing)
+
+    chunks = [pods[start : start + PAIR_CHUNK] for start in range(0, len(pods), PAIR_CHUNK)]
+    chunk_best = {name: [float("inf")] * len(chunks) for name in pairs}
+    refresh_best = {"refresh, 0 changed": float("inf"), "refresh, 1 changed": float("inf")}
+    for _ in range(ROUNDS):
+        for index, chunk in enumerate(chunks):
+            for name, (first, second) in pairs.items():
+                per_op = paired(first, second, chunk, repeat=1) / (2 * len(chunk))
+                chunk_best[name][index] = min(chunk_best[name][index], per_op)
+        refresh_best["refresh, 0 changed"] = min(
+            refresh_best["refresh, 0 changed"],
+            seconds(unchanged, prepare=catch_up, repeat=REFRESH_RUNS) / UNCHANGED_BATCH,
+        )
+        refresh_best["refresh, 1 changed"] = min(
+            refresh_best["refresh, 1 changed"],
+            seconds(
+                lambda: cache.update_snapshot(snapshot), prepare=one_change, repeat=REFRESH_RUNS
+            ),
+        )
+    rebuild = seconds(lambda: cache.update_snapshot(cache.new_snapshot()), repeat=repeat)
     return {
-        "refresh, 0 changed": seconds(unchanged, repeat=SMALL_RUNS) / SMALL_RUNS,
-        "refresh, 1 changed": seconds(
-            lambda: cache.update_snapshot(snapshot), prepare=one_change, repeat=3 * SMALL_RUNS
-        ),
-        "full rebuild": seconds(lambda: cache.update_snapshot(cache.new_snapshot()), repeat=repeat),
+        **{name: statistics.median(best) for name, best in chunk_best.items()},
+        **refresh_best,
+        "full rebuild": rebuild,
     }
 
 
