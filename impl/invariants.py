@@ -60,9 +60,8 @@ def _check_list(node_infos: NodeInfoList) -> None:
     head = node_infos.head
     _check(head is None or head.prev is None, "the head has a predecessor")
     linked: list[NodeInfoListItem] = []
-    item = head
-    while item is not None:
-        _check(len(linked) <= len(node_infos.items), "the list is longer than the map (a cycle?)")
+    # Generations strictly decrease along the walk, or it stops: so it ends even on a ring.
+    for item in node_infos.newest_first():
         linked.append(item)
         following = item.next
         if following is not None:
@@ -72,7 +71,6 @@ def _check_list(node_infos: NodeInfoList) -> None:
                 f"generation of {item.name} ({item.info.generation}) is not above "
                 f"{following.name}'s ({following.info.generation})",
             )
-        item = following
     _check(
         {id(item) for item in linked} == {id(item) for item in node_infos.items.values()}
         and len(linked) == len(node_infos.items),

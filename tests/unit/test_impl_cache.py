@@ -39,6 +39,14 @@ def _pod(uid: str, node: str, *, cpu: int = 100, affinity: bool = False) -> Pod:
 NGINX = (Image(names=("nginx",), size_bytes=5),)
 
 
+def _close_the_list_into_a_ring(cache: Cache) -> None:
+    """Link the tail back to the head, both ways: the check must report it, not walk forever."""
+    head = tail = cache._node_infos.head
+    while tail.next is not None:
+        tail = tail.next
+    tail.next, head.prev = head, tail
+
+
 @pytest.fixture
 def cache() -> Cache:
     """Nodes a (zone z1, nginx) and b (zone z2), pods u1 on a, u2 assumed on b, u3 on a ghost."""
@@ -62,6 +70,7 @@ class TestCheckInvariants:
         ("corrupt", "message"),
         [
             (lambda cache: setattr(cache._node_infos.head.next, "prev", None), "prev is not"),
+            (_close_the_list_into_a_ring, "the head has a predecessor"),
             (lambda cache: setattr(cache._node_infos.head.info, "generation", 0), "generation of"),
             (lambda cache: cache._node_infos.items.pop("a"), "list holds"),
             (lambda cache: setattr(cache._node_infos.items["a"].info, "pods", []), "u1 is not on"),
@@ -75,6 +84,7 @@ class TestCheckInvariants:
         ],
         ids=[
             "asymmetric link",
+            "ring",
             "generation order",
             "item missing from map",
             "pod not on its node",
