@@ -175,6 +175,43 @@ class TestPassing:
         assert "\n" not in shown
 
 
+#: a seeded bug the machine catches within a few dozen examples, its trace replaying failing
+BUG = "kcache.seeded_bugs:ZeroRequestsDefaulted"
+
+
+class TestFailing:
+    def test_seeded_bug_is_caught(
+        self, capsys: pytest.CaptureFixture[str], own_folder: Path
+    ) -> None:
+        """A seeded bug exits 1; its trace fails replay and explain on the bug, not on spec."""
+        report = own_folder / "kcache.xml"
+        argv = ["--impl", BUG, "--max-examples", "60", "--seed", "0", "--junit-xml", str(report)]
+        assert conform(*argv) == 1
+        out = capsys.readouterr().out
+        assert out.startswith(f"FAIL {BUG} diverges from the spec (v1.35): ")
+        (trace,) = (own_folder / "kcache-failures").glob("*.json")
+        written = Path("kcache-failures") / trace.name
+        assert f"trace: {written}" in out
+        for command in next_commands(written, BUG):
+            assert command in out
+        # the trace shows the failure again, on the bug and only on the bug
+        assert main(["replay", str(trace), "--impl", BUG]) == 1
+        assert main(["replay", str(trace), "--impl", "spec"]) == 0
+        assert main(["explain", str(trace), "--impl", BUG]) == 1
+        assert "✗ EXPECTATION FAILED" in capsys.readouterr().out
+        assert main(["explain", str(trace), "--impl", "spec"]) == 0
+        # and the JUnit testcase fails with a one-line message, the trace in its body
+        failure = ET.parse(report).getroot().find("testsuite/testcase/failure")
+        assert failure is not None
+        message = failure.get("message")
+        assert message is not None
+        assert message.startswith("step ")
+        assert "\n" not in message
+        assert failure.text is not None
+        assert f"trace: {written}" in failure.text
+        assert f"kcache explain {written} --impl spec" in failure.text
+
+
 def read_until(terminal: int, marker: bytes, patience: float = 120) -> bytes:
     """What a process wrote to the terminal `terminal` up to `marker` (or its exit)."""
     seen = b""

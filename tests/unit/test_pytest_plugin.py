@@ -10,6 +10,9 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+#: a seeded bug the machine catches within a few dozen examples
+BUG = "kcache.seeded_bugs:ZeroRequestsDefaulted"
+
 USER_TEST = """
 def test_users_own_test():
     assert True
@@ -49,6 +52,24 @@ def test_item_can_be_deselected(user_project: pytest.Pytester) -> None:
     """-k selects items as usual, the conformance item included."""
     result = user_project.runpytest_subprocess("--kcache-impl", "impl", "-k", "users_own")
     result.assert_outcomes(passed=1, deselected=1)
+
+
+def test_seeded_bug_fails_with_its_trace(user_project: pytest.Pytester) -> None:
+    """A seeded bug fails the item; the report names the trace, which is written."""
+    result = user_project.runpytest_subprocess(
+        "--kcache-impl", BUG, "--kcache-max-examples", "60", "--kcache-seed", "0"
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"*{BUG} diverges from the spec (v1.35)*seed 0*",
+            "trace: kcache-failures/*.json",
+            f"kcache replay kcache-failures/*.json --impl {BUG}",
+            f"kcache explain kcache-failures/*.json --impl {BUG}",
+        ]
+    )
+    (trace,) = (user_project.path / "kcache-failures").glob("*.json")
+    assert trace.read_text(encoding="utf-8").startswith('{"name":')
 
 
 def test_unknown_target_fails_the_item_in_one_line(user_project: pytest.Pytester) -> None:
