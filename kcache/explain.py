@@ -335,19 +335,28 @@ def _pods_lines(scene: Scene, refs: Mapping[str, str]) -> list[str]:
 
 
 def _node_line(name: str, view: Mapping[str, Any]) -> str:
+    """`n1: pods 2/110, cpu 600m/4 (non-zero 700m), memory 256Mi/8Gi`: requested/allocatable.
+
+    The non-zero total (what scoring counts, with defaults for missing
+    requests) is shown where it differs from the requested one.
+    """
     node = NodeView.from_json(view)
-    label = _name(name)
-    if not node.has_node:
-        label += " (ghost: no node object)"
-    allocatable = node.allocatable
-    names = [n for n in ("cpu", "memory") if n in node.requested or n in allocatable]
-    names += sorted(n for n in {*node.requested, *allocatable} - {"cpu", "memory", "pods"})
-    totals = [
-        f"{n} {amount(n, node.requested.get(n, 0))}/{amount(n, allocatable.get(n, 0))}"
-        for n in names
-    ]
+    label = _name(name) + ("" if node.has_node else " (ghost: no node object)")
+    requested, allocatable, non_zero = node.requested, node.allocatable, node.non_zero_requested
+    shown = {*requested, *allocatable, *non_zero} - {"pods"}
+    names = [n for n in ("cpu", "memory") if n in shown] + sorted(shown - {"cpu", "memory"})
+    totals = []
+    for n in names:
+        total = f"{n} {amount(n, requested.get(n, 0))}/{amount(n, allocatable.get(n, 0))}"
+        if non_zero.get(n, 0) != requested.get(n, 0) and n in _NON_ZERO:
+            total += f" (non-zero {amount(n, non_zero.get(n, 0))})"
+        totals.append(total)
     pods = f"pods {len(node.pods)}" + (f"/{allocatable['pods']}" if "pods" in allocatable else "")
     return f"{label}: " + ", ".join([pods, *totals])
+
+
+#: the resources upstream keeps a non-zero total of
+_NON_ZERO = ("cpu", "memory")
 
 
 def render_story(story: Story) -> str:

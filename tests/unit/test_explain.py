@@ -296,3 +296,14 @@ def test_what_the_cache_logged_is_part_of_the_story() -> None:
         "Node not found when trying to remove pod" in line for line in story.chapters[1].logs
     )
     assert "  logged   error: Node not found when trying to remove pod" in render_story(story)
+
+
+def test_non_zero_totals_are_shown_where_they_differ() -> None:
+    """A pod without requests counts the defaults in the non-zero totals, and the line says so."""
+    bare = {
+        "metadata": {"name": "p", "namespace": "default", "uid": "u1"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+    }
+    trace = trace_of({"op": "add_node", "node": NODE}, {"op": "add_pod", "pod": bare})
+    text = render_story(tell(trace, SpecCache))
+    assert "n1: pods 1/110, cpu 0/4 (non-zero 100m), memory 0/8Gi (non-zero 200Mi)" in text
