@@ -1,0 +1,14 @@
+// Added to upstream's cache package at build time (see ../../README.md).
+//
+// v1.36 has no expiry; its New still starts a metrics loop.  The adapter
+// builds the cache without it so that nothing runs between requests.
+
+package cache
+
+import "context"
+
+// NewUnstarted builds a cache like New, minus the background metrics loop,
+// with the GenericWorkload (pod group) bookkeeping off as by default.
+func NewUnstarted() Cache {
+	return newCache(context.Background(), updateMetricsPeriod, nil, false)
+}

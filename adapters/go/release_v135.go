@@ -1,0 +1,33 @@
+//go:build !kcache_v136
+
+package main
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	cache "kcache/goadapter/internal/upstreamcache"
+)
+
+// release is the kcache release profile this build models.
+const release = "v1.35"
+
+// clockedCache hands the trace's times to upstream's time-taking internals.
+type clockedCache struct {
+	cache.ClockedCache
+}
+
+func newCache(ttl time.Duration) cacheUnderTest {
+	return clockedCache{cache.NewUnstarted(ttl)}
+}
+
+func (c clockedCache) finishBinding(logger klog.Logger, pod *v1.Pod, now time.Time) error {
+	return c.FinishBindingAt(logger, pod, now)
+}
+
+func (c clockedCache) cleanup(logger klog.Logger, now time.Time) error {
+	c.CleanupAt(logger, now)
+	return nil
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	cache "kcache/goadapter/internal/upstreamcache"
+)
+
+// cacheUnderTest is upstream's Cache plus the two operations that take a time.
+type cacheUnderTest interface {
+	cache.Cache
+	finishBinding(logger klog.Logger, pod *v1.Pod, now time.Time) error
+	cleanup(logger klog.Logger, now time.Time) error
+}
+
+// session is one adapter process: the current cache and its snapshots.
+type session struct {
+	// cache is nil before the first init and after a fatal answer.
+	cache     cacheUnderTest
+	snapshots map[string]*cache.Snapshot
+	log       *stepLog
+	logger    klog.Logger
+}
+
+func newSession(logs io.Writer) *session {
+	log := &stepLog{out: logs}
+	return &session{log: log, logger: klog.New(log)}
+}
+
+// operation answers one request; reply holds the keys besides "ok".
+type operation func(s *session, r request) (reply map[string]any, err error)
+
+// operations maps each protocol op to its handler.
+var operations = map[string]operation{
+	"init":            (*session).init,
+	"add_node":        (*session).addNode,
+	"update_node":     (*session).updateNode,
+	"remove_node":     (*session).removeNode,
+	"assume_pod":      podStep(cache.Cache.AssumePod),
+	"forget_pod":      podStep(cache.Cache.ForgetPod),
+	"add_pod":         podStep(cache.Cache.AddPod),
+	"remove_pod":      podStep(cache.Cache.RemovePod),
+	"update_pod":      (*session).updatePod,
+	"finish_binding":  (*session).finishBinding,
+	"cleanup":         (*session).cleanup,
+	"update_snapshot": (*session).updateSnapshot,
+	"get_pod":         (*session).getPod,
+	"is_assumed_pod":  (*session).isAssumedPod,
+	"dump":            (*session).dump,
+	"view_snapshot":   (*session).viewSnapshot,
+}
+
+// handle answers one request line; quit reports the quit op.
+func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
+	r, err := parseRequest(line)
+	if err != nil {
+		return failure(err), false
+	}
+	if r.op == "quit" {
+		return nil, true
+	}
+	run, known := operations[r.op]
+	if !known {
+		return failure(protocolErrorf("unknown op %q", r.op)), false
+	}
+	if s.cache == nil && r.op != "init" {
+		return failure(protocolErrorf("%s: no cache; send init first", r.op)), false
+	}
+	reply, err := s.guarded(run, r)
+	if err != nil {
+		if errors.As(err, new(fatalError)) {
+			// Upstream would be gone; its state may be half-changed.
+			s.cache, s.snapshots = nil, nil
+		}
+		return failure(err), false
+	}
+	answer = map[string]any{"ok": true}
+	for key, value := range reply {
+		answer[key] = value
+	}
+	return answer, false
+}
+
+// guarded runs one step, turning upstream's exits and Go panics into fatalError.
+func (s *session) guarded(run operation, r request) (reply map[string]any, err error) {
+	s.log.startStep()
+	defer func() {
+		if recovered := recover(); recovered != nil {
+			reply, err = nil, fatalFrom(recovered, s.log.stepErrors())
+		}
+	}()
+	return run(s, r)
+}
+
+func (s *session) init(r request) (map[string]any, error) {
+	wanted, err := r.optionalString("release", release)
+	if err != nil {
+		return nil, err
+	}
+	if wanted != release {
+		return nil, protocolErrorf("init: release %q is not modelled; this adapter is built for %s", wanted, release)
+	}
+	ttl, err := r.duration("ttl_seconds")
+	if err != nil {
+		return nil, err
+	}
+	s.cache = newCache(ttl)
+	s.snapshots = map[string]*cache.Snapshot{}
+	return nil, nil
+}
+
+func (s *session) addNode(r request) (map[string]any, error) {
+	node, err := r.node("node")
+	if err != nil {
+		return nil, err
+	}
+	s.cache.AddNode(s.logger, node)
+	return nil, nil
+}
+
+func (s *session) updateNode(r request) (map[string]any, error) {
+	oldNode, err := r.optionalNode("old")
+	if err != nil {
+		return nil, err
+	}
+	newNode, err := r.node("new")
+	if err != nil {
+		return nil, err
+	}
+	s.cache.UpdateNode(s.logger, oldNode, newNode)
+	return nil, nil
+}
+
+func (s *session) removeNode(r request) (map[string]any, error) {
+	node, err := r.node("node")
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.cache.RemoveNode(s.logger, node)
+}
+
+// podStep adapts a Cache method of the form Op(logger, pod) error.
+func podStep(method func(cache.Cache, klog.Logger, *v1.Pod) error) operation {
+	return func(s *session, r request) (map[string]any, error) {
+		pod, err := r.pod("pod")
+		if err != nil {
+			return nil, err
+		}
+		return nil, method(s.cache, s.logger, pod)
+	}
+}
+
+func (s *session) updatePod(r request) (map[string]any, error) {
+	oldPod, err := r.pod("old")
+	if err != nil {
+		return nil, err
+	}
+	newPod, err := r.pod("new")
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.cache.UpdatePod(s.logger, oldPod, newPod)
+}
+
+func (s *session) finishBinding(r request) (map[string]any, error) {
+	pod, err := r.pod("pod")
+	if err != nil {
+		return nil, err
+	}
+	now, err := r.instant("now")
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.cache.finishBinding(s.logger, pod, now)
+}
+
+func (s *session) cleanup(r request) (map[string]any, error) {
+	now, err := r.instant("now")
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.cache.cleanup(s.logger, now)
+}
+
+func (s *session) updateSnapshot(r request) (map[string]any, error) {
+	name, err := r.str("snapshot")
+	if err != nil {
+		return nil, err
+	}
+	snapshot, ok := s.snapshots[name]
+	if !ok {
+		snapshot = cache.NewEmptySnapshot()
+		s.snapshots[name] = snapshot
+	}
+	return nil, s.cache.UpdateSnapshot(s.logger, snapshot)
+}
+
+func (s *session) getPod(r request) (map[string]any, error) {
+	pod, err := r.pod("pod")
+	if err != nil {
+		return nil, err
+	}
+	cached, err := s.cache.GetPod(pod)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"node": cached.Spec.NodeName}, nil
+}
+
+func (s *session) isAssumedPod(r request) (map[string]any, error) {
+	pod, err := r.pod("pod")
+	if err != nil {
+		return nil, err
+	}
+	assumed, err := s.cache.IsAssumedPod(pod)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"assumed": assumed}, nil
+}
+
+func (s *session) dump(request) (map[string]any, error) {
+	dump := s.cache.Dump()
+	nodes := make(map[string]nodeView, len(dump.Nodes))
+	for name, info := range dump.Nodes {
+		nodes[name] = viewNode(info)
+	}
+	assumed := dump.AssumedPods.UnsortedList()
+	sort.Strings(assumed)
+	podCount, err := s.cache.PodCount()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"nodes":      nodes,
+		"assumed":    assumed,
+		"node_count": s.cache.NodeCount(),
+		"pod_count":  podCount,
+	}, nil
+}
+
+func (s *session) viewSnapshot(r request) (map[string]any, error) {
+	name, err := r.str("snapshot")
+	if err != nil {
+		return nil, err
+	}
+	snapshot, ok := s.snapshots[name]
+	if !ok {
+		snapshot = cache.NewEmptySnapshot()
+	}
+	return map[string]any{"snapshot": viewSnapshot(snapshot)}, nil
+}

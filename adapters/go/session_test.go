@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	prepareUpstream()
+	os.Exit(m.Run())
+}
+
+// converse runs the adapter over request lines and returns the handshake and
+// the answers, decoded.
+func converse(t *testing.T, requests ...string) (map[string]any, []map[string]any) {
+	t.Helper()
+	var out, logs bytes.Buffer
+	input := strings.NewReader(strings.Join(requests, "\n") + "\n")
+	if err := serve(input, &out, &logs); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	var lines []map[string]any
+	for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		var decoded map[string]any
+		if err := json.Unmarshal([]byte(line), &decoded); err != nil {
+			t.Fatalf("answer %q is not one JSON object: %v", line, err)
+		}
+		lines = append(lines, decoded)
+	}
+	return lines[0], lines[1:]
+}
+
+// answers is converse without the handshake, requiring one answer per request
+// up to the first quit.
+func answers(t *testing.T, requests ...string) []map[string]any {
+	t.Helper()
+	_, got := converse(t, requests...)
+	return got
+}
+
+func initRequest() string {
+	return `{"op": "init", "ttl_seconds": 10, "release": "` + release + `"}`
+}
+
+const (
+	nodeN1 = `{"metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "a"}},
+		"status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+		"images": [{"names": ["nginx:1"], "sizeBytes": 500}]}}`
+	podU1 = `{"metadata": {"name": "p", "namespace": "default", "uid": "u1"},
+		"spec": {"nodeName": "n1", "containers": [{"name": "c",
+		"ports": [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 81, "hostPort": 53, "protocol": "UDP"}],
+		"resources": {"requests": {"cpu": "500m", "memory": "256Mi", "example.com/gpu": 1}}}],
+		"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "claim"}}]}}`
+	podU1OnN2 = `{"metadata": {"name": "p", "namespace": "default", "uid": "u1"}, "spec": {"nodeName": "n2"}}`
+)
+
+// oneLine keeps request literals readable: the protocol wants one line each.
+func oneLine(request string) string {
+	return strings.Join(strings.Fields(request), " ")
+}
+
+func TestHandshakeNamesTheReleaseAndTheLinkedUpstream(t *testing.T) {
+	handshake, _ := converse(t)
+	if handshake["kcache_adapter"] != float64(protocolVersion) {
+		t.Errorf("kcache_adapter = %v, want %d", handshake["kcache_adapter"], protocolVersion)
+	}
+	if got := handshake["releases"]; !reflect.DeepEqual(got, []any{release}) {
+		t.Errorf("releases = %v, want [%s]", got, release)
+	}
+	// go test builds without module versions for the main module, but the
+	// dependency's version is recorded.
+	if name, _ := handshake["name"].(string); !strings.HasPrefix(name, "upstream k8s.io/kubernetes v1.3") {
+		t.Errorf("name = %q, want the linked k8s.io/kubernetes version", name)
+	}
+}
+
+func TestRequestsBeforeInitAndUnparsableOnesAreProtocolErrors(t *testing.T) {
+	got := answers(t,
+		`{"op": "dump"}`,
+		`not json`,
+		`{"op": "frobnicate"}`,
+		`{"op": "init", "release": "v0.1"}`,
+		initRequest(),
+		`{"op": "assume_pod"}`,
+		`{"op": "assume_pod", "pod": {"metadata": {"uid": "x"}, "spec": {"containers": [{"resources": {"requests": {"cpu": "lots"}}}]}}}`,
+	)
+	want := []string{
+		"dump: no cache; send init first",
+		"request is not one JSON object",
+		`unknown op "frobnicate"`,
+		`init: release "v0.1" is not modelled`,
+		"",
+		`assume_pod: missing "pod"`,
+		`assume_pod: "pod": quantities must match`,
+	}
+	for i, fragment := range want {
+		message, _ := got[i]["protocol_error"].(string)
+		if fragment == "" {
+			if got[i]["ok"] != true {
+				t.Errorf("answer %d = %v, want ok", i, got[i])
+			}
+			continue
+		}
+		if !strings.Contains(message, fragment) || got[i]["ok"] != false {
+			t.Errorf("answer %d = %v, want a protocol_error containing %q", i, got[i], fragment)
+		}
+	}
+}
+
+func TestQuitEndsWithoutAnAnswer(t *testing.T) {
+	got := answers(t, initRequest(), `{"op": "quit"}`, `{"op": "dump"}`)
+	if len(got) != 1 {
+		t.Errorf("answers = %v, want only init's", got)
+	}
+}
+
+func TestRefusalsCarryUpstreamTextAndItsClass(t *testing.T) {
+	got := answers(t,
+		initRequest(),
+		oneLine(`{"op": "assume_pod", "pod": `+podU1+`}`),
+		oneLine(`{"op": "assume_pod", "pod": `+podU1+`}`),
+		`{"op": "get_pod", "pod": {"metadata": {"uid": "u9", "name": "q", "namespace": "ns"}}}`,
+		`{"op": "remove_node", "node": {"metadata": {"name": "n9"}}}`,
+		`{"op": "is_assumed_pod", "pod": {"metadata": {"name": "q"}}}`,
+		`{"op": "update_pod", "old": {"metadata": {"uid": "u9", "name": "q"}}, "new": {"metadata": {"uid": "u9", "name": "q"}}}`,
+	)
+	want := []struct{ class, message string }{
+		{"TransitionError", "pod u1(default/p) is in the cache, so can't be assumed"},
+		{"PodNotFoundError", "pod u9(ns/q) does not exist in scheduler cache"},
+		{"NodeNotFoundError", "node n9 is not found"},
+		{"EmptyUIDError", "cannot get cache key for pod with empty UID"},
+		{"TransitionError", "pod u9(q) is not added to scheduler cache, so cannot be updated"},
+	}
+	for i, expected := range want {
+		answer := got[i+2]
+		refusal, _ := answer["error"].(map[string]any)
+		if answer["ok"] != false || refusal["class"] != expected.class || refusal["message"] != expected.message {
+			t.Errorf("answer %d = %v, want %s %q", i+2, answer, expected.class, expected.message)
+		}
+	}
+}
+
+func TestUpdatePodOntoAnotherNodeIsFatalAndEndsTheCache(t *testing.T) {
+	got := answers(t,
+		initRequest(),
+		oneLine(`{"op": "add_pod", "pod": `+podU1+`}`),
+		oneLine(`{"op": "update_pod", "old": `+podU1+`, "new": `+podU1OnN2+`}`),
+		`{"op": "dump"}`,
+		initRequest(),
+		`{"op": "dump"}`,
+	)
+	fatal, _ := got[2]["fatal"].(string)
+	if got[2]["ok"] != false || !strings.HasPrefix(fatal, "Pod updated on a different node than previously added to.") {
+		t.Errorf("update_pod answered %v, want fatal with upstream's logged reason", got[2])
+	}
+	if message, _ := got[3]["protocol_error"].(string); !strings.Contains(message, "send init first") {
+		t.Errorf("after fatal, dump answered %v, want a demand for init", got[3])
+	}
+	if got[5]["ok"] != true || got[5]["pod_count"] != float64(0) {
+		t.Errorf("after a new init, dump answered %v, want an empty cache", got[5])
+	}
+}
+
+func TestAGoPanicInsideUpstreamIsFatal(t *testing.T) {
+	// UpdateNode(nil, n) of a known node whose zone changes dereferences
+	// the nil old node in the node tree.
+	ghostMaker := `{"op": "add_pod", "pod": {"metadata": {"uid": "u1", "name": "p"}, "spec": {"nodeName": "n1"}}}`
+	got := answers(t,
+		initRequest(),
+		ghostMaker,
+		oneLine(`{"op": "update_node", "old": null, "new": `+nodeN1+`}`),
+	)
+	fatal, _ := got[2]["fatal"].(string)
+	if got[2]["ok"] != false || !strings.HasPrefix(fatal, "panic: runtime error") {
+		t.Errorf("update_node answered %v, want a fatal naming the panic", got[2])
+	}
+}
+
+func TestDumpAndSnapshotViewsUseFormatKeys(t *testing.T) {
+	got := answers(t,
+		initRequest(),
+		oneLine(`{"op": "add_node", "node": `+nodeN1+`}`),
+		oneLine(`{"op": "assume_pod", "pod": `+podU1+`}`),
+		`{"op": "update_snapshot", "snapshot": "s"}`,
+		`{"op": "dump"}`,
+		`{"op": "view_snapshot", "snapshot": "s"}`,
+		`{"op": "view_snapshot", "snapshot": "never-used"}`,
+	)
+	wantNode := map[string]any{
+		"has_node":                         true,
+		"pods":                             []any{"u1"},
+		"requested":                        map[string]any{"cpu": 500.0, "memory": 268435456.0, "example.com/gpu": 1.0},
+		"non_zero_requested":               map[string]any{"cpu": 500.0, "memory": 268435456.0},
+		"allocatable":                      map[string]any{"cpu": 4000.0, "memory": 8589934592.0, "pods": 110.0},
+		"used_ports":                       []any{[]any{"0.0.0.0", "TCP", 8080.0}, []any{"0.0.0.0", "UDP", 53.0}},
+		"pods_with_affinity":               []any{},
+		"pods_with_required_anti_affinity": []any{},
+		"pvc_ref_counts":                   map[string]any{"default/claim": 1.0},
+		"image_states":                     map[string]any{"nginx:1": map[string]any{"size": 500.0, "num_nodes": 1.0}},
+	}
+	dump := got[4]
+	if dump["node_count"] != 1.0 || dump["pod_count"] != 1.0 || !reflect.DeepEqual(dump["assumed"], []any{"u1"}) {
+		t.Errorf("dump counts = %v", dump)
+	}
+	if nodes, _ := dump["nodes"].(map[string]any); !reflect.DeepEqual(nodes["n1"], wantNode) {
+		t.Errorf("dump n1 = %v\nwant        %v", nodes["n1"], wantNode)
+	}
+	wantSnapshot := map[string]any{
+		"node_list":                             []any{"n1"},
+		"have_pods_with_affinity":               []any{},
+		"have_pods_with_required_anti_affinity": []any{},
+		"used_pvcs":                             []any{"default/claim"},
+		"nodes":                                 map[string]any{"n1": wantNode},
+	}
+	if !reflect.DeepEqual(got[5]["snapshot"], wantSnapshot) {
+		t.Errorf("snapshot s = %v\nwant         %v", got[5]["snapshot"], wantSnapshot)
+	}
+	empty := map[string]any{
+		"node_list": []any{}, "have_pods_with_affinity": []any{},
+		"have_pods_with_required_anti_affinity": []any{}, "used_pvcs": []any{}, "nodes": map[string]any{},
+	}
+	if !reflect.DeepEqual(got[6]["snapshot"], empty) {
+		t.Errorf("unknown snapshot = %v, want an empty one", got[6]["snapshot"])
+	}
+}
+
+func TestTimesAreExactNanoseconds(t *testing.T) {
+	for text, want := range map[string]int64{
+		`12.5`: 12_500_000_000, `"12.5"`: 12_500_000_000, `"0.000000001"`: 1, `1e3`: 1_000_000_000_000, `"-2"`: -2_000_000_000,
+	} {
+		r := request{op: "cleanup", fields: map[string]json.RawMessage{"now": json.RawMessage(text)}}
+		if got, err := r.nanoseconds("now"); err != nil || got != want {
+			t.Errorf("now %s = %d, %v; want %d", text, got, err, want)
+		}
+	}
+	for _, text := range []string{`"1e-10"`, `"0x10"`, `"1/3"`, `"NaN"`, `"1e99999"`, `true`, `"9999999999999"`} {
+		r := request{op: "cleanup", fields: map[string]json.RawMessage{"now": json.RawMessage(text)}}
+		if _, err := r.nanoseconds("now"); err == nil {
+			t.Errorf("now %s was accepted", text)
+		}
+	}
+}
