@@ -1,0 +1,194 @@
+"""`--impl go`: upstream's own scheduler cache, behind the Go adapter in adapters/go.
+
+The adapter is built on first use, from the release's pinned go.mod, into
+`$XDG_CACHE_HOME/kcache/go-adapter/<release>-<hash>` (default `~/.cache`),
+where the hash covers the adapter's sources and the Go version, so an edit or
+a new toolchain builds afresh and everything else reuses the binary.
+
+Upstream's cache package is compiled from the module cache through a
+`go build -overlay` file written here: see adapters/go/README.md for why.
+
+    python -m kcache.go_adapter build v1.36    # build, print the binary's path
+    python -m kcache.go_adapter test v1.35     # run the adapter's Go tests
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import attrs
+
+from kcache.adapter.client import AdapterFactory
+from kcache.errors import TargetError
+
+#: the adapter's Go module, beside the kcache package in a source checkout
+SOURCE = Path(__file__).resolve().parent.parent / "adapters" / "go"
+#: upstream's package that the overlay compiles into the adapter
+UPSTREAM_PACKAGE = "pkg/scheduler/backend/cache"
+#: where the overlay places it inside the adapter module
+PLACED_PACKAGE = "internal/upstreamcache"
+#: seconds a build may take; a cold module cache on two cores needs several minutes
+BUILD_TIMEOUT = 1800
+#: suffixes of the adapter files a build reads: a change to any other file reuses the binary
+BUILD_INPUTS = frozenset({".go", ".mod", ".sum"})
+#: how many lines of a failed build's output the error quotes
+FAILED_BUILD_LINES = 15
+
+
+@attrs.frozen
+class Build:
+    """How to build the adapter for one release profile."""
+
+    #: module file pinning that release's k8s.io/kubernetes (go -modfile)
+    modfile: str
+    #: build tags selecting the release's Go file (release_*.go)
+    tags: str
+
+
+BUILDS: dict[str, Build] = {
+    "v1.35": Build(modfile="go.mod", tags=""),
+    "v1.36": Build(modfile="v1.36.mod", tags="kcache_v136"),
+}
+
+
+def factory(version: str = "v1.35") -> AdapterFactory:
+    """The adapter factory for `version`, building the adapter first if needed."""
+    return AdapterFactory([str(build(version))])
+
+
+def build(version: str = "v1.35") -> Path:
+    """The adapter binary for `version`, built unless an identical build exists."""
+    go, settings = _toolchain(version)
+    directory = _build_directory(go, version)
+    binary = directory / "goadapter"
+    if binary.is_file():
+        return binary
+    print(f"kcache: building the Go adapter for {version} into {directory}", file=sys.stderr)
+    overlay = _write_overlay(go, version, settings, directory)
+    with tempfile.TemporaryDirectory(dir=directory) as scratch:
+        built = Path(scratch) / "goadapter"
+        _go(go, version, "build", *_flags(settings, overlay), "-trimpath", "-o", str(built), ".")
+        built.replace(binary)  # atomic: a concurrent build finds a whole binary or none
+    return binary
+
+
+def test(version: str = "v1.35") -> str:
+    """Run the adapter's own Go tests for `version`; their output (a failure raises)."""
+    go, settings = _toolchain(version)
+    overlay = _write_overlay(go, version, settings, _build_directory(go, version))
+    return _go(go, version, "test", *_flags(settings, overlay), ".")
+
+
+def _toolchain(version: str) -> tuple[str, Build]:
+    """The `go` command and the settings for `version`; a TargetError says what is missing."""
+    if version not in BUILDS:
+        raise TargetError(f"--impl go:{version}: no Go adapter build (known: {', '.join(BUILDS)})")
+    go = shutil.which("go")
+    if go is None:
+        raise TargetError(
+            f"--impl go:{version}: the Go toolchain is not on PATH (`go`); "
+            "install Go 1.26 or newer, or choose another --impl"
+        )
+    if not (SOURCE / "go.mod").is_file():
+        raise TargetError(f"--impl go:{version}: no adapter sources at {SOURCE}")
+    return go, BUILDS[version]
+
+
+def _build_directory(go: str, version: str) -> Path:
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    directory = home / "kcache" / "go-adapter" / f"{version}-{_fingerprint(go, version)}"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def _flags(settings: Build, overlay: Path) -> list[str]:
+    return [f"-modfile={settings.modfile}", f"-tags={settings.tags}", f"-overlay={overlay}"]
+
+
+def _write_overlay(go: str, version: str, settings: Build, directory: Path) -> Path:
+    """Write the overlay file into `directory` (atomically) and return its path.
+
+    It places upstream's package sources, read in place from the module
+    cache, and our accessor files into the adapter's internal/upstreamcache.
+    """
+    modfile = f"-modfile={settings.modfile}"
+    download = json.loads(
+        _go(go, version, "mod", "download", modfile, "-json", "k8s.io/kubernetes")
+    )
+    upstream = Path(download["Dir"]) / UPSTREAM_PACKAGE
+    placed = SOURCE / PLACED_PACKAGE
+    replace = {
+        str(placed / source.name): str(source)
+        for source in sorted(upstream.glob("*.go"))
+        if not source.name.endswith("_test.go")
+    }
+    accessors = [*(SOURCE / "_overlay").glob("*.go"), *(SOURCE / "_overlay" / version).glob("*.go")]
+    for accessor in sorted(accessors):
+        replace[str(placed / f"zz_kcache_{accessor.name}")] = str(accessor)
+    overlay = directory / "overlay.json"
+    partial = directory / f"overlay.json.{os.getpid()}"
+    partial.write_text(json.dumps({"Replace": replace}, indent=1) + "\n", encoding="utf-8")
+    partial.replace(overlay)
+    return overlay
+
+
+def _fingerprint(go: str, version: str) -> str:
+    """A short hash of what the binary is built from: sources, module files, the Go version."""
+    digest = hashlib.sha256()
+    inputs = (p for p in SOURCE.rglob("*") if p.suffix in BUILD_INPUTS)
+    for path in sorted(p for p in inputs if not p.name.endswith("_test.go")):
+        digest.update(str(path.relative_to(SOURCE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(_go(go, version, "env", "GOVERSION").encode())
+    return digest.hexdigest()[:16]
+
+
+def _go(go: str, version: str, *args: str) -> str:
+    """Run `go ARGS...` in the adapter module; a failure names the command and quotes its end."""
+    command = " ".join(["go", *args])
+    try:
+        done = subprocess.run(
+            [go, *args],
+            cwd=SOURCE,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise TargetError(
+            f"--impl go:{version}: `{command}` took longer than {BUILD_TIMEOUT} s"
+        ) from None
+    if done.returncode != 0:
+        output = (done.stderr + done.stdout).strip().splitlines()
+        raise TargetError(
+            f"--impl go:{version}: `{command}` failed (exit {done.returncode}) in {SOURCE}\n"
+            + "\n".join(f"  {line}" for line in output[-FAILED_BUILD_LINES:])
+        )
+    return done.stdout
+
+
+def main(argv: list[str]) -> int:
+    """`python -m kcache.go_adapter [build|test] [VERSION]`: build (print the path) or test."""
+    command = argv[0] if argv else "build"
+    version = argv[1] if len(argv) > 1 else "v1.35"
+    actions = {"build": lambda: str(build(version)), "test": lambda: test(version).rstrip()}
+    if command not in actions:
+        print("usage: python -m kcache.go_adapter [build|test] [v1.35|v1.36]", file=sys.stderr)
+        return 2
+    try:
+        print(actions[command]())
+    except TargetError as error:
+        print(f"kcache: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
