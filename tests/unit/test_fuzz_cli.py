@@ -52,6 +52,26 @@ class TestInterrupt:
         assert not (tmp_path / "kcache-failures").exists()
 
 
+#: a seeded bug the machine catches within a few dozen examples
+BUG = "kcache.seeded_bugs:ZeroRequestsDefaulted"
+
+
+def test_saved_failures_are_tried_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failure found earlier in this folder is found again at once, and fuzz exits 1 with it."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["conform", "--impl", BUG, "--max-examples", "60", "--seed", "0"]) == 1
+    (found,) = (tmp_path / "kcache-failures").glob("*.json")
+    capsys.readouterr()
+    assert main(["fuzz", "--impl", BUG, "--duration", "1s"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"FAIL {BUG} diverges from the spec (v1.35): ")
+    examples = int(out.split(": ", 1)[1].split(" examples")[0])
+    assert examples <= 3  # the saved example first, then only its (already minimal) shrink
+    assert f"trace: kcache-failures/{found.name}" in out
+
+
 class TestBadArguments:
     @pytest.mark.parametrize(
         ("argv", "named"),
