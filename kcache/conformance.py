@@ -19,8 +19,11 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import settings as Settings  # noqa: N812 -- a class, named like one here
 from hypothesis.stateful import run_state_machine_as_test
 
+from kcache.exact_json import dumps, loads
 from kcache.machine import ConformanceError, conformance_machine
 from kcache.profiles import PROFILES
+from kcache.replay import Verdict, replay_trace
+from kcache.trace import from_json
 from spec.protocol import CacheFactory, SchedulerCache
 from spec.releases import DEFAULT_RELEASE, Release
 
@@ -113,8 +116,10 @@ def run_conformance(
         if recorder.last_failure is None:
             raise  # not a finding: a broken strategy, health check or harness
     failure = recorder.last_failure
-    if failure is not None and failure.trace_path is None and out_dir is not None:
-        recorder.write(failure)  # interrupted while shrinking: keep the smallest so far
+    if failure is not None:
+        failure = pruned(failure, factory, machine.reference)
+        if out_dir is not None:
+            recorder.write(failure)
     return ConformanceResult(
         examples=recorder.examples,
         steps=recorder.steps,
@@ -129,6 +134,53 @@ def run_conformance(
         ),
         interrupted=interrupted,
         found_after=recorder.first_failure_at,
+    )
+
+
+def pruned(
+    failure: ConformanceError, factory: CacheFactory, reference: CacheFactory
+) -> ConformanceError:
+    """`failure` with every trace step left out that its reproduction does not need.
+
+    Hypothesis' shrinking sometimes keeps steps that change nothing (it
+    shrinks the random choices, not the trace); a step may go when, without
+    it, the trace still passes against `reference` and still fails against
+    `factory` at its last step.  Deleting steps never invents a failure: both
+    replays are rerun on every candidate.
+    """
+    steps = list(failure.trace["steps"])
+    # the machine names the step after which it looked; replay may see it sooner
+    against = replay_trace(from_json(loads(dumps(failure.trace))), representation_checked(factory))
+    if against.verdict is Verdict.FAILED:
+        steps = steps[: against.steps_run]
+    index = 0
+    while index < len(steps) - 1:
+        candidate = steps[:index] + steps[index + 1 :]
+        if _reproduces({**failure.trace, "steps": candidate}, factory, reference):
+            steps = candidate
+        else:
+            index += 1
+    if len(steps) == len(failure.trace["steps"]):
+        return failure
+    step, op = len(steps) - 1, steps[-1]["op"]
+    headline = str(failure).split(": ", 1)[1]
+    trace = {
+        **failure.trace,
+        "name": f"{failure.trace['name'].split(' diverges ')[0]} diverges from the spec "
+        f"at step {step} ({op})",
+        "description": f"step {step} ({op}): {headline}",
+        "steps": steps,
+    }
+    return ConformanceError(trace["description"], step=step, op=op, trace=trace)
+
+
+def _reproduces(data: dict[str, Any], factory: CacheFactory, reference: CacheFactory) -> bool:
+    trace = from_json(loads(dumps(data)))
+    against = replay_trace(trace, representation_checked(factory))
+    return (
+        against.verdict is Verdict.FAILED
+        and against.steps_run == len(trace.steps)
+        and replay_trace(trace, reference).verdict is Verdict.PASSED
     )
 
 
@@ -165,7 +217,9 @@ class _RepresentationChecked:
             try:
                 return attribute(*args)
             finally:
-                self._cache.check_invariants()  # type: ignore[attr-defined]
+                check = getattr(self._cache, "check_invariants", None)
+                if check is not None:
+                    check()
 
         return checked
 

@@ -52,6 +52,17 @@ PROFILES: Mapping[str, settings] = {
         phases=_PHASES,
         suppress_health_check=_SLOW_IS_EXPECTED,
     ),
+    # `tox -e mutation`: every mutant must see the same examples, and a kill
+    # needs no shrinking, so it stops at the first failure
+    "mutation": settings(
+        max_examples=40,
+        stateful_step_count=50,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=(Phase.explicit, Phase.generate),
+        suppress_health_check=_SLOW_IS_EXPECTED,
+    ),
     # `kcache fuzz` and nightly runs: many long runs, every failure kept
     "fuzz": settings(
         max_examples=20_000,
