@@ -12,7 +12,8 @@ import pytest
 from kcache.cli import main
 from kcache.errors import TargetError
 from kcache.explain import amount, diff, render_story, tell
-from kcache.trace import Trace, loads
+from kcache.replay import replay_trace
+from kcache.trace import Trace, load_paths, loads
 from spec.cache import Cache as SpecCache
 from spec.releases import Release
 
@@ -307,3 +308,16 @@ def test_non_zero_totals_are_shown_where_they_differ() -> None:
     trace = trace_of({"op": "add_node", "node": NODE}, {"op": "add_pod", "pod": bare})
     text = render_story(tell(trace, SpecCache))
     assert "n1: pods 1/110, cpu 0/4 (non-zero 100m), memory 0/8Gi (non-zero 200Mi)" in text
+
+
+VECTORS = load_paths([Path(__file__).resolve().parents[1] / "vectors"])
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[vector.name for vector in VECTORS])
+def test_every_bundled_vector_is_told_as_replay_judges_it(vector: Trace) -> None:
+    """Explain copes with every shape the vectors hold and fails exactly where replay does."""
+    story = tell(vector, SpecCache)
+    replayed = replay_trace(vector, SpecCache)
+    assert story.first_mismatch == replayed.mismatch
+    text = render_story(story)
+    assert text.count("\nstep ") == len(story.chapters) >= replayed.steps_run
