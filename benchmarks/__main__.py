@@ -1,16 +1,24 @@
-"""`python -m benchmarks [--quick] [--strict]`: run every section and print the tables."""
+"""`python -m benchmarks [--quick] [--strict] [SECTION...]`: run the sections, print the tables.
+
+Each section runs in a fresh Python process, so that no section measures on
+a heap the previous ones left fragmented (object layout decides how many
+memory accesses miss the CPU caches, which is part of what is measured).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from benchmarks.linearizability import linearizability_section
 from benchmarks.memory import memory_section
 from benchmarks.operations import operations_section
-from benchmarks.report import Table, Target, render, render_targets
+from benchmarks.report import Table, Target, from_json, render, render_targets, to_json
 from benchmarks.scale import FULL, QUICK, Scale
 from benchmarks.scaling import scaling_section
 from benchmarks.snapshot import snapshot_section
@@ -37,6 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--strict", action="store_true", help="exit with status 1 when a target is missed"
     )
     parser.add_argument(
+        "--same-process",
+        action="store_true",
+        help="run the sections in this process instead of one fresh process each",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the sections' tables as JSON, one per line"
+    )
+    parser.add_argument(
         "sections",
         nargs="*",
         metavar="SECTION",
@@ -47,18 +63,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown section {unknown[0]!r}; choose from {', '.join(SECTIONS)}")
     scale = QUICK if arguments.quick else FULL
+    run: Callable[[str], Table] = (
+        (lambda name: SECTIONS[name](scale))
+        if arguments.same_process
+        else (lambda name: _in_child(name, quick=arguments.quick))
+    )
     targets: list[Target] = []
     for name in arguments.sections or SECTIONS:
         started = time.perf_counter()
-        table = SECTIONS[name](scale)
+        try:
+            table = run(name)
+        except RuntimeError as error:
+            print(f"python -m benchmarks: {error}", file=sys.stderr)
+            return 2
+        if arguments.json:
+            print(json.dumps(to_json(table)), flush=True)
+            continue
         print(render(table), end="\n")
         print(f"({name}: {time.perf_counter() - started:.1f} s)\n", flush=True)
         targets.extend(table.targets)
+    if arguments.json:
+        return 0
     print(render_targets(targets))
     if scale is QUICK:
         print("\n(quick run: the targets hold at the full sizes; these verdicts only smoke-test)")
     missed = [target for target in targets if not target.met]
     return 1 if arguments.strict and missed else 0
+
+
+def _in_child(name: str, *, quick: bool) -> Table:
+    """Run one section in a fresh `python -m benchmarks --same-process --json` process."""
+    command = [sys.executable, "-m", "benchmarks", "--same-process", "--json", name]
+    child = subprocess.run(
+        [*command, *(["--quick"] if quick else [])],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if child.returncode != 0:
+        last = child.stderr.strip().splitlines()[-1:] or ["(no output)"]
+        raise RuntimeError(f"section {name} failed: {last[0]}")
+    return from_json(json.loads(child.stdout))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 
@@ -22,6 +24,21 @@ class Table:
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     targets: tuple[Target, ...] = ()
+
+
+def to_json(table: Table) -> dict[str, Any]:
+    """The table as JSON-ready data (a child process hands its section back this way)."""
+    return attrs.asdict(table)
+
+
+def from_json(data: dict[str, Any]) -> Table:
+    """Read back what `to_json` wrote."""
+    return Table(
+        title=data["title"],
+        columns=tuple(data["columns"]),
+        rows=tuple(tuple(row) for row in data["rows"]),
+        targets=tuple(Target(**target) for target in data["targets"]),
+    )
 
 
 def render(table: Table) -> str:

@@ -15,10 +15,15 @@ and the refreshes are timed once per round.
 
 from __future__ import annotations
 
+import json
 import statistics
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from benchmarks.cluster import cluster, extra_pods
+from benchmarks.cluster import cluster, extra_pods, fill
 from benchmarks.memory import footprint
 from benchmarks.report import Table, Target, duration, size
 from benchmarks.scale import Scale
@@ -39,25 +44,27 @@ REFRESH_RUNS = 30
 
 
 def scaling_section(scale: Scale) -> Table:
-    """Per-operation costs, refresh costs and bytes per pod at each size of the scale."""
+    """Per-operation costs, refresh costs and bytes per pod at each size of the scale.
+
+    Each size runs in a fresh Python process: in one long process the heap
+    left behind by earlier, smaller clusters scatters the next cluster's
+    objects and skews the very locality effects being compared.
+    """
     measured: dict[str, list[float]] = {}
     rows = []
     sizes = []
     for nodes in scale.scaling_nodes:
-        built = cluster(nodes, scale.pods_per_node)
-        sizes.append(built.size)
-        memory, cache = footprint(built)
-        pods = extra_pods(scale.pod_operations, built.nodes, tag="scale")
-        costs = _costs(cache, pods, scale.repeat)
+        result = _in_fresh_process(nodes, scale)
+        sizes.append(result["size"])
+        costs: dict[str, float] = result["costs"]
         for name, cost in costs.items():
             measured.setdefault(name, []).append(cost)
         rows.append(
-            (built.size, *(duration(cost) for cost in costs.values()), size(memory.per_pod))
+            (result["size"], *(duration(cost) for cost in costs.values()), size(result["per_pod"]))
         )
-        del built, cache, pods
     flat = [name for name in measured if "rebuild" not in name]
     return Table(
-        title="Scaling (the same measurements at each cluster size)",
+        title="Scaling (the same measurements at each cluster size, each in a fresh process)",
         columns=("cluster", *measured, "bytes per pod"),
         rows=tuple(rows),
         targets=tuple(
@@ -69,6 +76,35 @@ def scaling_section(scale: Scale) -> Table:
             for name in flat
         ),
     )
+
+
+def _in_fresh_process(nodes: int, scale: Scale) -> dict[str, Any]:
+    """`measure_size` run by `python -m benchmarks.scaling` in a child process."""
+    arguments = [str(nodes), str(scale.pods_per_node), str(scale.pod_operations), str(scale.repeat)]
+    child = subprocess.run(
+        [sys.executable, "-m", "benchmarks.scaling", *arguments],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if child.returncode != 0:
+        last = child.stderr.strip().splitlines()[-1:] or ["(no output)"]
+        raise RuntimeError(f"measuring {nodes} nodes failed: {last[0]}")
+    result: dict[str, Any] = json.loads(child.stdout)
+    return result
+
+
+def measure_size(
+    nodes: int, pods_per_node: int, pod_operations: int, repeat: int
+) -> dict[str, Any]:
+    """Costs on a cluster of this size (filled untraced), then its bytes per pod (traced)."""
+    built = cluster(nodes, pods_per_node)
+    cache = fill(Cache(), built)
+    costs = _costs(cache, extra_pods(pod_operations, built.nodes, tag="scale"), repeat)
+    del cache
+    memory, _ = footprint(built)
+    return {"size": built.size, "costs": costs, "per_pod": memory.per_pod}
 
 
 def _costs(cache: Cache, pods: list[Pod], repeat: int) -> dict[str, float]:
@@ -123,3 +159,7 @@ def _costs(cache: Cache, pods: list[Pod], repeat: int) -> dict[str, float]:
 def _spread(costs: list[float]) -> float:
     """How many times the costliest size costs the cheapest."""
     return max(costs) / min(costs)
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure_size(*(int(argument) for argument in sys.argv[1:]))))
