@@ -10,6 +10,7 @@ spec.  Steps-to-catch are printed in the session summary.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,15 +21,30 @@ from kcache.seeded_bugs import SEEDED_BUGS
 from kcache.trace import load_file
 from spec.cache import Cache as SpecCache
 
+#: (bug, examples, steps, trace steps, seconds) for each seeded bug caught
+Row = tuple[str, int, int, int, float]
+
 MAX_TRACE_STEPS = 12
 #: each round is the default profile's examples under the next seed
 TIME_BUDGET_SECONDS = 60.0
 
 
+@pytest.fixture(scope="module")
+def steps_to_catch(request: pytest.FixtureRequest) -> Iterator[list[Row]]:
+    """Collects each bug's row; prints the steps-to-catch table after the last one."""
+    rows: list[Row] = []
+    yield rows
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or not rows:
+        return
+    reporter.write_sep("=", "seeded bugs: steps to catch (default profile)")
+    reporter.write_line(f"{'bug':<32} {'examples':>8} {'steps':>6} {'trace':>5} {'seconds':>7}")
+    for name, examples, steps, trace_steps, seconds in sorted(rows):
+        reporter.write_line(f"{name:<32} {examples:>8} {steps:>6} {trace_steps:>5} {seconds:>7.1f}")
+
+
 @pytest.mark.parametrize("name", sorted(SEEDED_BUGS))
-def test_machine_catches_seeded_bug(
-    name: str, tmp_path: Path, steps_to_catch: list[tuple[str, int, int, int, float]]
-) -> None:
+def test_machine_catches_seeded_bug(name: str, tmp_path: Path, steps_to_catch: list[Row]) -> None:
     """The bug is found, shrunk to a short trace that fails on the bug and passes on the spec."""
     bug = SEEDED_BUGS[name]
     started = time.monotonic()
