@@ -45,14 +45,6 @@ _log = logging.getLogger(__name__)
 
 _CORRUPTED = "Scheduler cache is corrupted and can badly affect scheduling decisions"
 
-#: ForgetPod's text for a pod that is held but not assumed.  Keyed by
-#: `Release.forget_unknown_succeeds`: upstream rewrote ForgetPod once, changing
-#: both the unknown-pod outcome and this text.
-_NOT_ASSUMED = {
-    False: "pod {key}({ref}) wasn't assumed so cannot be forgotten",
-    True: "pod {key}({ref}) is not assumed, so it cannot be removed or forgotten",
-}
-
 
 class PodState:
     """What the cache holds for one pod key: the pod last assumed or added, and its expiry."""
@@ -247,15 +239,15 @@ class Cache:
             if state is None:
                 if self._release.forget_unknown_succeeds:
                     return
-                raise TransitionError(_NOT_ASSUMED[False].format(key=key, ref=pod.ref))
+                raise TransitionError(f"pod {key}({pod.ref}) wasn't assumed so cannot be forgotten")
             if state.pod.node_name != pod.node_name:
                 raise TransitionError(
                     f"pod {key}({pod.ref}) was assumed on {pod.node_name} "
                     f"but assigned to {state.pod.node_name}"
                 )
             if key not in self._assumed_pods:
-                message = _NOT_ASSUMED[self._release.forget_unknown_succeeds]
-                raise TransitionError(message.format(key=key, ref=pod.ref))
+                # Every modelled release says this; upstream rewords it only in v1.37.
+                raise TransitionError(f"pod {key}({pod.ref}) wasn't assumed so cannot be forgotten")
             if (pod.has_affinity, pod.has_required_anti_affinity) != (
                 state.pod.has_affinity,
                 state.pod.has_required_anti_affinity,
