@@ -34,13 +34,16 @@ def steps_to_catch(request: pytest.FixtureRequest) -> Iterator[list[Row]]:
     """Collects each bug's row; prints the steps-to-catch table after the last one."""
     rows: list[Row] = []
     yield rows
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is None or not rows:
+    if not rows:
         return
-    reporter.write_sep("=", "seeded bugs: steps to catch (default profile)")
-    reporter.write_line(f"{'bug':<32} {'examples':>8} {'steps':>6} {'trace':>5} {'seconds':>7}")
-    for name, examples, steps, trace_steps, seconds in sorted(rows):
-        reporter.write_line(f"{name:<32} {examples:>8} {steps:>6} {trace_steps:>5} {seconds:>7.1f}")
+    lines = [
+        "seeded bugs: steps to catch (default profile)",
+        f"{'bug':<32} {'examples':>8} {'steps':>6} {'trace':>5} {'seconds':>7}",
+        *(f"{n:<32} {e:>8} {s:>6} {t:>5} {secs:>7.1f}" for n, e, s, t, secs in sorted(rows)),
+    ]
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print("\n" + "\n".join(lines))
 
 
 @pytest.mark.parametrize("name", sorted(SEEDED_BUGS))
