@@ -44,7 +44,7 @@ REFRESH_RUNS = 30
 
 
 def scaling_section(scale: Scale) -> Table:
-    """Per-operation costs, refresh costs and bytes per pod at each size of the scale.
+    """Per-operation costs, refresh costs, and bytes per node and per pod at each size.
 
     Each size runs in a fresh Python process: in one long process the heap
     left behind by earlier, smaller clusters scatters the next cluster's
@@ -60,12 +60,17 @@ def scaling_section(scale: Scale) -> Table:
         for name, cost in costs.items():
             measured.setdefault(name, []).append(cost)
         rows.append(
-            (result["size"], *(duration(cost) for cost in costs.values()), size(result["per_pod"]))
+            (
+                result["size"],
+                *(duration(cost) for cost in costs.values()),
+                size(result["per_node"]),
+                size(result["per_pod"]),
+            )
         )
     flat = [name for name in measured if "rebuild" not in name]
     return Table(
         title="Scaling (the same measurements at each cluster size, each in a fresh process)",
-        columns=("cluster", *measured, "bytes per pod"),
+        columns=("cluster", *measured, "bytes per node", "bytes per pod"),
         rows=tuple(rows),
         targets=tuple(
             Target(
@@ -98,13 +103,18 @@ def _in_fresh_process(nodes: int, scale: Scale) -> dict[str, Any]:
 def measure_size(
     nodes: int, pods_per_node: int, pod_operations: int, repeat: int
 ) -> dict[str, Any]:
-    """Costs on a cluster of this size (filled untraced), then its bytes per pod (traced)."""
+    """Costs on a cluster of this size (filled untraced), then its footprint (traced)."""
     built = cluster(nodes, pods_per_node)
     cache = fill(Cache(), built)
     costs = _costs(cache, extra_pods(pod_operations, built.nodes, tag="scale"), repeat)
     del cache
     memory, _ = footprint(built)
-    return {"size": built.size, "costs": costs, "per_pod": memory.per_pod}
+    return {
+        "size": built.size,
+        "costs": costs,
+        "per_node": memory.per_node,
+        "per_pod": memory.per_pod,
+    }
 
 
 def _costs(cache: Cache, pods: list[Pod], repeat: int) -> dict[str, float]:
