@@ -101,7 +101,7 @@ class ConformanceItem(pytest.Item):
         profile = selected(os.environ)
         seed = machine_run.run_seed(config.getoption("kcache_seed"), profile)
         try:
-            result = machine_run.run_machine(
+            finished = machine_run.run_machine(
                 self.target,
                 release=release,
                 seed=seed,
@@ -112,6 +112,7 @@ class ConformanceItem(pytest.Item):
             )
         except KcacheError as error:
             raise ConformanceError(f"kcache could not run: {error}") from None
+        result = finished.result
         if result.interrupted:
             raise KeyboardInterrupt  # stopped cleanly between examples; pytest ends the session
         summary = machine_run.describe_result(result)
@@ -124,9 +125,7 @@ class ConformanceItem(pytest.Item):
                 f"{self.target} diverges from the spec ({release}): {summary}",
                 failure.message,
             ]
-            if failure.trace_path is not None:
-                lines.append(f"trace: {failure.trace_path}")
-                lines += machine_run.next_commands(failure.trace_path, self.target)
+            lines.append(machine_run.failure_details(finished, self.target))
             raise ConformanceError("\n".join(lines))
 
     def repr_failure(

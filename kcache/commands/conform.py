@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return parallel_command.run(args, out)
     profile = args.profile or selected(os.environ)
     seed = machine_run.run_seed(args.seed, profile)
-    result = machine_run.run_machine(
+    finished = machine_run.run_machine(
         args.impl,
         release=args.release,
         seed=seed,
@@ -81,7 +81,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         time_budget=args.time_budget,
         progress=ProgressLine.for_stream(sys.stderr),
     )
-    details = machine_run.report(result, args.impl, args.release, seed, out)
+    details = machine_run.report(finished, args.impl, args.release, seed, out)
+    result = finished.result
     failure = result.failure
     if args.junit_xml is not None:
         write_junit(

@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     seed = machine_run.run_seed(args.seed, "fuzz")
-    result = machine_run.run_machine(
+    finished = machine_run.run_machine(
         args.impl,
         release=args.release,
         seed=seed,
@@ -59,5 +59,5 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         time_budget=args.duration,
         progress=ProgressLine.for_stream(sys.stderr, every=args.every),
     )
-    machine_run.report(result, args.impl, args.release, seed, out)
-    return 0 if result.failure is None else 1
+    machine_run.report(finished, args.impl, args.release, seed, out)
+    return 0 if finished.result.failure is None else 1

@@ -23,13 +23,17 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, TextIO
 
+import attrs
 from hypothesis.reporting import with_reporter
 
 from kcache import targets
 from kcache.conformance import ConformanceResult, run_conformance
 from kcache.errors import KcacheError, TargetError
+from kcache.expectations import Mismatch
 from kcache.profiles import PROFILES
 from kcache.progress import ProgressLine, Tally, describe
+from kcache.replay import replay_trace
+from kcache.trace import load_file
 from spec.protocol import CacheFactory
 from spec.releases import DEFAULT_RELEASE, RELEASES
 
@@ -121,12 +125,14 @@ def run_machine(
     max_examples: int | None,
     time_budget: float | None,
     progress: ProgressLine | None = None,
-) -> ConformanceResult:
+) -> MachineRun:
     """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
 
     Upstream's log-only events (which impl logs like klog does) come by the
     thousand in a long run and would bury the progress line and the summary;
     what Hypothesis itself reports goes to stderr, so stdout is the summary.
+    A failure's trace is replayed on the target before the report, so the
+    report can say whether `kcache replay` will show it.
     """
     with (
         targets.opened(target) as factory,
@@ -136,7 +142,7 @@ def run_machine(
     ):
         checked_release(factory, target, release)
         try:
-            return run_conformance(
+            result = run_conformance(
                 factory,
                 release=RELEASES[release],
                 max_examples=max_examples,
@@ -157,6 +163,24 @@ def run_machine(
         finally:
             if progress is not None:
                 progress.finish()
+        return MachineRun(result, _replayed(result, factory))
+
+
+@attrs.frozen
+class MachineRun:
+    """A machine run and, for a written failure, whether replaying its trace shows it."""
+
+    result: ConformanceResult
+    #: the first mismatch replay finds on the target; None: it passes (or nothing was written)
+    replayed: Mismatch | None = None
+
+
+def _replayed(result: ConformanceResult, factory: CacheFactory) -> Mismatch | None:
+    failure = result.failure
+    if failure is None or failure.trace_path is None:
+        return None
+    mismatches = [replay_trace(trace, factory).mismatch for trace in load_file(failure.trace_path)]
+    return next((mismatch for mismatch in mismatches if mismatch is not None), None)
 
 
 def _kcache_error(error: BaseException | None) -> KcacheError | None:
@@ -257,7 +281,7 @@ def next_commands(trace: Path, target: str) -> list[str]:
 
 
 def report(
-    result: ConformanceResult,
+    run: MachineRun,
     target: str,
     release: str,
     seed: int | None,
@@ -268,6 +292,7 @@ def report(
     Returns the failure's details (trace and commands), for a JUnit report.
     """
     out = out or sys.stdout
+    result = run.result
     figures = describe_result(result) + ("" if seed is None else f", seed {seed}")
     if result.failure is None:
         stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
@@ -276,15 +301,27 @@ def report(
     failure = result.failure
     print(f"FAIL {target} diverges from the spec ({release}): {figures}", file=out)
     print(f"  {failure.message}", file=out)
-    if failure.trace_path is None:
-        details = "the trace was not written (no --out folder)"
-    else:
-        commands = "\n".join(
-            f"  {command}" for command in next_commands(failure.trace_path, target)
-        )
-        details = f"trace: {failure.trace_path}\nnext:\n{commands}"
+    details = failure_details(run, target)
     print("\n".join(f"  {line}" for line in details.splitlines()), file=out)
     return details
+
+
+def failure_details(run: MachineRun, target: str) -> str:
+    """Where the trace is, whether replay shows the failure, and the commands to run next."""
+    trace = run.result.failure.trace_path if run.result.failure else None
+    if trace is None:
+        return "the trace was not written (no --out folder)"
+    lines = [f"trace: {trace}"]
+    if run.replayed is None:
+        lines.append(
+            f"note: replaying it on {target} passes: the difference showed only in checks "
+            "a trace cannot carry (such as the cache's own check_invariants)"
+        )
+    else:
+        lines.append(f"replay shows it at {run.replayed}")
+    lines.append("next:")
+    lines += [f"  {command}" for command in next_commands(trace, target)]
+    return "\n".join(lines)
 
 
 def describe_result(result: ConformanceResult) -> str:

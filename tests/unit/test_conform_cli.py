@@ -194,6 +194,7 @@ class TestFailing:
         assert f"trace: {written}" in out
         for command in next_commands(written, BUG):
             assert command in out
+        assert "replay shows it at step " in out
         # the trace shows the failure again, on the bug and only on the bug
         assert main(["replay", str(trace), "--impl", BUG]) == 1
         assert main(["replay", str(trace), "--impl", "spec"]) == 0
@@ -210,6 +211,27 @@ class TestFailing:
         assert failure.text is not None
         assert f"trace: {written}" in failure.text
         assert f"kcache explain {written} --impl spec" in failure.text
+
+
+def test_failure_that_replay_cannot_show_is_flagged(
+    capsys: pytest.CaptureFixture[str], own_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure seen only by the cache's own invariant check says that replay will pass."""
+    (own_folder / "self_doubting.py").write_text(
+        "from impl.cache import Cache\n"
+        "class SelfDoubting(Cache):\n"
+        "    def check_invariants(self):\n"
+        "        super().check_invariants()\n"
+        "        assert self.pod_count() == 0, 'made-up invariant: no pods'\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(own_folder))
+    assert conform("--impl", "self_doubting:SelfDoubting", "--max-examples", "20") == 1
+    out = capsys.readouterr().out
+    assert "made-up invariant: no pods" in out
+    assert "note: replaying it on self_doubting:SelfDoubting passes" in out
+    (trace,) = (own_folder / "kcache-failures").glob("*.json")
+    assert main(["replay", str(trace), "--impl", "self_doubting:SelfDoubting"]) == 0
 
 
 def read_until(terminal: int, marker: bytes, patience: float = 120) -> bytes:

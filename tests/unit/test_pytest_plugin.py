@@ -64,8 +64,9 @@ def test_seeded_bug_fails_with_its_trace(user_project: pytest.Pytester) -> None:
         [
             f"*{BUG} diverges from the spec (v1.35)*seed 0*",
             "trace: kcache-failures/*.json",
-            f"kcache replay kcache-failures/*.json --impl {BUG}",
-            f"kcache explain kcache-failures/*.json --impl {BUG}",
+            "replay shows it at step *",
+            f"  kcache replay kcache-failures/*.json --impl {BUG}",
+            f"  kcache explain kcache-failures/*.json --impl {BUG}",
         ]
     )
     (trace,) = (user_project.path / "kcache-failures").glob("*.json")
