@@ -314,8 +314,8 @@ def failure_details(run: MachineRun, target: str) -> str:
     lines = [f"trace: {trace}"]
     if run.replayed is None:
         lines.append(
-            f"note: replaying it on {target} passes: the difference showed only in checks "
-            "a trace cannot carry (such as the cache's own check_invariants)"
+            f"note: replaying it on {target} passes: the difference showed only in what "
+            "the machine checks beyond a trace's observations (e.g. the cache's check_invariants)"
         )
     else:
         lines.append(f"replay shows it at {run.replayed}")
