@@ -5,38 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from builders import node, pod
 
 from impl.cache import Cache
 from spec.errors import Fatal, NodeNotFoundError
-from spec.objects import Image, Node, Pod, Resource
 
-
-def _node(name: str, zone: str = "", images: tuple[Image, ...] = ()) -> Node:
-    return Node(
-        name=name,
-        zone_key=f":\x00:{zone}" if zone else "",
-        allocatable=Resource(milli_cpu=1000),
-        images=images,
-    )
-
-
-def _pod(uid: str, node: str, *, cpu: int = 100, affinity: bool = False) -> Pod:
-    return Pod(
-        uid=uid,
-        namespace="default",
-        name=f"p-{uid}",
-        node_name=node,
-        requests=Resource(milli_cpu=cpu),
-        non_zero_cpu=cpu,
-        non_zero_memory=209715200,
-        host_ports=(),
-        pvc_keys=(),
-        has_affinity=affinity,
-        has_required_anti_affinity=False,
-    )
-
-
-NGINX = (Image(names=("nginx",), size_bytes=5),)
+NGINX = {"nginx": 5}
 
 
 def _close_the_list_into_a_ring(cache: Cache) -> None:
@@ -51,19 +25,19 @@ def _close_the_list_into_a_ring(cache: Cache) -> None:
 def cache() -> Cache:
     """Nodes a (zone z1, nginx) and b (zone z2), pods u1 on a, u2 assumed on b, u3 on a ghost."""
     cache = Cache()
-    cache.add_node(_node("a", "z1", NGINX))
-    cache.add_node(_node("b", "z2"))
-    cache.add_pod(_pod("u1", "a", affinity=True))
-    cache.assume_pod(_pod("u2", "b"))
-    cache.add_pod(_pod("u3", "gone"))
+    cache.add_node(node("a", zone="z1", images=NGINX))
+    cache.add_node(node("b", zone="z2"))
+    cache.add_pod(pod("u1", node="a", affinity=True))
+    cache.assume_pod(pod("u2", node="b"))
+    cache.add_pod(pod("u3", node="gone"))
     return cache
 
 
 class TestCheckInvariants:
     def test_healthy_cache_passes(self, cache: Cache) -> None:
         """A cache driven only through its operations satisfies its representation."""
-        cache.update_pod(_pod("u1", "a", affinity=True), _pod("u1", "a", cpu=300))
-        cache.remove_node(_node("b", "z2"))
+        cache.update_pod(pod("u1", node="a", affinity=True), pod("u1", node="a", cpu="300m"))
+        cache.remove_node(node("b", zone="z2"))
         cache.check_invariants()
 
     @pytest.mark.parametrize(
@@ -107,17 +81,17 @@ class TestCheckInvariants:
         with pytest.raises(
             NodeNotFoundError, match=r'^node "a" in group ":\\x00:z9" was not found$'
         ):
-            cache.remove_node(_node("a", "z9", NGINX))
+            cache.remove_node(node("a", zone="z9", images=NGINX))
         cache.check_invariants()
 
 
 class TestNodeLifecycle:
     def test_ghost_counts_and_goes_with_its_last_pod(self, cache: Cache) -> None:
         """A removed node with pods stays counted as a ghost until its last pod leaves."""
-        cache.remove_node(_node("a", "z1", NGINX))
+        cache.remove_node(node("a", zone="z1", images=NGINX))
         assert cache.node_count() == 3
         assert cache.dump().nodes["a"].has_node is False
-        cache.remove_pod(_pod("u1", "a"))
+        cache.remove_pod(pod("u1", node="a"))
         assert cache.node_count() == 2
         assert "a" not in cache.dump().nodes
         cache.check_invariants()
@@ -126,8 +100,8 @@ class TestNodeLifecycle:
         """Re-adding a removed node reuses its NodeInfo, pods included, under a newer generation."""
         info = cache._node_infos.items["a"].info
         removed_at = info.generation
-        cache.remove_node(_node("a", "z1", NGINX))
-        cache.add_node(_node("a", "z1", NGINX))
+        cache.remove_node(node("a", zone="z1", images=NGINX))
+        cache.add_node(node("a", zone="z1", images=NGINX))
         assert cache._node_infos.items["a"].info is info
         assert info.generation > removed_at
         assert cache.dump().nodes["a"].pods == ("u1",)
@@ -138,10 +112,10 @@ class TestFatal:
     @pytest.mark.parametrize(
         "operation",
         [
-            lambda cache: cache.update_pod(_pod("u1", "a"), _pod("u1", "b")),
-            lambda cache: cache.remove_pod(_pod("u1", "b")),
-            lambda cache: cache.update_node(None, _node("a", "z1", NGINX)),
-            lambda cache: cache.update_pod(_pod("u3", "gone-too"), _pod("u3", "gone")),
+            lambda cache: cache.update_pod(pod("u1", node="a"), pod("u1", node="b")),
+            lambda cache: cache.remove_pod(pod("u1", node="b")),
+            lambda cache: cache.update_node(None, node("a", zone="z1", images=NGINX)),
+            lambda cache: cache.update_pod(pod("u3", node="gone-too"), pod("u3", node="gone")),
         ],
         ids=[
             "update onto another node",
@@ -154,7 +128,7 @@ class TestFatal:
         self, cache: Cache, operation: Callable[[Cache], object]
     ) -> None:
         """Where upstream ends the process, the cache raises Fatal and keeps its state."""
-        cache.add_pod(_pod("u4", "gone-too"))
+        cache.add_pod(pod("u4", node="gone-too"))
         before = cache.dump()
         head = cache._node_infos.head
         with pytest.raises(Fatal):
@@ -168,13 +142,13 @@ class TestUidHeldTwice:
     def test_removal_takes_the_first_copy_not_the_held_object(self) -> None:
         """After an update from a missing node leaves a UID twice on n1, removal takes the first."""
         cache = Cache()
-        cache.add_node(_node("n1"))
-        cache.add_pod(_pod("u1", "n1", cpu=100))
+        cache.add_node(node("n1"))
+        cache.add_pod(pod("u1", node="n1", cpu="100m"))
         # The old pod names a node the cache lacks: upstream only logs the failed
         # removal, so n1 ends up holding u1 twice (100m, then 300m).
-        cache.update_pod(_pod("u1", "nowhere"), _pod("u1", "n1", cpu=300))
+        cache.update_pod(pod("u1", node="nowhere"), pod("u1", node="n1", cpu="300m"))
         assert cache.dump().nodes["n1"].requested == {"cpu": 400}
-        cache.remove_pod(_pod("u1", "n1"))
+        cache.remove_pod(pod("u1", node="n1"))
         assert cache.dump().nodes["n1"].requested == {"cpu": 300}
         assert cache.dump().nodes["n1"].pods == ("u1",)
         cache.check_invariants()

@@ -6,31 +6,15 @@ import threading
 from decimal import Decimal
 
 import pytest
+from builders import pod
 
 from impl.cache import Cache
 from impl.expiry import ExpiryLoop
 from spec.errors import UnsupportedOperation
-from spec.objects import Pod, Resource
 from spec.releases import V1_36
 
 #: generous bound for a thread to react; assertions never depend on it elapsing
 WAIT = 10.0
-
-
-def _pod(uid: str) -> Pod:
-    return Pod(
-        uid=uid,
-        namespace="default",
-        name=f"p-{uid}",
-        node_name="n1",
-        requests=Resource(milli_cpu=100),
-        non_zero_cpu=100,
-        non_zero_memory=209715200,
-        host_ports=(),
-        pvc_keys=(),
-        has_affinity=False,
-        has_required_anti_affinity=False,
-    )
 
 
 class SteppingClock:
@@ -60,8 +44,8 @@ class TestExpiryLoop:
     def test_loop_expires_pods_and_stops(self) -> None:
         """The loop cleans up with the clock's time, and close() leaves no thread behind."""
         cache = Cache(ttl=Decimal(10))
-        cache.assume_pod(_pod("u1"))
-        cache.finish_binding(_pod("u1"), Decimal(0))
+        cache.assume_pod(pod("u1"))
+        cache.finish_binding(pod("u1"), Decimal(0))
         clock = SteppingClock(Decimal(11))
         # A period longer than any test: passes come from the first run only.
         cache.start_expiry_loop(clock, period=3600)
@@ -74,12 +58,12 @@ class TestExpiryLoop:
     def test_not_yet_expired_pod_stays(self) -> None:
         """A pass at exactly the deadline does not expire the pod."""
         with Cache(ttl=Decimal(10)) as cache:
-            cache.assume_pod(_pod("u1"))
-            cache.finish_binding(_pod("u1"), Decimal(0))
+            cache.assume_pod(pod("u1"))
+            cache.finish_binding(pod("u1"), Decimal(0))
             clock = SteppingClock(Decimal(10))
             cache.start_expiry_loop(clock, period=0)
             clock.wait_for_readings(3)
-        assert cache.is_assumed_pod(_pod("u1"))
+        assert cache.is_assumed_pod(pod("u1"))
         assert _expiry_threads() == []
 
     def test_close_is_idempotent(self) -> None:

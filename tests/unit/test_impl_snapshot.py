@@ -3,37 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from builders import node, pod
 
 from impl.cache import Cache
 from impl.node_info import NodeInfo
 from impl.snapshot import Snapshot
 from spec.errors import NodeNotFoundError, SnapshotInconsistentError
-from spec.objects import Image, Node, Pod, Resource
+from spec.objects import Node
 
-
-def _node(name: str, zone: str = "", images: tuple[Image, ...] = ()) -> Node:
-    return Node(
-        name=name,
-        zone_key=f":\x00:{zone}" if zone else "",
-        allocatable=Resource(milli_cpu=1000),
-        images=images,
-    )
-
-
-def _pod(uid: str, node: str, *, affinity: bool = False, claim: str = "") -> Pod:
-    return Pod(
-        uid=uid,
-        namespace="default",
-        name=f"p-{uid}",
-        node_name=node,
-        requests=Resource(milli_cpu=100),
-        non_zero_cpu=100,
-        non_zero_memory=209715200,
-        host_ports=(),
-        pvc_keys=(f"default/{claim}",) if claim else (),
-        has_affinity=affinity,
-        has_required_anti_affinity=False,
-    )
+NGINX = {"nginx": 5}
 
 
 @pytest.fixture
@@ -52,15 +30,15 @@ def clones(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def _cache_with(*nodes: Node) -> Cache:
     cache = Cache()
-    for node in nodes:
-        cache.add_node(node)
+    for each in nodes:
+        cache.add_node(each)
     return cache
 
 
 class TestIncrementalRefresh:
     def test_nothing_changed_clones_nothing(self, clones: list[str]) -> None:
         """A refresh with no change since the last one stops at the head."""
-        cache = _cache_with(_node("a"), _node("b"))
+        cache = _cache_with(node("a"), node("b"))
         snapshot = cache.new_snapshot()
         cache.update_snapshot(snapshot)
         clones.clear()
@@ -69,13 +47,13 @@ class TestIncrementalRefresh:
 
     def test_only_changed_nodes_are_cloned_in_place(self, clones: list[str]) -> None:
         """One pod event re-clones one entry, into the same object the list points at."""
-        cache = _cache_with(_node("a"), _node("b"), _node("c"))
+        cache = _cache_with(node("a"), node("b"), node("c"))
         snapshot = cache.new_snapshot()
         cache.update_snapshot(snapshot)
         entry = snapshot.node_infos["b"]
         node_list = snapshot.node_list
         clones.clear()
-        cache.add_pod(_pod("u1", "b"))
+        cache.add_pod(pod("u1", node="b"))
         cache.update_snapshot(snapshot)
         assert clones == ["b"]
         assert snapshot.node_infos["b"] is entry
@@ -84,8 +62,8 @@ class TestIncrementalRefresh:
 
     def test_ghosts_are_skipped(self, clones: list[str]) -> None:
         """A NodeInfo without a node never enters a snapshot."""
-        cache = _cache_with(_node("a"))
-        cache.add_pod(_pod("u1", "nowhere"))
+        cache = _cache_with(node("a"))
+        cache.add_pod(pod("u1", node="nowhere"))
         snapshot = cache.new_snapshot()
         cache.update_snapshot(snapshot)
         assert clones == ["a"]
@@ -93,11 +71,11 @@ class TestIncrementalRefresh:
 
     def test_affinity_flip_rebuilds_lists_not_order(self) -> None:
         """A node gaining an affinity pod enters the affinity list; the node order is kept."""
-        cache = _cache_with(_node("a", "z1"), _node("b", "z2"))
+        cache = _cache_with(node("a", zone="z1"), node("b", zone="z2"))
         snapshot = cache.new_snapshot()
         cache.update_snapshot(snapshot)
         node_list = snapshot.node_list
-        cache.add_pod(_pod("u1", "b", affinity=True, claim="c1"))
+        cache.add_pod(pod("u1", node="b", affinity=True, claims=["c1"]))
         cache.update_snapshot(snapshot)
         assert snapshot.node_list is node_list
         view = snapshot.view()
@@ -108,31 +86,31 @@ class TestIncrementalRefresh:
 class TestFullRebuild:
     def test_new_node_rebuilds_order_from_tree(self) -> None:
         """A node new to the snapshot re-derives the whole order from the zone tree."""
-        cache = _cache_with(_node("a1", "a"), _node("a2", "a"))
+        cache = _cache_with(node("a1", zone="a"), node("a2", zone="a"))
         snapshot = cache.new_snapshot()
         cache.update_snapshot(snapshot)
-        cache.add_node(_node("b1", "b"))
+        cache.add_node(node("b1", zone="b"))
         cache.update_snapshot(snapshot)
         assert snapshot.view().node_list == ("a1", "b1", "a2")
 
     def test_zone_change_keeps_frozen_order(self) -> None:
         """A zone change moves the node in the tree but not in the snapshot's order."""
-        cache = _cache_with(_node("a1", "a"), _node("a2", "a"), _node("b1", "b"))
+        cache = _cache_with(node("a1", zone="a"), node("a2", zone="a"), node("b1", zone="b"))
         snapshot = cache.new_snapshot()
         cache.update_snapshot(snapshot)
-        cache.update_node(_node("a1", "a"), _node("a1", "b"))
+        cache.update_node(node("a1", zone="a"), node("a1", zone="b"))
         cache.update_snapshot(snapshot)
         assert snapshot.view().node_list == ("a1", "b1", "a2")
-        cache.add_node(_node("c1", "c"))
+        cache.add_node(node("c1", zone="c"))
         cache.update_snapshot(snapshot)
         assert snapshot.view().node_list == ("a2", "b1", "c1", "a1")
 
     def test_removed_node_is_pruned(self) -> None:
         """A node removed since the last refresh leaves the map and the list."""
-        cache = _cache_with(_node("a"), _node("b"))
+        cache = _cache_with(node("a"), node("b"))
         snapshot = cache.new_snapshot()
         cache.update_snapshot(snapshot)
-        cache.remove_node(_node("a"))
+        cache.remove_node(node("a"))
         cache.update_snapshot(snapshot)
         view = snapshot.view()
         assert view.node_list == ("b",)
@@ -140,14 +118,14 @@ class TestFullRebuild:
 
     def test_deleted_and_readded_node_is_refreshed_in_place(self) -> None:
         """A node deleted and re-added between refreshes looks newer and is overwritten in place."""
-        cache = _cache_with(_node("a", "z1"), _node("b", "z2"))
-        cache.add_pod(_pod("u1", "a"))
+        cache = _cache_with(node("a", zone="z1"), node("b", zone="z2"))
+        cache.add_pod(pod("u1", node="a"))
         snapshot = cache.new_snapshot()
         cache.update_snapshot(snapshot)
         entry = snapshot.node_infos["a"]
-        cache.remove_pod(_pod("u1", "a"))
-        cache.remove_node(_node("a", "z1"))
-        cache.add_node(_node("a", "z3"))
+        cache.remove_pod(pod("u1", node="a"))
+        cache.remove_node(node("a", zone="z1"))
+        cache.add_node(node("a", zone="z3"))
         cache.update_snapshot(snapshot)
         assert snapshot.node_infos["a"] is entry
         assert snapshot.view().nodes["a"].pods == ()
@@ -155,9 +133,9 @@ class TestFullRebuild:
 
     def test_inconsistent_state_is_repaired_then_reported(self) -> None:
         """A tree entry without a snapshot entry gives upstream's error after the rebuild."""
-        cache = _cache_with(_node("a", "z1"))
+        cache = _cache_with(node("a", zone="z1"))
         with pytest.raises(NodeNotFoundError):
-            cache.remove_node(_node("a", "z2"))
+            cache.remove_node(node("a", zone="z2"))
         snapshot = cache.new_snapshot()
         with pytest.raises(SnapshotInconsistentError) as raised:
             cache.update_snapshot(snapshot)
@@ -172,36 +150,34 @@ class TestFullRebuild:
 class TestIsolation:
     def test_snapshot_changes_only_when_refreshed(self) -> None:
         """Cache events after a refresh leave the snapshot's view as it was."""
-        nginx = (Image(names=("nginx",), size_bytes=5),)
-        cache = _cache_with(_node("a", images=nginx))
-        cache.add_pod(_pod("u1", "a", affinity=True, claim="c"))
+        cache = _cache_with(node("a", images=NGINX))
+        cache.add_pod(pod("u1", node="a", affinity=True, claims=["c"]))
         snapshot = cache.new_snapshot()
         cache.update_snapshot(snapshot)
         before = snapshot.view()
-        cache.add_pod(_pod("u2", "a", claim="d"))
-        cache.remove_pod(_pod("u1", "a"))
-        cache.add_node(_node("b", images=nginx))
-        cache.update_node(_node("a", images=nginx), _node("a", "z", images=()))
+        cache.add_pod(pod("u2", node="a", claims=["d"]))
+        cache.remove_pod(pod("u1", node="a"))
+        cache.add_node(node("b", images=NGINX))
+        cache.update_node(node("a", images=NGINX), node("a", zone="z"))
         assert snapshot.view() == before
 
     def test_two_snapshots_are_independent(self) -> None:
         """Refreshing one snapshot does not touch another taken from the same cache."""
-        cache = _cache_with(_node("a"))
+        cache = _cache_with(node("a"))
         first, second = cache.new_snapshot(), cache.new_snapshot()
         cache.update_snapshot(first)
         cache.update_snapshot(second)
-        cache.add_pod(_pod("u1", "a"))
+        cache.add_pod(pod("u1", node="a"))
         cache.update_snapshot(second)
         assert first.view().nodes["a"].pods == ()
         assert second.view().nodes["a"].pods == ("u1",)
 
     def test_stale_image_count_until_recloned(self) -> None:
         """An unchanged entry keeps the image count it was cloned with."""
-        nginx = (Image(names=("nginx",), size_bytes=5),)
-        cache = _cache_with(_node("a", images=nginx))
+        cache = _cache_with(node("a", images=NGINX))
         snapshot = cache.new_snapshot()
         cache.update_snapshot(snapshot)
-        cache.add_node(_node("b", images=nginx))
+        cache.add_node(node("b", images=NGINX))
         cache.update_snapshot(snapshot)
         nodes = snapshot.view().nodes
         assert nodes["a"].image_states["nginx"].num_nodes == 1
