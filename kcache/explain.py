@@ -4,7 +4,7 @@ A counterexample trace says what must be observed, not what the cache held in
 between, so reading one means replaying it in your head.  `tell` replays it
 on a real cache and records, after every step, the outcome, the expectation's
 verdict, every pod's state, every node's totals and what changed since the
-step before; `render` prints that.  Everything shown is read through
+step before; `render_story` prints that.  Everything shown is read through
 `spec.views` (dump, counts, snapshot views), so any target can be explained,
 adapters included, and the changes use FORMAT.md's field names and units.
 
@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from kcache import expectations, targets
-from kcache.errors import TargetError
+from kcache.errors import KcacheError, TargetError
 from kcache.expectations import Mismatch, describe_outcome, render
 from kcache.replay import Run
 from kcache.trace import Step, Trace
@@ -107,8 +107,16 @@ def tell(trace: Trace, factory: CacheFactory, target: str = "spec") -> Story:
             f"--impl {target}: trace {trace.name!r} pins release {trace.release.name}, "
             f"which the target does not model (it models {', '.join(modelled)})"
         )
-    run = Run(factory(ttl=trace.ttl, release=trace.release))
-    return Story(trace, target, tuple(_chapters(trace, run)))
+    try:
+        cache = factory(ttl=trace.ttl, release=trace.release)
+    except KcacheError:
+        raise
+    except Exception as error:
+        raise TargetError(
+            f"--impl {target}: could not build a cache (ttl={trace.ttl}, "
+            f"release={trace.release.name}): {type(error).__name__}: {error}"
+        ) from None
+    return Story(trace, target, tuple(_chapters(trace, Run(cache))))
 
 
 def _chapters(trace: Trace, run: Run) -> Iterator[Chapter]:

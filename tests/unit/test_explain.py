@@ -321,3 +321,13 @@ def test_every_bundled_vector_is_told_as_replay_judges_it(vector: Trace) -> None
     assert story.first_mismatch == replayed.mismatch
     text = render_story(story)
     assert text.count("\nstep ") == len(story.chapters) >= replayed.steps_run
+
+
+def test_a_factory_that_cannot_build_is_a_target_error() -> None:
+    """A factory that raises is reported as kcache's one-line target error."""
+
+    def broken(*, ttl: Decimal, release: Release) -> SpecCache:
+        raise TypeError("needs a config file")
+
+    with pytest.raises(TargetError, match=r"could not build a cache .*needs a config file"):
+        tell(ASSUME_ON_N1, broken, "mine")
