@@ -113,7 +113,7 @@ def tell(trace: Trace, factory: CacheFactory, target: str = "spec") -> Story:
         raise
     except Exception as error:
         raise TargetError(
-            f"--impl {target}: could not build a cache (ttl={trace.ttl}, "
+            f"--impl {target}: building a cache failed (ttl={trace.ttl}, "
             f"release={trace.release.name}): {type(error).__name__}: {error}"
         ) from None
     return Story(trace, target, tuple(_chapters(trace, Run(cache))))

@@ -256,12 +256,25 @@ def _muted_logs() -> Iterator[None]:
 
 
 def checked_release(factory: CacheFactory, target: str, release: str) -> None:
-    """Refuse, before running, a release the target says it does not model."""
+    """Refuse, before running, a release the target does not model or a cache it cannot build.
+
+    A factory that raises would otherwise fail the machine's first step and
+    be reported as a disagreement with the spec, with a traceback.
+    """
     modelled = targets.modelled_releases(factory)
     if release not in modelled:
         raise TargetError(
             f"--impl {target} does not model release {release} (it models {', '.join(modelled)})"
         )
+    try:
+        factory(ttl=Decimal(0), release=RELEASES[release])
+    except KcacheError:
+        raise
+    except Exception as error:
+        raise TargetError(
+            f"--impl {target}: building a cache failed (ttl=0, release={release}): "
+            f"{type(error).__name__}: {error}"
+        ) from None
 
 
 def trace_label(target: str) -> str:

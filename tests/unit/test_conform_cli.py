@@ -307,6 +307,7 @@ class TestBadArguments:
             ("nonsense", "--impl nonsense: unknown target"),
             ("no_such_module:Cache", "cannot import no_such_module"),
             (f"cmd:{sys.executable} -c pass", "before the handshake"),
+            ("json:dumps", "building a cache failed (ttl=0, release=v1.35): TypeError"),
         ],
     )
     def test_target_errors(

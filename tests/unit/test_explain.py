@@ -329,5 +329,5 @@ def test_a_factory_that_cannot_build_is_a_target_error() -> None:
     def broken(*, ttl: Decimal, release: Release) -> SpecCache:
         raise TypeError("needs a config file")
 
-    with pytest.raises(TargetError, match=r"could not build a cache .*needs a config file"):
+    with pytest.raises(TargetError, match=r"building a cache failed .*needs a config file"):
         tell(ASSUME_ON_N1, broken, "mine")
