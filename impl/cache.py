@@ -230,16 +230,15 @@ class Cache:
         """Undo an assumption (upstream `ForgetPod`).
 
         Raises TransitionError when the held pod is on another node than the
-        argument's, or is not assumed; for a pod the cache does not hold, too,
-        unless the release lets that succeed.
+        argument's, or is not assumed.  A pod the cache does not hold is
+        already forgotten: success.
         """
         key = _key(pod)
         with self._lock.write:
             state = self._pod_states.get(key)
             if state is None:
-                if self._release.forget_unknown_succeeds:
-                    return
-                raise TransitionError(f"pod {key}({pod.ref}) wasn't assumed so cannot be forgotten")
+                # Since v1.35.0: the assumed pod may have expired or been deleted already.
+                return
             if state.pod.node_name != pod.node_name:
                 raise TransitionError(
                     f"pod {key}({pod.ref}) was assumed on {pod.node_name} "

@@ -4,7 +4,8 @@ A pod key is in one of three states: Initial (the cache does not hold it),
 Assumed or Added.  Expired and Deleted are where a transition leaves a key,
 but like Initial they are the key's absence, so a later call sees Initial.
 
-`TABLE` gives every (state, operation) cell exactly one outcome for v1.35:
+`TABLE` gives every (state, operation) cell exactly one outcome for v1.35
+(as released: v1.35.0 already lets `forget_pod` of an unknown pod succeed):
 a `Move` (next state and what the cache does) or a `Refuse` (the error class
 and upstream's message template, semantics doc §15).  `RELEASE_CHANGES`
 overrides a few cells for releases whose flags differ (v1.36, §16).
@@ -128,8 +129,10 @@ TABLE: Mapping[Cell, Outcome] = {
     (State.INITIAL, Operation.FINISH_BINDING): Move(
         State.INITIAL, Effect.NOTHING, "a pod the cache does not hold is ignored"
     ),
-    (State.INITIAL, Operation.FORGET_POD): Refuse(
-        TransitionError, _NOT_ASSUMED, "only an assumed pod can be forgotten"
+    (State.INITIAL, Operation.FORGET_POD): Move(
+        State.INITIAL,
+        Effect.NOTHING,
+        "a pod the cache no longer holds (expired, deleted) is forgotten already",
     ),
     (State.INITIAL, Operation.ADD_POD): Move(
         State.ADDED, Effect.ADD, "the informer reports a pod never assumed here, or expired"
@@ -246,21 +249,6 @@ RELEASE_CHANGES: tuple[ReleaseChange, ...] = (
         value=False,
         description="assumed-pod expiry removed (#136204): no finish_binding, no cleanup",
         removed=frozenset({Operation.FINISH_BINDING, Operation.CLEANUP}),
-    ),
-    ReleaseChange(
-        flag="forget_unknown_succeeds",
-        value=True,
-        description="HEAD ForgetPod: an unknown pod is a no-op, an added one has a new message",
-        cells={
-            (State.INITIAL, Operation.FORGET_POD): Move(
-                State.INITIAL, Effect.NOTHING, "forgetting a pod the cache does not hold succeeds"
-            ),
-            (State.ADDED, Operation.FORGET_POD): Refuse(
-                TransitionError,
-                "pod %v(%v) is not assumed, so it cannot be removed or forgotten",
-                "only an assumed pod can be forgotten",
-            ),
-        },
     ),
 )
 

@@ -66,6 +66,7 @@ class TestPodKey:
     def test_message_without_namespace_shows_the_name_only(self, make_cache: MakeCache) -> None:
         """klog prints a pod without namespace as its bare name."""
         cache = make_cache()
+        cache.add_pod(pod("u1", name="web", namespace=""))
         with pytest.raises(TransitionError) as caught:
             cache.forget_pod(pod("u1", name="web", namespace=""))
         assert str(caught.value) == "pod u1(web) wasn't assumed so cannot be forgotten"

@@ -31,15 +31,13 @@ class TestV136:
         cache.forget_pod(pod("u1"))
         assert cache.pod_count() == 0
 
-    def test_forgetting_an_added_pod_has_heads_message(self, make_cache: MakeCache) -> None:
-        """An added pod cannot be forgotten; HEAD words it differently."""
+    def test_forgetting_an_added_pod_keeps_v1_35_message(self, make_cache: MakeCache) -> None:
+        """An added pod cannot be forgotten; the rewording is v1.37's, not v1.36's."""
         cache = make_cache(release=V1_36)
         cache.add_pod(pod("u1"))
         with pytest.raises(TransitionError) as caught:
             cache.forget_pod(pod("u1"))
-        assert str(caught.value) == (
-            "pod u1(default/p-u1) is not assumed, so it cannot be removed or forgotten"
-        )
+        assert str(caught.value) == "pod u1(default/p-u1) wasn't assumed so cannot be forgotten"
 
     def test_node_mismatch_check_is_unchanged(self, make_cache: MakeCache) -> None:
         """Forgetting on another node is refused with the same text as v1.35."""

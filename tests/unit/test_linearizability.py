@@ -212,10 +212,10 @@ class TestCheck:
         assert check(history(*setup(crashed))).linearizable is False
 
     def test_release_decides_the_model(self) -> None:
-        """v1.36 lets forget_pod of an unknown pod succeed; v1.35 refuses it."""
-        forget = (call(0, "t1", "forget_pod", (0, 10), pod=U1),)
-        assert check(History(V1_36, Decimal(0), forget)).linearizable is True
-        assert check(History(V1_35, Decimal(0), forget)).linearizable is False
+        """v1.35 runs an expiry pass; v1.36 has none, so a successful pass is unexplained."""
+        expiry = (call(0, "expiry", "cleanup", (0, 10), now=Decimal(1)),)
+        assert check(History(V1_35, Decimal(0), expiry)).linearizable is True
+        assert check(History(V1_36, Decimal(0), expiry)).linearizable is False
 
     def test_the_search_gives_up_after_its_step_budget(self) -> None:
         verdict = check(
