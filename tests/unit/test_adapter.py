@@ -119,7 +119,7 @@ class TestClient:
     def test_release_is_passed_to_the_cache(self, spec_server: AdapterFactory) -> None:
         """init carries the release: v1.36 has no expiry pass, v1.35 has."""
         spec_server(ttl=Decimal(0), release=V1_35).cleanup(Decimal(1))
-        with pytest.raises(UnsupportedOperation, match="cleanup does not exist in release v1.36"):
+        with pytest.raises(UnsupportedOperation, match=r"cleanup does not exist in release v1\.36"):
             spec_server(ttl=Decimal(0), release=V1_36).cleanup(Decimal(1))
 
     def test_only_the_newest_cache_is_usable(self, spec_server: AdapterFactory) -> None:
