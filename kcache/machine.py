@@ -7,7 +7,7 @@ test and requires the same outcome (success, the same error class, or
 `Fatal`); after every step the invariants compare everything both caches
 show and check the definitions the spec must satisfy.  Every step is recorded
 as a trace step carrying the spec's outcome, so a failing run becomes a trace
-that `kcache replay` reproduces (see `kcache.failures`).
+that `kcache replay` reproduces (`FailureRecorder`).
 """
 
 from __future__ import annotations
