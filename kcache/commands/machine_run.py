@@ -313,6 +313,9 @@ def report(
         return ""
     failure = result.failure
     print(f"FAIL {target} diverges from the spec ({release}): {figures}", file=out)
+    if result.found_after is not None:
+        examples, steps = result.found_after
+        print(f"  found after {examples} examples ({steps} steps); the rest shrank it", file=out)
     print(f"  {failure.message}", file=out)
     details = failure_details(run, target)
     print("\n".join(f"  {line}" for line in details.splitlines()), file=out)

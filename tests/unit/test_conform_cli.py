@@ -189,6 +189,8 @@ class TestFailing:
         assert conform(*argv) == 1
         out = capsys.readouterr().out
         assert out.startswith(f"FAIL {BUG} diverges from the spec (v1.35): ")
+        found = out.splitlines()[1]
+        assert found.startswith("  found after ") and found.endswith(" steps); the rest shrank it")
         (trace,) = (own_folder / "kcache-failures").glob("*.json")
         written = Path("kcache-failures") / trace.name
         assert f"trace: {written}" in out
