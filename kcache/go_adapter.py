@@ -74,7 +74,7 @@ def build(version: str = "v1.35") -> Path:
     overlay = _write_overlay(go, version, settings, directory)
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
         built = Path(scratch) / "goadapter"
-        _go(go, version, "build", *_flags(settings, overlay), "-trimpath", "-o", str(built), ".")
+        _go(go, version, "build", *_flags(settings, overlay), "-o", str(built), ".")
         built.replace(binary)  # atomic: a concurrent build finds a whole binary or none
     return binary
 
@@ -97,7 +97,10 @@ def _toolchain(version: str) -> tuple[str, Build]:
             "install Go 1.26 or newer, or choose another --impl"
         )
     if not (SOURCE / "go.mod").is_file():
-        raise TargetError(f"--impl go:{version}: no adapter sources at {SOURCE}")
+        raise TargetError(
+            f"--impl go:{version}: no adapter sources at {SOURCE}; "
+            "the Go adapter needs kcache installed from a source checkout (pip install -e .)"
+        )
     return go, BUILDS[version]
 
 
@@ -109,6 +112,7 @@ def _build_directory(go: str, version: str) -> Path:
 
 
 def _flags(settings: Build, overlay: Path) -> list[str]:
+    """Flags shared by build and test, so that one compiles what the other already has."""
     return [f"-modfile={settings.modfile}", f"-tags={settings.tags}", f"-overlay={overlay}"]
 
 
