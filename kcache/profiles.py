@@ -12,6 +12,7 @@ what each profile explores).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping
 from datetime import timedelta
@@ -72,15 +73,6 @@ PROFILES: Mapping[str, settings] = {
         phases=_PHASES,
         suppress_health_check=_SLOW_IS_EXPECTED,
     ),
-    # opt-in symbolic exploration with the hypothesis-crosshair backend
-    "crosshair": settings(
-        backend="crosshair",
-        max_examples=20,
-        stateful_step_count=10,
-        deadline=timedelta(seconds=60),
-        database=None,
-        suppress_health_check=[*_SLOW_IS_EXPECTED, HealthCheck.filter_too_much],
-    ),
     # re-run one failure with every step printed
     "debug": settings(
         max_examples=10,
@@ -92,10 +84,31 @@ PROFILES: Mapping[str, settings] = {
     ),
 }
 
+#: opt-in symbolic exploration with the hypothesis-crosshair backend; Hypothesis
+#: refuses the setting unless the backend is installed (`pip install kcache[crosshair]`)
+CROSSHAIR_INSTALLED = importlib.util.find_spec("hypothesis_crosshair_provider") is not None
+if CROSSHAIR_INSTALLED:
+    PROFILES = {
+        **PROFILES,
+        "crosshair": settings(
+            backend="crosshair",
+            max_examples=20,
+            stateful_step_count=10,
+            deadline=timedelta(seconds=60),
+            database=None,
+            suppress_health_check=[*_SLOW_IS_EXPECTED, HealthCheck.filter_too_much],
+        ),
+    }
+
 
 def selected(environ: Mapping[str, str]) -> str:
     """The profile `environ` asks for: `HYPOTHESIS_PROFILE`, else `ci` under CI, else `default`."""
     name = environ.get("HYPOTHESIS_PROFILE") or ("ci" if environ.get("CI") else "default")
+    if name == "crosshair" and not CROSSHAIR_INSTALLED:
+        raise SystemExit(
+            "the crosshair profile needs the hypothesis-crosshair backend: "
+            "pip install 'kcache[crosshair]'"
+        )
     if name not in PROFILES:
         raise SystemExit(
             f"HYPOTHESIS_PROFILE={name!r} is not a kcache profile; choose one of "
