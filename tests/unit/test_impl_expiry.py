@@ -36,11 +36,19 @@ class SteppingClock:
             assert self.read.wait_for(lambda: self.readings >= count, timeout=WAIT)
 
 
-def _expiry_threads() -> list[threading.Thread]:
-    return [thread for thread in threading.enumerate() if thread.name == "kcache-expiry"]
-
-
 class TestExpiryLoop:
+    def setup_method(self) -> None:
+        # Other tests in the same process may leave a loop blocked on purpose
+        # (a deadlocked cache, tests/stateful/test_parallel.py): judge only ours.
+        self.threads_before = set(threading.enumerate())
+
+    def _expiry_threads(self) -> list[threading.Thread]:
+        return [
+            thread
+            for thread in threading.enumerate()
+            if thread.name == "kcache-expiry" and thread not in self.threads_before
+        ]
+
     def test_loop_expires_pods_and_stops(self) -> None:
         """The loop cleans up with the clock's time, and close() leaves no thread behind."""
         cache = Cache(ttl=Decimal(10))
@@ -53,7 +61,7 @@ class TestExpiryLoop:
         # Whatever the loop does after reading the clock finishes under the write lock.
         cache.close()
         assert cache.pod_count() == 0
-        assert _expiry_threads() == []
+        assert self._expiry_threads() == []
 
     def test_not_yet_expired_pod_stays(self) -> None:
         """A pass at exactly the deadline does not expire the pod."""
@@ -64,7 +72,7 @@ class TestExpiryLoop:
             cache.start_expiry_loop(clock, period=0)
             clock.wait_for_readings(3)
         assert cache.is_assumed_pod(pod("u1"))
-        assert _expiry_threads() == []
+        assert self._expiry_threads() == []
 
     def test_close_is_idempotent(self) -> None:
         """Closing twice, or closing a cache that never started a loop, is harmless."""
@@ -73,7 +81,7 @@ class TestExpiryLoop:
         cache.start_expiry_loop(SteppingClock(Decimal(0)), period=3600)
         cache.close()
         cache.close()
-        assert _expiry_threads() == []
+        assert self._expiry_threads() == []
 
     def test_second_start_is_refused(self) -> None:
         """Only one loop runs per cache."""
@@ -81,19 +89,19 @@ class TestExpiryLoop:
             cache.start_expiry_loop(SteppingClock(Decimal(0)), period=3600)
             with pytest.raises(RuntimeError, match="already running"):
                 cache.start_expiry_loop(SteppingClock(Decimal(0)))
-        assert _expiry_threads() == []
+        assert self._expiry_threads() == []
 
     def test_negative_period_is_refused(self) -> None:
         """A negative period is refused with a one-line message, and no thread starts."""
         with pytest.raises(ValueError, match=r"period must be >= 0 seconds, got -1"):
             Cache().start_expiry_loop(SteppingClock(Decimal(0)), period=-1)
-        assert _expiry_threads() == []
+        assert self._expiry_threads() == []
 
     def test_release_without_expiry_has_no_loop(self) -> None:
         """v1.36 has no expiry, so there is no loop to start."""
         with pytest.raises(UnsupportedOperation, match="start_expiry_loop"):
             Cache(release=V1_36).start_expiry_loop(SteppingClock(Decimal(0)))
-        assert _expiry_threads() == []
+        assert self._expiry_threads() == []
 
     def test_failure_in_the_loop_is_reraised_on_close(self) -> None:
         """A failing clock ends the loop, and close() raises what ended it."""
@@ -105,7 +113,7 @@ class TestExpiryLoop:
         cache.start_expiry_loop(broken_clock, period=3600)
         with pytest.raises(ValueError, match="clock is broken"):
             cache.close()
-        assert _expiry_threads() == []
+        assert self._expiry_threads() == []
         cache.close()
 
     def test_loop_runs_every_period(self) -> None:
