@@ -31,9 +31,15 @@ _PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink)
 #: standards (two caches per step); that is expected, not a health problem
 _SLOW_IS_EXPECTED = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
+#: Hypothesis' own defaults.  A bare `settings(...)` would inherit from whatever
+#: profile is loaded at import time, and Hypothesis loads its built-in `ci`
+#: profile (derandomized, no database) by itself when `CI` is set.
+_BASE = settings.get_profile("default")
+
 PROFILES: Mapping[str, settings] = {
     # what `tox` runs: a quick pass that still replays saved failures
     "default": settings(
+        parent=_BASE,
         max_examples=100,
         stateful_step_count=50,
         deadline=None,
@@ -44,6 +50,7 @@ PROFILES: Mapping[str, settings] = {
     # CI: a fresh clone, so no database; derandomized, so a red run is
     # reproducible and a green one means the same examples passed again
     "ci": settings(
+        parent=_BASE,
         max_examples=300,
         stateful_step_count=50,
         deadline=None,
@@ -56,6 +63,7 @@ PROFILES: Mapping[str, settings] = {
     # `tox -e mutation`: every mutant must see the same examples, and a kill
     # needs no shrinking, so it stops at the first failure
     "mutation": settings(
+        parent=_BASE,
         max_examples=40,
         stateful_step_count=50,
         deadline=None,
@@ -66,6 +74,7 @@ PROFILES: Mapping[str, settings] = {
     ),
     # `kcache fuzz` and nightly runs: many long runs, every failure kept
     "fuzz": settings(
+        parent=_BASE,
         max_examples=20_000,
         stateful_step_count=100,
         deadline=None,
@@ -75,6 +84,7 @@ PROFILES: Mapping[str, settings] = {
     ),
     # re-run one failure with every step printed
     "debug": settings(
+        parent=_BASE,
         max_examples=10,
         deadline=None,
         database=DATABASE,
@@ -91,6 +101,7 @@ if CROSSHAIR_INSTALLED:
     PROFILES = {
         **PROFILES,
         "crosshair": settings(
+            parent=_BASE,
             backend="crosshair",
             max_examples=20,
             stateful_step_count=10,

@@ -111,7 +111,10 @@ class TestPassing:
         assert conform("--impl", "impl", "--max-examples", "3", "--profile", "default") == 0
         first = capsys.readouterr().out
         seed = first.rsplit(", seed ", 1)[1].strip()
-        assert conform("--impl", "impl", "--max-examples", "3", "--seed", seed) == 0
+        assert (
+            conform("--impl", "impl", "--max-examples", "3", "--profile", "default", "--seed", seed)
+            == 0
+        )
         again = capsys.readouterr().out
 
         def work(summary: str) -> str:  # "N examples, M steps"
