@@ -318,6 +318,16 @@ def compare(expected: Observation, actual: Observation) -> list[str]:
     return lines
 
 
+def _affinity_class(pod: Pod) -> tuple[bool, bool]:
+    """Which of a NodeInfo's affinity lists `pod` belongs in (§4.7)."""
+    return pod.has_affinity, pod.has_required_anti_affinity
+
+
+def _present(shown: tuple[str, ...], wanted: tuple[str, ...]) -> tuple[str, ...]:
+    """The UIDs of `shown` that `wanted` has too (as multisets), in sorted order."""
+    return tuple(sorted((Counter(shown) & Counter(wanted)).elements()))
+
+
 def _totals(amounts: Iterable[dict[str, int]]) -> dict[str, int]:
     total: Counter[str] = Counter()
     for each in amounts:
@@ -356,6 +366,9 @@ class ConformanceMachine(RuleBasedStateMachine):
         self.within_contract = True
         #: nodes whose pods ever shared a host port: their UsedPorts has history (§4.9)
         self.port_collided: set[str] = set()
+        #: nodes whose affinity lists kept the UID of a pod forgotten through an
+        #: argument classified otherwise (§4.3): they may list pods no longer there
+        self.affinity_drifted: set[str] = set()
         self._observed: tuple[Observation, Observation] | None = None
         self._isolation: dict[str, SnapshotView] = {}
 
@@ -485,8 +498,14 @@ class ConformanceMachine(RuleBasedStateMachine):
 
     @rule(pod=pods, fitting=FITTING, data=st.data())
     def forget_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+        """Forget an assumed pod: the version assumed, or (not `fitting`) any version."""
         pod = self._pick(data, "pod", pod, self._held(assumed=True)) if fitting else pod
-        self._step("forget_pod", {"pod": pod.manifest}, lambda c: c.forget_pod(pod))
+        cached = self._cached(pod)
+        forgotten = self._step("forget_pod", {"pod": pod.manifest}, lambda c: c.forget_pod(pod))
+        if forgotten.ok and _affinity_class(pod) != _affinity_class(cached):
+            # Outside §13's contract (the scheduler forgets the pod it assumed):
+            # the lists drop the UID by the argument's classification (§4.3)
+            self.affinity_drifted.add(cached.node_name)
 
     @rule(pod=pods, fitting=FITTING, data=st.data())
     def add_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
@@ -742,6 +761,14 @@ class ConformanceMachine(RuleBasedStateMachine):
         if shared:
             self.port_collided.add(name)
         expected_ports = ports if name not in self.port_collided else set(view.used_ports) & ports
+        with_affinity = tuple(sorted(pod.uid for pod in pods if pod.has_affinity))
+        with_anti = tuple(sorted(pod.uid for pod in pods if pod.has_required_anti_affinity))
+        shown_affinity = view.pods_with_affinity
+        shown_anti_affinity = view.pods_with_required_anti_affinity
+        if name in self.affinity_drifted:
+            # stray UIDs may stay listed, but every qualifying pod must still be
+            shown_affinity = _present(shown_affinity, with_affinity)
+            shown_anti_affinity = _present(shown_anti_affinity, with_anti)
         checks = {
             "pods": (tuple(on_node), view.pods),
             "requested": (_totals(pod.requests.as_view() for pod in pods), dict(view.requested)),
@@ -753,14 +780,8 @@ class ConformanceMachine(RuleBasedStateMachine):
                 dict(sorted(Counter(key for pod in pods for key in pod.pvc_keys).items())),
                 dict(view.pvc_ref_counts),
             ),
-            "pods_with_affinity": (
-                tuple(sorted(pod.uid for pod in pods if pod.has_affinity)),
-                view.pods_with_affinity,
-            ),
-            "pods_with_required_anti_affinity": (
-                tuple(sorted(pod.uid for pod in pods if pod.has_required_anti_affinity)),
-                view.pods_with_required_anti_affinity,
-            ),
+            "pods_with_affinity": (with_affinity, shown_affinity),
+            "pods_with_required_anti_affinity": (with_anti, shown_anti_affinity),
             "used_ports": (frozenset(expected_ports), view.used_ports),
         }
         return [

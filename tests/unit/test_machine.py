@@ -1,0 +1,89 @@
+"""Tests for `kcache.machine`: the conformance machine driven by hand, one rule at a time.
+
+Hypothesis offers no `@example` for a state machine, so the cases a run once
+found are pinned here as the rule calls it printed.  Pods go through the
+`new_pod` rule, as drawn pods do, so the machine asks both caches about them;
+`fitting=False` makes a rule take its pod as given, so no `data` is drawn.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import attrs
+import pytest
+from builders import node, pod
+
+from impl.cache import Cache as ImplCache
+from kcache.machine import ConformanceError, ConformanceMachine, conformance_machine
+from spec.cache import Cache as SpecCache
+from spec.protocol import CacheFactory, SchedulerCache
+from spec.releases import Release
+from spec.views import Dump
+
+#: what `data` is for a rule that takes its pod as given (`fitting=False`)
+NOT_DRAWN = None
+
+
+def machine(reference: CacheFactory = SpecCache) -> ConformanceMachine:
+    """A machine over impl, built as `@initialize` would, writing no traces."""
+    state = conformance_machine(ImplCache, reference=reference, out_dir=None)()
+    state.build(ttl=Decimal(0))
+    return state
+
+
+class TestForgetPod:
+    def test_forget_through_a_version_without_affinity_is_not_a_finding(self) -> None:
+        """The spec's list keeps the UID (§4.3, upstream's quirk); the machine accepts it.
+
+        The minimal case `CI=1 pytest tests/stateful` once failed on: assume a
+        pod with affinity, forget a version of it without.
+        """
+        state = machine()
+        state.add_node(node=node("n1"))
+        state.assume_pod(
+            pod=state.new_pod(pod=pod("u1", affinity=True)), fitting=False, data=NOT_DRAWN
+        )
+        state.forget_pod(pod=state.new_pod(pod=pod("u1")), fitting=False, data=NOT_DRAWN)
+        assert state.spec.dump().nodes["n1"].pods_with_affinity == ("u1",)
+        state.node_infos_are_sums_of_their_pods()
+        state.spec_and_impl_agree()
+
+    def test_forget_of_the_assumed_version_keeps_the_lists_exact(self) -> None:
+        """A forget within the contract leaves the lists checked exactly."""
+        state = machine(reference=_without_affinity_lists)
+        state.add_node(node=node("n1"))
+        state.assume_pod(
+            pod=state.new_pod(pod=pod("u1", affinity=True)), fitting=False, data=NOT_DRAWN
+        )
+        with pytest.raises(ConformanceError, match="pods_with_affinity: from pods"):
+            state.node_infos_are_sums_of_their_pods()
+
+    def test_a_drifted_list_must_still_hold_every_qualifying_pod(self) -> None:
+        """After the drift, a stray UID is allowed but a missing pod is still caught."""
+        state = machine(reference=_without_affinity_lists)
+        state.add_node(node=node("n1"))
+        state.assume_pod(
+            pod=state.new_pod(pod=pod("u1", affinity=True)), fitting=False, data=NOT_DRAWN
+        )
+        state.forget_pod(pod=state.new_pod(pod=pod("u1")), fitting=False, data=NOT_DRAWN)
+        state.node_infos_are_sums_of_their_pods()  # nothing qualifies, nothing is missing
+        state.add_pod(
+            pod=state.new_pod(pod=pod("u2", affinity=True)), fitting=False, data=NOT_DRAWN
+        )
+        with pytest.raises(ConformanceError, match=r"from pods \('u2',\), shown \(\)"):
+            state.node_infos_are_sums_of_their_pods()
+
+
+def _without_affinity_lists(*, ttl: Decimal, release: Release) -> SchedulerCache:
+    """A broken reference whose NodeInfos list no pods with affinity."""
+
+    class Forgetful(SpecCache):
+        def dump(self) -> Dump:
+            dump = super().dump()
+            nodes = {
+                name: attrs.evolve(view, pods_with_affinity=()) for name, view in dump.nodes.items()
+            }
+            return attrs.evolve(dump, nodes=nodes)
+
+    return Forgetful(ttl=ttl, release=release)
