@@ -210,7 +210,8 @@ func (s *session) getPod(r request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"node": cached.Spec.NodeName}, nil
+	// The whole cached object: upstream returns the version it holds, not the argument.
+	return map[string]any{"node": cached.Spec.NodeName, "pod": cached}, nil
 }
 
 func (s *session) isAssumedPod(r request) (map[string]any, error) {

@@ -144,6 +144,26 @@ func TestRefusalsCarryUpstreamTextAndItsClass(t *testing.T) {
 	}
 }
 
+func TestGetPodAnswersTheCachedPodWhole(t *testing.T) {
+	got := answers(t,
+		initRequest(),
+		oneLine(`{"op": "add_pod", "pod": `+podU1+`}`),
+		`{"op": "get_pod", "pod": {"metadata": {"uid": "u1", "name": "p", "namespace": "default"}, "spec": {"nodeName": "n1"}}}`,
+	)
+	answer := got[2]
+	pod, _ := answer["pod"].(map[string]any)
+	spec, _ := pod["spec"].(map[string]any)
+	containers, _ := spec["containers"].([]any)
+	if answer["ok"] != true || answer["node"] != "n1" || len(containers) != 1 {
+		t.Fatalf("get_pod answered %v, want the added pod with its one container", answer)
+	}
+	requests := containers[0].(map[string]any)["resources"].(map[string]any)["requests"]
+	want := map[string]any{"cpu": "500m", "memory": "256Mi", "example.com/gpu": "1"}
+	if !reflect.DeepEqual(requests, want) {
+		t.Errorf("cached pod's requests = %v, want %v", requests, want)
+	}
+}
+
 func TestUpdatePodOntoAnotherNodeIsFatalAndEndsTheCache(t *testing.T) {
 	got := answers(t,
 		initRequest(),

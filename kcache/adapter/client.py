@@ -30,7 +30,7 @@ from kcache import exact_json
 from kcache.adapter.wire import ERROR_CLASSES, PROTOCOL_VERSION, seconds_text
 from kcache.errors import AdapterError
 from spec.errors import Fatal
-from spec.objects import Node, Pod
+from spec.objects import Node, Pod, pod_from_manifest
 from spec.protocol import Snapshot
 from spec.releases import RELEASES, Release
 from spec.views import Dump, SnapshotView
@@ -341,13 +341,13 @@ class AdapterCache:
         self.request("cleanup", now=seconds_text(now))
 
     def get_pod(self, pod: Pod) -> Pod:
-        """The argument pod placed on the node the adapter reports.
+        """The pod the cache holds under `pod`'s key, read from the manifest the adapter answers.
 
-        The protocol answers only the cached pod's `spec.nodeName`, so that is
-        the one field of the result that comes from the adapter.
+        A manifest that does not read as a pod is the adapter's fault (`ObjectError`
+        is a ValueError, so `read` reports it as an answer of the wrong shape).
         """
         answer = self.request("get_pod", pod=pod.manifest)
-        return attrs.evolve(pod, node_name=self.read(answer, "node", _string))
+        return self.read(answer, "pod", pod_from_manifest)
 
     def is_assumed_pod(self, pod: Pod) -> bool:
         answer = self.request("is_assumed_pod", pod=pod.manifest)
@@ -378,12 +378,6 @@ class AdapterCache:
             return convert(answer if key is None else answer[key])
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             self.process.fail(f"an answer has the wrong shape ({error!r}): {_quote(answer)}")
-
-
-def _string(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError("expected a string")
-    return value
 
 
 def _boolean(value: Any) -> bool:

@@ -118,12 +118,15 @@ def _dump(session: Session, request: Mapping[str, Any]) -> Answer:
     }
 
 
+def _get_pod(session: Session, request: Mapping[str, Any]) -> Answer:
+    cached = session.run.cache.get_pod(_pod(request))
+    return {"node": cached.node_name, "pod": cached.manifest}
+
+
 #: the requests that are not trace ops
 _READS: Mapping[str, Callable[[Session, Mapping[str, Any]], Answer]] = {
     "init": Session.init,
-    "get_pod": lambda session, request: {
-        "node": session.run.cache.get_pod(_pod(request)).node_name
-    },
+    "get_pod": _get_pod,
     "is_assumed_pod": lambda session, request: {
         "assumed": session.run.cache.is_assumed_pod(_pod(request))
     },

@@ -95,8 +95,34 @@ class TestClient:
         assert dump.nodes["n2"].has_node is False
         assert dump.assumed_pods == frozenset({"u1"})
         assert (cache.node_count(), cache.pod_count()) == (2, 2)
-        assert cache.get_pod(pod("u2", "elsewhere")).node_name == "n2"
+        assert cache.get_pod(pod("u2", "elsewhere")) == pod("u2", "n2")
         assert (cache.is_assumed_pod(pod("u1")), cache.is_assumed_pod(pod("u2"))) == (True, False)
+
+    def test_get_pod_answers_the_cached_version_whole(self, cache: AdapterCache) -> None:
+        """The pod the cache holds comes back, not the argument: requests, ports, affinity."""
+        held = pod_from_manifest(
+            {
+                "metadata": {"name": "p", "namespace": "default", "uid": "u1"},
+                "spec": {
+                    "nodeName": "n1",
+                    "containers": [
+                        {
+                            "resources": {"requests": {"cpu": "250m"}},
+                            "ports": [{"containerPort": 80, "hostPort": 8080}],
+                        }
+                    ],
+                    "affinity": {"podAntiAffinity": {}},
+                },
+            }
+        )
+        cache.add_pod(held)
+        got = cache.get_pod(pod("u1"))
+        assert got == held
+        assert (got.requests.milli_cpu, got.host_ports, got.has_affinity) == (
+            250,
+            (("0.0.0.0", "TCP", 8080),),
+            True,
+        )
 
     def test_times_travel_exactly(self, spec_server: AdapterFactory) -> None:
         """A deadline a float would round away is kept: 0.1 + 0.2 is not yet past 0.3."""
@@ -183,6 +209,16 @@ class TestBrokenAdapters:
     def test_unknown_error_class(self) -> None:
         """An error class outside the protocol's list is the adapter's fault."""
         assert "names an unknown error class" in self.failure("unknown-class")
+
+    def test_unreadable_pod_is_the_adapters_fault(self) -> None:
+        """A get_pod answer whose pod does not read is a wrong shape, naming the field."""
+        factory = AdapterFactory([*BROKEN, "unreadable-pod"])
+        try:
+            cache = factory(ttl=Decimal(0), release=V1_35)
+            with pytest.raises(AdapterError, match=r"wrong shape .*spec\.containers"):
+                cache.get_pod(pod("u1"))
+        finally:
+            factory.close()
 
     def test_extra_answer_is_never_taken_for_the_next_one(self) -> None:
         """Answers come strictly in turn: a second answer to one request is an error, either

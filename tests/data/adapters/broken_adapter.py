@@ -48,6 +48,12 @@ def two_answers() -> None:
     send('{"ok": true}')
 
 
+def unreadable_pod() -> None:
+    send(
+        '{"ok": true, "node": "n1", "pod": {"metadata": {"uid": "u1"}, "spec": {"containers": 3}}}'
+    )
+
+
 def wrong_handshake() -> None:
     send('{"hello": "adapter"}')
     time.sleep(300)
@@ -64,6 +70,7 @@ BEHAVIOURS = {
     "garbage": lambda: answer_init_then(garbage),
     "unknown-class": lambda: answer_init_then(unknown_class),
     "two-answers": lambda: answer_init_then(two_answers),
+    "unreadable-pod": lambda: answer_init_then(unreadable_pod),
     "silent": lambda: time.sleep(300),
     "wrong-handshake": wrong_handshake,
     "newer-protocol": newer_protocol,
