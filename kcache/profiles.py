@@ -64,7 +64,7 @@ PROFILES: Mapping[str, settings] = {
     # needs no shrinking, so it stops at the first failure
     "mutation": settings(
         parent=_BASE,
-        max_examples=40,
+        max_examples=200,
         stateful_step_count=50,
         deadline=None,
         database=None,
