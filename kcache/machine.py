@@ -34,6 +34,7 @@ from hypothesis.stateful import (
 )
 
 from kcache import strategies
+from kcache.errors import KcacheError
 from kcache.exact_json import dumps
 from spec.errors import CacheError, Fatal
 from spec.objects import Node, Pod
@@ -78,13 +79,19 @@ class Outcome:
 
 
 def call(operation: Callable[..., Any], *args: Any) -> tuple[Outcome, Any]:
-    """Run `operation(*args)`; its outcome, and its result when it succeeded."""
+    """Run `operation(*args)`; its outcome, and its result when it succeeded.
+
+    A `KcacheError` (an adapter died or broke the protocol) is no outcome of
+    the cache: it propagates, so the run ends as kcache's one-line exit 2.
+    """
     try:
         result = operation(*args)
     except CacheError as error:
         return Outcome("error", type(error).__name__, str(error)), None
     except Fatal as error:
         return Outcome("fatal", "Fatal", str(error)), None
+    except KcacheError:
+        raise
     except Exception as error:  # a crash is an outcome to compare, not a harness failure
         return Outcome("crash", type(error).__name__, str(error)), None
     return Outcome("ok"), result
@@ -190,13 +197,12 @@ class FailureRecorder:
     ) -> ConformanceError:
         """The exception to raise for a failing run, with its trace (written if final).
 
-        Fatal steps end a trace (FORMAT.md), so earlier fatal steps, which
-        left both caches unchanged, are left out; the failing step stays last.
+        A fatal step ends a run (FORMAT.md), so `steps` hold no fatal step but
+        perhaps the failing last one.
         """
-        kept = [step for step in steps[:-1] if step.outcome.kind != "fatal"] + steps[-1:]
-        trace_steps = [step.to_trace() for step in kept]
-        if pin_error and kept:
-            trace_steps[-1] = kept[-1].to_trace(pin_message=True)
+        trace_steps = [step.to_trace() for step in steps]
+        if pin_error and steps:
+            trace_steps[-1] = steps[-1].to_trace(pin_message=True)
         if final_observation is not None:
             trace_steps.append({"op": "observe", "expect": final_observation})
         op = trace_steps[-1]["op"] if trace_steps else "build"
@@ -350,17 +356,21 @@ class ConformanceMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.recorder.example_started()
-        self.steps: list[RecordedStep] = []
         self.now = Decimal(0)
         self.ttl = Decimal(0)
-        #: the node object the caller last added or updated, per name (kept after removal)
-        self.last_node: dict[str, Node] = {}
         #: one pod per UID ever used: enough to ask the caches about that key
         self.known_pods: dict[str, Pod] = {}
-        #: both sides' snapshot objects, and the views seen after each one's last update
+        self.fresh_snapshots = 0
+        self._begin_run()
+
+    def _begin_run(self) -> None:
+        """Know nothing of the caches' history yet: a run begins with both caches empty."""
+        self.steps: list[RecordedStep] = []
+        #: the node object the caller last added or updated, per name (kept after removal)
+        self.last_node: dict[str, Node] = {}
+        #: both sides' snapshot objects
         self.spec_snapshots: dict[str, Snapshot] = {}
         self.impl_snapshots: dict[str, Snapshot] = {}
-        self.fresh_snapshots = 0
         #: False once a step leaves §13's caller contract: the definitional
         #: invariants no longer apply, the lockstep comparison still does
         self.within_contract = True
@@ -370,6 +380,7 @@ class ConformanceMachine(RuleBasedStateMachine):
         #: argument classified otherwise (§4.3): they may list pods no longer there
         self.affinity_drifted: set[str] = set()
         self._observed: tuple[Observation, Observation] | None = None
+        #: each snapshot's view as last observed since its last update
         self._isolation: dict[str, SnapshotView] = {}
 
     # -- set-up ---------------------------------------------------------------
@@ -378,8 +389,23 @@ class ConformanceMachine(RuleBasedStateMachine):
     def build(self, ttl: Decimal) -> None:
         """Both caches with the same TTL, as a trace's `ttl_seconds` builds them."""
         self.ttl = ttl
-        self.spec: SchedulerCache = self.reference(ttl=ttl, release=self.release)
-        self.impl: SchedulerCache = self.factory(ttl=ttl, release=self.release)
+        self._build_caches()
+
+    def _build_caches(self) -> None:
+        self.spec: SchedulerCache = self.reference(ttl=self.ttl, release=self.release)
+        self.impl: SchedulerCache = self.factory(ttl=self.ttl, release=self.release)
+
+    def _restart_after_fatal(self) -> None:
+        """Upstream's process ended (FORMAT.md runs no step after it): go on with fresh caches.
+
+        An adapter holds no cache after a fatal answer, and a trace ends at its
+        fatal step, so the rest of the example is a new run, recorded from its
+        first step, on the same TTL and the same pods and nodes to draw from.
+        Hypothesis cannot end an example early: with every rule's precondition
+        false it raises "No progress can be made".
+        """
+        self._begin_run()
+        self._build_caches()
 
     # Every run starts with nodes, pods and a snapshot name to pick from, so
     # that no run (whichever rules Hypothesis switches off) is all snapshots.
@@ -616,6 +642,8 @@ class ConformanceMachine(RuleBasedStateMachine):
                 f"    actual (impl):   {impl_outcome}",
                 pin_error=True,
             )
+        if spec_outcome.kind == "fatal":
+            self._restart_after_fatal()
         return spec_outcome
 
     def _pick(self, data: st.DataObject, label: str, default: Any, choices: Sequence[Any]) -> Any:

@@ -130,14 +130,16 @@ def run_machine(
 
     Upstream's log-only events (which impl logs like klog does) come by the
     thousand in a long run and would bury the progress line and the summary;
-    what Hypothesis itself reports goes to stderr, so stdout is the summary.
+    what Hypothesis itself reports goes to stderr after the run, so stdout is
+    the summary, and a run kcache could not finish ends with its one error line.
     A failure's trace is replayed on the target before the report, so the
     report can say whether `kcache replay` will show it.
     """
+    reports: list[object] = []
     with (
         targets.opened(target) as factory,
         _muted_logs(),
-        with_reporter(_to_stderr),
+        with_reporter(reports.append),
         StopBetweenExamples() as stop,
     ):
         checked_release(factory, target, release)
@@ -155,14 +157,17 @@ def run_machine(
             )
         except Exception as error:
             # Hypothesis re-raises what broke a run under its own errors
-            # (flakiness, health checks); a dead adapter must still read as one
+            # (flakiness, health checks); a dead adapter must still read as one,
+            # without the steps Hypothesis printed for it
             cause = _kcache_error(error)
             if cause is None:
+                _to_stderr(reports)
                 raise
             raise cause from None
         finally:
             if progress is not None:
                 progress.finish()
+        _to_stderr(reports)
         return MachineRun(result, _replayed(result, factory))
 
 
@@ -241,8 +246,9 @@ class StopBetweenExamples:
             raise KeyboardInterrupt
 
 
-def _to_stderr(text: object) -> None:
-    print(text, file=sys.stderr)
+def _to_stderr(reports: list[object]) -> None:
+    for text in reports:
+        print(text, file=sys.stderr)
 
 
 @contextlib.contextmanager

@@ -38,6 +38,13 @@ def own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+#: an adapter that answers the reads of an empty cache and dies on the first change
+DYING_ADAPTER = (
+    f"cmd:{sys.executable} {Path(__file__).parent.parent / 'data/adapters/broken_adapter.py'}"
+    " crash-on-change"
+)
+
+
 def conform(*argv: str) -> int:
     return main(["conform", *argv])
 
@@ -313,18 +320,24 @@ class TestBadArguments:
             ("no_such_module:Cache", "cannot import no_such_module"),
             (f"cmd:{sys.executable} -c pass", "before the handshake"),
             ("json:dumps", "building a cache failed (ttl=0, release=v1.35): TypeError"),
+            (DYING_ADAPTER, "closed its output (exit status 3) before the answer to "),
         ],
     )
     def test_target_errors(
         self, target: str, message: str, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """A target that cannot be built or started is one line on stderr and exit 2."""
+        """A target that cannot be built, started or kept running is one line on stderr, exit 2.
+
+        An adapter dying mid-run is no finding: no trace is written, and the
+        steps Hypothesis printed for the failing example are not shown.
+        """
         assert conform("--impl", target, "--max-examples", "1") == 2
         out, err = capsys.readouterr()
         assert out == ""
         assert err.startswith("kcache: error: ")
         assert message in err
         assert "Traceback" not in err
+        assert not Path("kcache-failures").exists()
 
     def test_release_the_target_does_not_model(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch

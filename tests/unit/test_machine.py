@@ -8,6 +8,7 @@ found are pinned here as the rule calls it printed.  Pods go through the
 
 from __future__ import annotations
 
+import sys
 from decimal import Decimal
 
 import attrs
@@ -15,8 +16,17 @@ import pytest
 from builders import node, pod
 
 from impl.cache import Cache as ImplCache
-from kcache.machine import ConformanceError, ConformanceMachine, conformance_machine
+from kcache.adapter.client import AdapterFactory
+from kcache.errors import AdapterError
+from kcache.machine import (
+    ConformanceError,
+    ConformanceMachine,
+    Outcome,
+    call,
+    conformance_machine,
+)
 from spec.cache import Cache as SpecCache
+from spec.errors import Fatal, TransitionError
 from spec.protocol import CacheFactory, SchedulerCache
 from spec.releases import Release
 from spec.views import Dump
@@ -87,3 +97,71 @@ def _without_affinity_lists(*, ttl: Decimal, release: Release) -> SchedulerCache
             return attrs.evolve(dump, nodes=nodes)
 
     return Forgetful(ttl=ttl, release=release)
+
+
+#: the Python adapter server over impl: a cache that, like the Go adapter, is gone after a fatal
+SERVER = [sys.executable, "-m", "kcache.adapter.server", "--impl", "impl"]
+
+
+class TestFatal:
+    def test_a_fatal_step_ends_the_run_and_a_new_one_begins(self) -> None:
+        """After update_pod onto another node, both sides start afresh (the adapter too)."""
+        with AdapterFactory(SERVER) as adapter:
+            state = conformance_machine(adapter, out_dir=None)()
+            state.build(ttl=Decimal(0))
+            held = state.new_pod(pod=pod("u1", node="n1"))
+            state.add_pod(pod=held, fitting=False, data=NOT_DRAWN)
+            state.update_pod(
+                pod=held,
+                fitting=False,
+                data=NOT_DRAWN,
+                body={"containers": []},
+                new_uid=None,
+                new_node="n2",
+                stale_old=False,
+            )
+            assert state.steps == []
+            state.spec_and_impl_agree()  # the adapter answers: it was sent a fresh init
+            assert state.impl.pod_count() == state.spec.pod_count() == 0
+            state.add_node(node=node("n1"))
+            state.spec_and_impl_agree()
+            assert [step.op for step in state.steps] == ["add_node"]
+
+    def test_a_failure_after_a_fatal_step_is_traced_from_the_new_run(self) -> None:
+        """The trace of a later failure starts after the fatal step, as FORMAT.md needs."""
+        state = machine(reference=_without_affinity_lists)
+        held = state.new_pod(pod=pod("u1", node="n1"))
+        state.add_pod(pod=held, fitting=False, data=NOT_DRAWN)
+        state.update_pod(
+            pod=held,
+            fitting=False,
+            data=NOT_DRAWN,
+            body={"containers": []},
+            new_uid=None,
+            new_node="n2",
+            stale_old=False,
+        )
+        state.assume_pod(
+            pod=state.new_pod(pod=pod("u2", affinity=True)), fitting=False, data=NOT_DRAWN
+        )
+        with pytest.raises(ConformanceError) as caught:
+            state.node_infos_are_sums_of_their_pods()
+        assert [step["op"] for step in caught.value.trace["steps"]] == ["assume_pod", "observe"]
+
+
+class TestCall:
+    def test_outcomes(self) -> None:
+        """Success, a cache error, a fatal exit and a crash are outcomes to compare."""
+        assert call(lambda: 7) == (Outcome("ok"), 7)
+        assert call(_raise, TransitionError("no")) == (Outcome("error", "TransitionError"), None)
+        assert call(_raise, Fatal("gone"))[0].kind == "fatal"
+        assert call(_raise, KeyError("u1"))[0] == Outcome("crash", "KeyError")
+
+    def test_a_broken_adapter_is_no_outcome(self) -> None:
+        """An AdapterError propagates: the harness failed, not the cache."""
+        with pytest.raises(AdapterError, match="it exited"):
+            call(_raise, AdapterError("adapter ./a: it exited"))
+
+
+def _raise(error: Exception) -> None:
+    raise error

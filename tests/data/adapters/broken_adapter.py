@@ -54,6 +54,28 @@ def unreadable_pod() -> None:
     )
 
 
+#: answers of an empty cache to the reads, so that only a change reaches `crash`
+EMPTY_CACHE_READS = {
+    "init": {"ok": True},
+    "dump": {"ok": True, "nodes": {}, "assumed": [], "node_count": 0, "pod_count": 0},
+    "is_assumed_pod": {"ok": True, "assumed": False},
+    "get_pod": {
+        "ok": False,
+        "error": {"class": "PodNotFoundError", "message": "does not exist in scheduler cache"},
+    },
+}
+
+
+def crash_on_the_first_change() -> None:
+    """An empty cache that dies on the first operation, as a real one dies mid-run."""
+    send(json.dumps(HANDSHAKE))
+    for line in sys.stdin:
+        op = json.loads(line)["op"]
+        if op not in EMPTY_CACHE_READS:
+            crash()
+        send(json.dumps(EMPTY_CACHE_READS[op]))
+
+
 def wrong_handshake() -> None:
     send('{"hello": "adapter"}')
     time.sleep(300)
@@ -71,6 +93,7 @@ BEHAVIOURS = {
     "unknown-class": lambda: answer_init_then(unknown_class),
     "two-answers": lambda: answer_init_then(two_answers),
     "unreadable-pod": lambda: answer_init_then(unreadable_pod),
+    "crash-on-change": crash_on_the_first_change,
     "silent": lambda: time.sleep(300),
     "wrong-handshake": wrong_handshake,
     "newer-protocol": newer_protocol,
