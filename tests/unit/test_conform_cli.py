@@ -225,6 +225,33 @@ class TestFailing:
         assert f"kcache explain {written} --impl spec" in failure.text
 
 
+#: the Python adapter server: what `cmd:` runs, with every answer over the protocol
+SERVER = f"cmd:{sys.executable} -m kcache.adapter.server --impl"
+
+
+class TestThroughTheAdapterProtocol:
+    """The gate holds across a process boundary: every observation, get_pod's pod included."""
+
+    def test_impl_behind_the_server_conforms(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """impl served over the protocol passes as impl does in process (fatal steps included)."""
+        target = f"{SERVER} impl"
+        assert conform("--impl", target, "--max-examples", "20", "--seed", "1") == 0
+        assert capsys.readouterr().out.startswith(f"PASS {target} conforms to the spec (v1.35): ")
+
+    def test_seeded_bug_behind_the_server_is_caught(
+        self, capsys: pytest.CaptureFixture[str], own_folder: Path
+    ) -> None:
+        """A seeded bug served over the protocol exits 1; its trace fails replay there too."""
+        target = f"{SERVER} {BUG}"
+        assert conform("--impl", target, "--max-examples", "60", "--seed", "2") == 1
+        out = capsys.readouterr().out
+        assert out.startswith(f"FAIL {target} diverges from the spec (v1.35): ")
+        assert "replay shows it at step " in out
+        (trace,) = (own_folder / "kcache-failures").glob("*.json")
+        assert main(["replay", str(trace), "--impl", target]) == 1
+        assert main(["replay", str(trace), "--impl", "spec"]) == 0
+
+
 def test_failure_that_replay_cannot_show_is_flagged(
     capsys: pytest.CaptureFixture[str], own_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
