@@ -17,6 +17,7 @@ from typing import Any, cast
 import attrs
 from hypothesis import seed as hypothesis_seed
 from hypothesis import settings as Settings  # noqa: N812 -- a class, named like one here
+from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
 from kcache.exact_json import dumps, loads
@@ -71,14 +72,19 @@ def run_conformance(
     progress: Callable[[int, int, int], None] | None = None,
     name: str = "impl",
     use_database: bool = True,
+    database: Path | None = None,
+    ttl: Decimal | None = None,
 ) -> ConformanceResult:
     """Check `factory`'s caches against the spec until a failure, the budget, or Ctrl-C.
 
     `max_examples` defaults to the profile's; with a `time_budget` (seconds)
     the run goes on in rounds of that many examples until the time is spent.
     `progress(examples, steps, failures)` is called after every example.
-    `name` labels the trace file and its messages.  Without `use_database`
-    earlier failures are not replayed first (measurements want a cold start).
+    `name` labels the trace file and its messages.  Hypothesis' example
+    database is the folder `database`, else the profile's; without
+    `use_database` there is none, so earlier failures are not replayed first
+    (measurements want a cold start).  Every example's caches get `ttl`
+    seconds, or a TTL drawn per example when None.
     """
     if profile not in PROFILES:
         raise ValueError(
@@ -88,7 +94,8 @@ def run_conformance(
     per_round = max_examples if max_examples is not None else base.max_examples
     if time_budget is not None and max_examples is None:
         per_round = min(per_round, _ROUND_WHEN_TIMED)
-    machine = conformance_machine(factory, release=release, name=name, out_dir=out_dir)
+    machine = conformance_machine(factory, release=release, name=name, out_dir=out_dir, ttl=ttl)
+    examples_db = base.database if database is None else DirectoryBasedExampleDatabase(database)
     recorder = machine.recorder
     recorder.progress = progress
     started = time.monotonic()
@@ -104,7 +111,7 @@ def run_conformance(
                 base,
                 max_examples=per_round,
                 report_multiple_bugs=False,
-                database=base.database if use_database else None,
+                database=examples_db if use_database else None,
             )
             run_state_machine_as_test(machine, settings=settings)
             spent = time.monotonic() - started

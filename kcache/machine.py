@@ -385,9 +385,12 @@ class ConformanceMachine(RuleBasedStateMachine):
 
     # -- set-up ---------------------------------------------------------------
 
-    @initialize(ttl=st.sampled_from(TTLS))
     def build(self, ttl: Decimal) -> None:
-        """Both caches with the same TTL, as a trace's `ttl_seconds` builds them."""
+        """Both caches with the same TTL, as a trace's `ttl_seconds` builds them.
+
+        `conformance_machine` makes this an `@initialize` rule, with the TTL
+        drawn from `TTLS` or fixed by its caller.
+        """
         self.ttl = ttl
         self._build_caches()
 
@@ -876,12 +879,15 @@ def conformance_machine(
     reference: CacheFactory | None = None,
     name: str = "impl",
     out_dir: Path | None = Path("kcache-failures"),
+    ttl: Decimal | None = None,
 ) -> type[ConformanceMachine]:
     """A state machine checking `factory`'s caches against the spec (or `reference`).
 
     A failing run's shrunk trace is written under `out_dir` (None: kept in
-    memory only, on the returned class's `recorder`).
+    memory only, on the returned class's `recorder`).  Every example builds
+    its caches with `ttl` seconds, or with one drawn from `TTLS` when None.
     """
+    ttls = st.sampled_from(TTLS) if ttl is None else st.just(ttl)
     if reference is None:
         from spec.cache import Cache as SpecCache  # noqa: PLC0415 -- spec lands independently
 
@@ -892,6 +898,7 @@ def conformance_machine(
         {
             "factory": staticmethod(factory),
             "reference": staticmethod(reference),
+            "build": initialize(ttl=ttls)(ConformanceMachine.build),
             "release": release,
             "recorder": FailureRecorder(target=name, release=release, out_dir=out_dir),
         },

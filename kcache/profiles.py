@@ -16,12 +16,14 @@ import importlib.util
 import os
 from collections.abc import Mapping
 from datetime import timedelta
+from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 #: failures found on this machine are replayed first on the next run
-DATABASE = DirectoryBasedExampleDatabase(".hypothesis/examples")
+DATABASE_FOLDER = Path(".hypothesis/examples")
+DATABASE = DirectoryBasedExampleDatabase(DATABASE_FOLDER)
 
 #: no `explain` phase: after shrinking it replays the failure hundreds of
 #: times to say which steps could vary, which a trace file already shows

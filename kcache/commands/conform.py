@@ -53,6 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"keep running until this much time is spent: {machine_run.DURATION_HELP}",
     )
     parser.add_argument(
+        "--ttl",
+        type=machine_run.ttl_seconds,
+        metavar="SECONDS",
+        help="build every cache with this assumed-pod TTL (0: never expire) "
+        "instead of drawing one per example",
+    )
+    parser.add_argument(
         "--profile",
         choices=sorted(PROFILES),
         help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else ci under $CI, else default)",
@@ -80,6 +87,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         max_examples=args.max_examples,
         time_budget=args.time_budget,
         progress=ProgressLine.for_stream(sys.stderr),
+        ttl=args.ttl,
     )
     details = machine_run.report(finished, args.impl, args.release, seed, out)
     result = finished.result

@@ -3,9 +3,10 @@
 The same conformance machine as `kcache conform`, under the `fuzz` profile
 (long runs of many steps) and for --duration instead of an example count.
 Failures Hypothesis finds are saved in its example database (.hypothesis/ in
-the current folder) and tried first on the next run, so a fuzzing session
-picks up where the last one found something.  Progress is one updating line
-on a terminal and a line every --every seconds elsewhere (CI logs).
+the current folder, or the folder --db names) and tried first on the next
+run, so a fuzzing session picks up where the last one found something.
+Progress is one updating line on a terminal and a line every --every seconds
+elsewhere (CI logs).
 
 Ctrl-C (SIGINT) stops the run: whatever failure was found is kept (its
 smallest trace so far is written under --out) and the summary is printed.
@@ -20,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from kcache.commands import machine_run
+from kcache.profiles import DATABASE_FOLDER
 from kcache.progress import ProgressLine
 
 #: seconds between progress lines when stderr is not a terminal
@@ -37,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         metavar="DURATION",
         help=f"how long to fuzz: {machine_run.DURATION_HELP}",
+    )
+    parser.add_argument(
+        "--db",
+        type=Path,
+        metavar="PATH",
+        help=f"the folder of Hypothesis' example database (default: ./{DATABASE_FOLDER}/)",
     )
     parser.add_argument(
         "--every",
@@ -58,6 +67,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         max_examples=None,
         time_budget=args.duration,
         progress=ProgressLine.for_stream(sys.stderr, every=args.every),
+        database=args.db,
     )
     machine_run.report(finished, args.impl, args.release, seed, out)
     return 0 if finished.result.failure is None else 1

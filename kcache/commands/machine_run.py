@@ -33,7 +33,7 @@ from kcache.expectations import Mismatch
 from kcache.profiles import PROFILES
 from kcache.progress import ProgressLine, Tally, describe
 from kcache.replay import replay_trace
-from kcache.trace import load_file
+from kcache.trace import load_file, read_seconds
 from spec.protocol import CacheFactory
 from spec.releases import DEFAULT_RELEASE, RELEASES
 
@@ -59,6 +59,17 @@ def duration(text: str) -> float:
         seconds = sum(float(number) * DURATION_UNITS[unit] for number, unit in parts)
     if not seconds > 0:
         raise argparse.ArgumentTypeError(f"invalid duration {text!r}: must be more than 0 seconds")
+    return seconds
+
+
+def ttl_seconds(text: str) -> Decimal:
+    """`--ttl`: a TTL in exact decimal seconds, 0 (never expire) or more."""
+    try:
+        seconds = read_seconds(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"invalid TTL {text!r}: {error}") from None
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"invalid TTL {text!r}: must be 0 or more seconds")
     return seconds
 
 
@@ -125,6 +136,8 @@ def run_machine(
     max_examples: int | None,
     time_budget: float | None,
     progress: ProgressLine | None = None,
+    ttl: Decimal | None = None,
+    database: Path | None = None,
 ) -> MachineRun:
     """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
 
@@ -142,7 +155,7 @@ def run_machine(
         with_reporter(reports.append),
         StopBetweenExamples() as stop,
     ):
-        checked_release(factory, target, release)
+        checked_release(factory, target, release, Decimal(0) if ttl is None else ttl)
         try:
             result = run_conformance(
                 factory,
@@ -154,6 +167,8 @@ def run_machine(
                 out_dir=out_dir,
                 progress=_after_each_example(progress, stop),
                 name=trace_label(target),
+                ttl=ttl,
+                database=database,
             )
         except Exception as error:
             # Hypothesis re-raises what broke a run under its own errors
@@ -261,7 +276,9 @@ def _muted_logs() -> Iterator[None]:
         logging.disable(previous)
 
 
-def checked_release(factory: CacheFactory, target: str, release: str) -> None:
+def checked_release(
+    factory: CacheFactory, target: str, release: str, ttl: Decimal = Decimal(0)
+) -> None:
     """Refuse, before running, a release the target does not model or a cache it cannot build.
 
     A factory that raises would otherwise fail the machine's first step and
@@ -273,12 +290,12 @@ def checked_release(factory: CacheFactory, target: str, release: str) -> None:
             f"--impl {target} does not model release {release} (it models {', '.join(modelled)})"
         )
     try:
-        factory(ttl=Decimal(0), release=RELEASES[release])
+        factory(ttl=ttl, release=RELEASES[release])
     except KcacheError:
         raise
     except Exception as error:
         raise TargetError(
-            f"--impl {target}: building a cache failed (ttl=0, release={release}): "
+            f"--impl {target}: building a cache failed (ttl={ttl}, release={release}): "
             f"{type(error).__name__}: {error}"
         ) from None
 

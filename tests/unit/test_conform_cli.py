@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,25 @@ class TestPassing:
         assert testcase.get("name") == "impl conforms to the spec (v1.35)"
         props = {p.get("name"): p.get("value") for p in root.iter("property")}
         assert props == {"impl": "impl", "release": "v1.35", "seed": "3"}
+
+    def test_ttl_is_fixed(
+        self, capsys: pytest.CaptureFixture[str], own_folder: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """--ttl builds every cache with that TTL instead of drawing one per example."""
+        (own_folder / "recording.py").write_text(
+            "from impl.cache import Cache\n"
+            "TTLS = []\n"
+            "def factory(*, ttl, release):\n"
+            "    TTLS.append(ttl)\n"
+            "    return Cache(ttl=ttl, release=release)\n",
+            encoding="utf-8",
+        )
+        monkeypatch.syspath_prepend(str(own_folder))
+        assert conform("--impl", "recording:factory", "--ttl", "2.5", "--max-examples", "5") == 0
+        from recording import TTLS  # noqa: PLC0415 -- written by this test
+
+        assert len(TTLS) > 5
+        assert set(TTLS) == {Decimal("2.5")}
 
     def test_time_budget_runs_rounds(self, capsys: pytest.CaptureFixture[str]) -> None:
         """With a time budget, rounds of --max-examples repeat until the time is spent."""
@@ -328,6 +348,9 @@ class TestBadArguments:
             (["--impl", "impl", "--release", "v1.99"], "--release"),
             (["--impl", "impl", "--seed", "abc"], "--seed"),
             (["--impl", "impl", "--profile", "turbo"], "--profile"),
+            (["--impl", "impl", "--ttl", "-1"], "--ttl"),
+            (["--impl", "impl", "--ttl", "soon"], "--ttl"),
+            (["--impl", "impl", "--ttl", "inf"], "--ttl"),
         ],
     )
     def test_usage_errors(

@@ -75,6 +75,22 @@ def test_saved_failures_are_tried_first(
     assert f"trace: kcache-failures/{found.name}" in out
 
 
+def test_db_names_the_example_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--db keeps the failures in the folder it names, and the next run there finds them."""
+    monkeypatch.chdir(tmp_path)
+    fuzz = ["fuzz", "--impl", BUG, "--duration", "30s", "--seed", "2", "--db", "shared/db"]
+    assert main(fuzz) == 1
+    assert any(path.is_file() for path in (tmp_path / "shared" / "db").rglob("*"))
+    assert not (tmp_path / ".hypothesis").exists()
+    capsys.readouterr()
+    again = ["fuzz", "--impl", BUG, "--duration", "1s", "--db", "shared/db"]
+    assert main(again) == 1
+    examples = int(capsys.readouterr().out.split(": ", 1)[1].split(" examples")[0])
+    assert examples <= 3  # the saved example first, then only its (already minimal) shrink
+
+
 class TestBadArguments:
     @pytest.mark.parametrize(
         ("argv", "named"),
