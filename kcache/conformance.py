@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import attrs
 from hypothesis import seed as hypothesis_seed
@@ -23,9 +23,9 @@ from hypothesis.stateful import run_state_machine_as_test
 from kcache.exact_json import dumps, loads
 from kcache.machine import ConformanceError, conformance_machine
 from kcache.profiles import PROFILES
-from kcache.replay import Verdict, replay_trace
+from kcache.replay import Verdict, replay_trace, representation_checked
 from kcache.trace import from_json
-from spec.protocol import CacheFactory, SchedulerCache
+from spec.protocol import CacheFactory
 from spec.releases import DEFAULT_RELEASE, Release
 
 #: examples per round of a timed run: a round is the unit the budget is checked in
@@ -189,57 +189,3 @@ def _reproduces(data: dict[str, Any], factory: CacheFactory, reference: CacheFac
         and against.steps_run == len(trace.steps)
         and replay_trace(trace, reference).verdict is Verdict.PASSED
     )
-
-
-#: the operations after which `representation_checked` runs the cache's own check
-_MUTATORS = frozenset(
-    {
-        "add_node",
-        "update_node",
-        "remove_node",
-        "assume_pod",
-        "finish_binding",
-        "forget_pod",
-        "add_pod",
-        "update_pod",
-        "remove_pod",
-        "cleanup",
-        "update_snapshot",
-    }
-)
-
-
-class _RepresentationChecked:
-    """A cache whose every operation is followed by its own `check_invariants()`."""
-
-    def __init__(self, cache: SchedulerCache) -> None:
-        self._cache = cache
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._cache, name)
-        if name not in _MUTATORS:
-            return attribute
-
-        def checked(*args: Any) -> Any:
-            try:
-                return attribute(*args)
-            finally:
-                check = getattr(self._cache, "check_invariants", None)
-                if check is not None:
-                    check()
-
-        return checked
-
-
-def representation_checked(factory: CacheFactory) -> CacheFactory:
-    """`factory`, with `check_invariants()` run after every operation of its caches.
-
-    A failure the conformance machine found through `check_invariants` alone
-    leaves every observation equal; replaying its trace against this factory
-    reproduces it at the same step (the check's AssertionError is the mismatch).
-    """
-
-    def build(*, ttl: Decimal, release: Release) -> SchedulerCache:
-        return cast(SchedulerCache, _RepresentationChecked(factory(ttl=ttl, release=release)))
-
-    return build

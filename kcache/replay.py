@@ -13,7 +13,7 @@ import enum
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -23,6 +23,7 @@ from kcache.expectations import Mismatch, Prose
 from kcache.trace import Step, Trace, load_paths
 from spec.errors import CacheError, Fatal
 from spec.protocol import CacheFactory, SchedulerCache, Snapshot
+from spec.releases import Release
 
 
 class Verdict(enum.Enum):
@@ -137,6 +138,69 @@ def _run_step(run: Run, index: int, step: Step) -> tuple[Mismatch | None, BaseEx
         actual = Prose(f"the cache raised {type(error).__name__}: {error}")
         return Mismatch(index, step.op, "outcome", wanted, actual), outcome
     return mismatch, outcome
+
+
+#: the cache methods trace steps call: after these `representation_checked` checks
+_MUTATORS = frozenset(_APPLY) - {"observe"}
+
+
+class InvariantBrokenError(AssertionError):
+    """A cache's own `check_invariants()` failed after an operation."""
+
+
+class _CheckedCache:
+    """A cache whose every operation is followed by its own `check_invariants()`."""
+
+    def __init__(self, cache: SchedulerCache) -> None:
+        self._cache = cache
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._cache, name)
+        if name not in _MUTATORS:
+            return attribute
+
+        def checked(*args: Any) -> Any:
+            try:
+                return attribute(*args)
+            finally:
+                self._check(name)
+
+        return checked
+
+    def _check(self, op: str) -> None:
+        check = getattr(self._cache, "check_invariants", None)
+        if check is None:
+            return
+        try:
+            check()
+        except Exception as error:  # whatever the check raises, the representation is broken
+            raise InvariantBrokenError(
+                f"check_invariants() failed after {op}: {type(error).__name__}: {error}"
+            ) from error
+
+
+@attrs.frozen
+class _RepresentationChecked:
+    factory: CacheFactory
+
+    @property
+    def releases(self) -> tuple[str, ...]:
+        return targets.modelled_releases(self.factory)
+
+    def __call__(self, *, ttl: Decimal, release: Release) -> SchedulerCache:
+        return cast(SchedulerCache, _CheckedCache(self.factory(ttl=ttl, release=release)))
+
+
+def representation_checked(factory: CacheFactory) -> CacheFactory:
+    """`factory`, with `check_invariants()` run after every operation of its caches.
+
+    What `kcache replay --check-invariants` replays against.  A failure the
+    conformance machine found through `check_invariants` alone leaves every
+    observation equal; replaying its trace against this factory reproduces
+    it at the same step (`InvariantBrokenError` is the mismatch).  Caches
+    without the method (the spec, adapters) are replayed unchanged.
+    """
+    return _RepresentationChecked(factory)
 
 
 def replay_paths(paths: Iterable[str | Path], factory: CacheFactory) -> Iterator[TraceResult]:

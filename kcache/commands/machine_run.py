@@ -32,7 +32,7 @@ from kcache.errors import KcacheError, TargetError
 from kcache.expectations import Mismatch
 from kcache.profiles import PROFILES
 from kcache.progress import ProgressLine, Tally, describe
-from kcache.replay import replay_trace
+from kcache.replay import replay_trace, representation_checked
 from kcache.trace import load_file, read_seconds
 from spec.protocol import CacheFactory
 from spec.releases import DEFAULT_RELEASE, RELEASES
@@ -183,7 +183,12 @@ def run_machine(
             if progress is not None:
                 progress.finish()
         _to_stderr(reports)
-        return MachineRun(result, _replayed(result, factory))
+        replayed = _replayed(result, factory)
+        if replayed is not None or result.failure is None:
+            return MachineRun(result, replayed)
+        return MachineRun(
+            result, replayed_checked=_replayed(result, representation_checked(factory))
+        )
 
 
 @attrs.frozen
@@ -193,6 +198,8 @@ class MachineRun:
     result: ConformanceResult
     #: the first mismatch replay finds on the target; None: it passes (or nothing was written)
     replayed: Mismatch | None = None
+    #: when replay passes: the first mismatch `replay --check-invariants` finds, if any
+    replayed_checked: Mismatch | None = None
 
 
 def _replayed(result: ConformanceResult, factory: CacheFactory) -> Mismatch | None:
@@ -306,11 +313,12 @@ def trace_label(target: str) -> str:
     return "-".join(word for word in words if word)[:60] or "target"
 
 
-def next_commands(trace: Path, target: str) -> list[str]:
+def next_commands(trace: Path, target: str, *, check_invariants: bool = False) -> list[str]:
     """The commands to run on a failing trace: replay it, and read it as a story."""
     path, impl = shlex.quote(str(trace)), shlex.quote(target)
+    checking = " --check-invariants" if check_invariants else ""
     return [
-        f"kcache replay {path} --impl {impl}",
+        f"kcache replay {path} --impl {impl}{checking}",
         f"kcache explain {path} --impl {impl}",
         f"kcache explain {path} --impl spec",
     ]
@@ -351,15 +359,22 @@ def failure_details(run: MachineRun, target: str) -> str:
     if trace is None:
         return "the trace was not written (no --out folder)"
     lines = [f"trace: {trace}"]
-    if run.replayed is None:
+    if run.replayed is not None:
+        lines.append(f"replay shows it at {run.replayed}")
+    elif run.replayed_checked is not None:
         lines.append(
-            f"note: replaying it on {target} passes: the difference showed only in what "
-            "the machine checks beyond a trace's observations (e.g. the cache's check_invariants)"
+            "only the cache's own check_invariants() sees it: replay with --check-invariants "
+            f"shows it at {run.replayed_checked}"
         )
     else:
-        lines.append(f"replay shows it at {run.replayed}")
+        lines.append(
+            f"note: replaying it on {target} passes, with --check-invariants too: the "
+            "difference showed only in what the machine checks beyond a trace's observations "
+            "(e.g. a snapshot that changed without update_snapshot)"
+        )
     lines.append("next:")
-    lines += [f"  {command}" for command in next_commands(trace, target)]
+    checking = run.replayed_checked is not None
+    lines += [f"  {command}" for command in next_commands(trace, target, check_invariants=checking)]
     return "\n".join(lines)
 
 

@@ -4,7 +4,10 @@ Every trace in the files and folders given is read first (a malformed trace
 stops everything before a cache is built), then run on a fresh cache from
 --impl.  One line per trace: PASS, FAIL (then the first failing step, the key
 path, expected and actual) or SKIP (the trace pins a release the target does
-not model), and a summary line.
+not model), and a summary line.  With --check-invariants the cache's own
+check_invariants() (impl has one) runs after every step, and a failing check
+fails the trace at that step: that is how a failure `kcache conform` found
+only through that check shows again.
 
 exit status: 0 every trace that ran passed and at least one ran,
 1 a trace failed or none ran, 2 kcache could not run (bad path, trace,
@@ -21,7 +24,7 @@ from typing import TextIO
 from kcache import targets
 from kcache.errors import TraceError
 from kcache.expectations import Mismatch, render
-from kcache.replay import TraceResult, Verdict, replay_trace
+from kcache.replay import TraceResult, Verdict, replay_trace, representation_checked
 from kcache.trace import TRACE_SUFFIXES, load_paths
 
 #: longest expected/actual text shown without --verbose
@@ -42,6 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the implementation to check: {targets.TARGET_HELP} (default: spec)",
     )
     parser.add_argument(
+        "--check-invariants",
+        action="store_true",
+        help="run the cache's own check_invariants(), when it has one, after every step",
+    )
+    parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -55,7 +63,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not traces:
         raise TraceError(f"no traces ({', '.join(TRACE_SUFFIXES)}) in {' '.join(args.paths)}")
     tally: Counter[Verdict] = Counter()
-    with targets.opened(args.impl) as factory:
+    with targets.opened(args.impl) as opened:
+        factory = representation_checked(opened) if args.check_invariants else opened
         for trace in traces:
             result = replay_trace(trace, factory)
             tally[result.verdict] += 1

@@ -115,6 +115,47 @@ class TestReplayOutcomes:
         assert "pod-0099" in out and "--verbose shows all" not in out
 
 
+#: kcache.seeded_bugs.NoMoveToHeadOnPodRemoval's smallest trace, up to the step only its
+#: own check_invariants() sees: the node that lost a pod stays behind a newer one
+BROKEN_ORDER = {
+    "name": "a node losing a pod moves to the head",
+    "steps": [
+        {"op": "add_node", "node": {"metadata": {"name": "n1"}}},
+        {"op": "add_pod", "pod": POD},
+        {"op": "add_node", "node": {"metadata": {"name": "n2"}}},
+        {"op": "remove_pod", "pod": POD, "expect": {"error": False}},
+    ],
+}
+NO_MOVE_TO_HEAD = "kcache.seeded_bugs:NoMoveToHeadOnPodRemoval"
+
+
+class TestCheckInvariants:
+    def test_a_failing_check_fails_the_trace_at_its_step(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """A bug only check_invariants() sees passes plain replay and fails with the flag."""
+        path = traces(tmp_path / "t.jsonl", BROKEN_ORDER)
+        status, out, _ = run(capsys, path, "--impl", NO_MOVE_TO_HEAD)
+        assert status == 0
+        status, out, _ = run(capsys, path, "--impl", NO_MOVE_TO_HEAD, "--check-invariants")
+        assert status == 1
+        lines = out.splitlines()
+        assert lines[:2] == [
+            "FAIL a node losing a pod moves to the head",
+            "    step 3 (remove_pod): outcome",
+        ]
+        assert "InvariantBrokenError: check_invariants() failed after remove_pod: " in out
+
+    def test_caches_without_the_check_replay_as_before(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """The spec has no check_invariants(): the flag changes nothing; impl's check holds."""
+        path = traces(tmp_path / "t.jsonl", BROKEN_ORDER, PASSING)
+        for target in ("spec", "impl"):
+            status, out, _ = run(capsys, path, "--impl", target, "--check-invariants")
+            assert (status, out.splitlines()[-1]) == (0, "2 passed, 0 failed, 0 skipped")
+
+
 class TestReplayErrors:
     """Input problems: exit 2 and one line on stderr, before anything runs."""
 

@@ -24,12 +24,15 @@ import pytest
 
 from kcache.cli import main
 from kcache.commands.machine_run import (
+    MachineRun,
     StopBetweenExamples,
     duration,
+    failure_details,
     next_commands,
     positive_int,
     trace_label,
 )
+from kcache.conformance import ConformanceResult, Failure
 
 
 @pytest.fixture(autouse=True)
@@ -272,10 +275,11 @@ class TestThroughTheAdapterProtocol:
         assert main(["replay", str(trace), "--impl", "spec"]) == 0
 
 
-def test_failure_that_replay_cannot_show_is_flagged(
+def test_failure_only_the_cache_check_sees_recommends_check_invariants(
     capsys: pytest.CaptureFixture[str], own_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A failure seen only by the cache's own invariant check says that replay will pass."""
+    """A failure seen only by the cache's own check replays with --check-invariants, and
+    the report says so and prints that command."""
     (own_folder / "self_doubting.py").write_text(
         "from impl.cache import Cache\n"
         "class SelfDoubting(Cache):\n"
@@ -285,12 +289,25 @@ def test_failure_that_replay_cannot_show_is_flagged(
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(own_folder))
-    assert conform("--impl", "self_doubting:SelfDoubting", "--max-examples", "20") == 1
+    target = "self_doubting:SelfDoubting"
+    assert conform("--impl", target, "--max-examples", "20") == 1
     out = capsys.readouterr().out
     assert "made-up invariant: no pods" in out
-    assert "note: replaying it on self_doubting:SelfDoubting passes" in out
+    assert "only the cache's own check_invariants() sees it: replay with --check-invariants" in out
     (trace,) = (own_folder / "kcache-failures").glob("*.json")
-    assert main(["replay", str(trace), "--impl", "self_doubting:SelfDoubting"]) == 0
+    written = Path("kcache-failures") / trace.name
+    assert f"kcache replay {written} --impl {target} --check-invariants" in out
+    assert main(["replay", str(trace), "--impl", target]) == 0
+    assert main(["replay", str(trace), "--impl", target, "--check-invariants"]) == 1
+
+
+def test_failure_no_replay_shows_is_flagged() -> None:
+    """When neither replay shows the failure, the report says what the trace cannot carry."""
+    failure = Failure(trace_path=Path("t.json"), step=2, op="observe", message="snapshot changed")
+    result = ConformanceResult(examples=1, steps=3, elapsed=1.0, failure=failure)
+    details = failure_details(MachineRun(result), "impl")
+    assert "note: replaying it on impl passes, with --check-invariants too: " in details
+    assert "kcache replay t.json --impl impl\n" in details
 
 
 def read_until(terminal: int, marker: bytes, patience: float = 120) -> bytes:
