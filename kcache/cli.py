@@ -6,15 +6,18 @@ a module of `kcache.commands` listed in `SUBCOMMANDS`; the module's docstring
 is its help, `add_arguments(parser)` declares its options and `run(args)`
 returns the exit status.  Exit statuses: 0 all good, 1 the check found a
 problem, 2 kcache could not run (usage, input, target or adapter errors,
-reported as one line without a traceback).
+reported as one line without a traceback), 130 stopped by Ctrl-C, 141 the
+reader of the output went away (`kcache ... | head -1`), as for SIGPIPE.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from kcache.errors import KcacheError
 
@@ -29,11 +32,20 @@ SUBCOMMANDS: dict[str, str] = {
 
 #: exit status when kcache could not run at all
 USAGE_ERROR = 2
+#: exit status when the output's reader closed the pipe: 128 + SIGPIPE, as the shell reports
+OUTPUT_CLOSED = 141
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line: the usage itself is one `--help` away."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of every subcommand in `SUBCOMMANDS`."""
-    parser = argparse.ArgumentParser(
+    """The parser of every subcommand in `SUBCOMMANDS` (subparsers share its class)."""
+    parser = _Parser(
         prog="kcache",
         description="Conformance checks for kube-scheduler cache implementations.",
         epilog="Exit status: 0 all good, 1 a check failed, 2 kcache could not run.",
@@ -55,10 +67,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `kcache ARGV...` and return its exit status."""
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a closed pipe shows here, while it can still be handled
+    except BrokenPipeError:
+        # The reader went away (`| head -1`): stop quietly, as cat does.  Python
+        # would flush stdout again at exit and complain; point it at /dev/null.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return OUTPUT_CLOSED
+    return status
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exit_request:  # argparse has printed usage or help
+    except SystemExit as exit_request:  # argparse has printed its error line or help
         return exit_request.code if isinstance(exit_request.code, int) else USAGE_ERROR
     try:
         status: int = args.run(args)

@@ -268,3 +268,39 @@ class TestShell:
             0,
             "1 passed, 0 failed, 0 skipped",
         )
+
+    @pytest.mark.parametrize(
+        ("argv", "line"),
+        [
+            ([], "kcache: error: the following arguments are required: COMMAND"),
+            (["conform"], "kcache conform: error: the following arguments are required: --impl"),
+            (
+                ["fuzz", "--impl", "impl", "--duration", "0s"],
+                "kcache fuzz: error: argument --duration: "
+                "invalid duration '0s': must be more than 0 seconds",
+            ),
+            (
+                ["replay", "x.json", "--frobnicate"],
+                "kcache: error: unrecognized arguments: --frobnicate",
+            ),
+        ],
+    )
+    def test_usage_error_is_one_line(
+        self, argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A usage error is exit 2 and one line naming the command and the problem, no usage."""
+        assert main(argv) == 2
+        assert capsys.readouterr() == ("", line + "\n")
+
+    @pytest.mark.parametrize("argv", [["replay", str(VECTORS), "-v"], ["transitions"]])
+    def test_closed_output_ends_quietly(self, argv: list[str]) -> None:
+        """`kcache ... | head -1`: the reader goes away, kcache stops with 141 and no traceback."""
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kcache", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        process.stdout.close()  # the reader is gone before the first line
+        _, err = process.communicate(timeout=120)
+        assert (process.returncode, err.decode()) == (141, "")
