@@ -1,8 +1,12 @@
 """Hypothesis profiles for kcache's property tests and conformance runs.
 
-Importing this module registers the profiles and loads the one the
-environment selects: `HYPOTHESIS_PROFILE` if set, else `ci` when the `CI`
-variable is set, else `default`.  `tests/conftest.py` imports it for that.
+`PROFILES` maps each name to its settings.  `kcache conform`, `kcache fuzz`
+and the pytest plugin pass the settings of the profile they run explicitly
+and change nothing global, so a user's own tests keep their Hypothesis
+profile.  A test suite that wants the profiles as Hypothesis' own calls
+`load()` (`tests/conftest.py` does): it registers them and loads the one the
+environment selects, `HYPOTHESIS_PROFILE` if set, else `ci` when the `CI`
+variable is set, else `default`.
 
 Hypothesis registers a built-in `ci` profile of its own and loads it whenever
 `CI` is set; ours replaces it by name, deliberately, so that a CI run is
@@ -20,6 +24,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
+
+from kcache.errors import KcacheError
 
 #: failures found on this machine are replayed first on the next run
 DATABASE_FOLDER = Path(".hypothesis/examples")
@@ -118,18 +124,29 @@ def selected(environ: Mapping[str, str]) -> str:
     """The profile `environ` asks for: `HYPOTHESIS_PROFILE`, else `ci` under CI, else `default`."""
     name = environ.get("HYPOTHESIS_PROFILE") or ("ci" if environ.get("CI") else "default")
     if name == "crosshair" and not CROSSHAIR_INSTALLED:
-        raise SystemExit(
+        raise KcacheError(
             "the crosshair profile needs the hypothesis-crosshair backend: "
             "pip install 'kcache[crosshair]'"
         )
     if name not in PROFILES:
-        raise SystemExit(
+        raise KcacheError(
             f"HYPOTHESIS_PROFILE={name!r} is not a kcache profile; choose one of "
             + ", ".join(sorted(PROFILES))
         )
     return name
 
 
-for _name, _profile in PROFILES.items():
-    settings.register_profile(_name, _profile)
-settings.load_profile(selected(os.environ))
+def load(environ: Mapping[str, str] = os.environ) -> str:
+    """Register every kcache profile with Hypothesis and load the one `environ` selects.
+
+    Returns its name.  A profile that cannot be loaded ends the process
+    with its one-line reason (this runs while a test suite starts up).
+    """
+    try:
+        name = selected(environ)
+    except KcacheError as error:
+        raise SystemExit(f"kcache profiles: {error}") from None
+    for each, profile in PROFILES.items():
+        settings.register_profile(each, profile)
+    settings.load_profile(name)
+    return name

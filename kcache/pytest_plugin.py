@@ -91,16 +91,17 @@ class ConformanceItem(pytest.Item):
         self.target = target
 
     def runtest(self) -> None:
-        # imported here: loading the harness configures Hypothesis profiles
+        # imported here: the harness (Hypothesis, the machine) is slow to import; it passes
+        # the profile's settings explicitly, so the user's Hypothesis profile stays loaded
         from kcache.commands import machine_run  # noqa: PLC0415
         from kcache.errors import KcacheError  # noqa: PLC0415
         from kcache.profiles import selected  # noqa: PLC0415
 
         config = self.config
         release = config.getoption("kcache_release")
-        profile = selected(os.environ)
-        seed = machine_run.run_seed(config.getoption("kcache_seed"), profile)
         try:
+            profile = selected(os.environ)
+            seed = machine_run.run_seed(config.getoption("kcache_seed"), profile)
             finished = machine_run.run_machine(
                 self.target,
                 release=release,

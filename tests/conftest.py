@@ -7,11 +7,14 @@ from decimal import Decimal
 
 import pytest
 
-import kcache.profiles  # noqa: F401  (registers and loads the Hypothesis profiles)
 from impl.cache import Cache as ImplCache
+from kcache import profiles
 from spec.cache import Cache as SpecCache
 from spec.protocol import CacheFactory, SchedulerCache
 from spec.releases import V1_35, Release
+
+#: the suite runs under kcache's profiles (HYPOTHESIS_PROFILE, else ci under CI, else default)
+profiles.load()
 
 #: every cache the unit tests and vectors hold to the same expectations, by test id
 IMPLEMENTATIONS: dict[str, CacheFactory] = {

@@ -406,6 +406,16 @@ class TestBadArguments:
         assert "Traceback" not in err
         assert not Path("kcache-failures").exists()
 
+    def test_unknown_hypothesis_profile(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A HYPOTHESIS_PROFILE kcache does not know is one line and exit 2."""
+        monkeypatch.setenv("HYPOTHESIS_PROFILE", "turbo")
+        assert conform("--impl", "impl", "--max-examples", "1") == 2
+        err = capsys.readouterr().err
+        assert err.startswith("kcache: error: HYPOTHESIS_PROFILE='turbo' is not a kcache profile")
+        assert err.count("\n") == 1
+
     def test_release_the_target_does_not_model(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

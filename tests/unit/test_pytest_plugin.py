@@ -48,6 +48,25 @@ def test_impl_passes(user_project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*kcache-conformance?impl? PASSED*"])
 
 
+def test_users_hypothesis_profile_is_left_alone(pytester: pytest.Pytester) -> None:
+    """After the conformance item ran, the user's own Hypothesis profile is still loaded."""
+    pytester.makeconftest(
+        "from hypothesis import settings\n"
+        "settings.register_profile('users', max_examples=7)\n"
+        "settings.load_profile('users')\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    # the conformance item first, so that the user's test runs after it\n"
+        "    items.sort(key=lambda item: not item.name.startswith('kcache-conformance'))\n"
+    )
+    pytester.makepyfile(
+        test_users="from hypothesis import settings\n"
+        "def test_profile_after_kcache():\n"
+        "    assert settings.default.max_examples == 7\n"
+    )
+    result = pytester.runpytest_subprocess("--kcache-impl", "impl", "--kcache-max-examples", "2")
+    result.assert_outcomes(passed=2)
+
+
 def test_item_can_be_deselected(user_project: pytest.Pytester) -> None:
     """-k selects items as usual, the conformance item included."""
     result = user_project.runpytest_subprocess("--kcache-impl", "impl", "-k", "users_own")
