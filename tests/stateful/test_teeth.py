@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kcache.conformance import representation_checked, run_conformance
-from kcache.replay import Verdict, replay_trace
+from kcache.conformance import run_conformance
+from kcache.replay import Verdict, replay_trace, representation_checked
 from kcache.seeded_bugs import SEEDED_BUGS
 from kcache.trace import load_file
 from spec.cache import Cache as SpecCache
