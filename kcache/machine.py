@@ -36,6 +36,8 @@ from hypothesis.stateful import (
 from kcache import strategies
 from kcache.errors import KcacheError
 from kcache.exact_json import dumps
+from kcache.replay import Run
+from kcache.trace import step_from_json
 from spec.errors import CacheError, Fatal
 from spec.objects import Node, Pod
 from spec.protocol import CacheFactory, SchedulerCache, Snapshot
@@ -361,10 +363,7 @@ class ConformanceMachine(RuleBasedStateMachine):
         #: one pod per UID ever used: enough to ask the caches about that key
         self.known_pods: dict[str, Pod] = {}
         self.fresh_snapshots = 0
-        self._begin_run()
-
-    def _begin_run(self) -> None:
-        """Know nothing of the caches' history yet: a run begins with both caches empty."""
+        #: the run's steps, as its trace records them
         self.steps: list[RecordedStep] = []
         #: the node object the caller last added or updated, per name (kept after removal)
         self.last_node: dict[str, Node] = {}
@@ -392,23 +391,36 @@ class ConformanceMachine(RuleBasedStateMachine):
         drawn from `TTLS` or fixed by its caller.
         """
         self.ttl = ttl
-        self._build_caches()
+        self.spec: SchedulerCache = self.reference(ttl=ttl, release=self.release)
+        self.impl: SchedulerCache = self.factory(ttl=ttl, release=self.release)
 
-    def _build_caches(self) -> None:
-        self.spec: SchedulerCache = self.reference(ttl=self.ttl, release=self.release)
-        self.impl: SchedulerCache = self.factory(ttl=self.ttl, release=self.release)
+    def _rebuild_after_fatal(self) -> None:
+        """Fresh caches that have run every step so far but the fatal last one.
 
-    def _restart_after_fatal(self) -> None:
-        """Upstream's process ended (FORMAT.md runs no step after it): go on with fresh caches.
-
-        An adapter holds no cache after a fatal answer, and a trace ends at its
-        fatal step, so the rest of the example is a new run, recorded from its
-        first step, on the same TTL and the same pods and nodes to draw from.
-        Hypothesis cannot end an example early: with every rule's precondition
-        false it raises "No progress can be made".
+        Upstream's process ends at a fatal step, FORMAT.md runs nothing after
+        one, and an adapter holds no cache after a fatal answer.  A fatal call
+        changes nothing (FORMAT.md), so replaying the run's other steps into
+        fresh caches brings back the state both had, the run goes on from
+        there, and a later failure's trace is those steps, with no fatal step
+        inside.  (Hypothesis cannot end an example early instead: with no rule
+        enabled it raises "No progress can be made"; and a fatal step is common,
+        so starting over from empty caches would keep most runs shallow.)
         """
-        self._begin_run()
-        self._build_caches()
+        self.steps.pop()
+        spec = Run(self.reference(ttl=self.ttl, release=self.release))
+        impl = Run(self.factory(ttl=self.ttl, release=self.release))
+        for recorded in self.steps:
+            step = step_from_json(recorded.to_trace(), "a recorded step")
+            for side, run in (("spec", spec), ("impl", impl)):
+                outcome, _ = call(run.apply, step)
+                if outcome != recorded.outcome:
+                    self._fail(
+                        f"replayed into a fresh {side} cache after a fatal step, {recorded.op} "
+                        f"ended {outcome}, not {recorded.outcome} as first",
+                        observed=False,
+                    )
+        self.spec, self.impl = spec.cache, impl.cache
+        self.spec_snapshots, self.impl_snapshots = spec.snapshots, impl.snapshots
 
     # Every run starts with nodes, pods and a snapshot name to pick from, so
     # that no run (whichever rules Hypothesis switches off) is all snapshots.
@@ -646,7 +658,7 @@ class ConformanceMachine(RuleBasedStateMachine):
                 pin_error=True,
             )
         if spec_outcome.kind == "fatal":
-            self._restart_after_fatal()
+            self._rebuild_after_fatal()
         return spec_outcome
 
     def _pick(self, data: st.DataObject, label: str, default: Any, choices: Sequence[Any]) -> Any:

@@ -27,6 +27,7 @@ from kcache.machine import (
 )
 from spec.cache import Cache as SpecCache
 from spec.errors import Fatal, TransitionError
+from spec.objects import Pod
 from spec.protocol import CacheFactory, SchedulerCache
 from spec.releases import Release
 from spec.views import Dump
@@ -103,50 +104,78 @@ def _without_affinity_lists(*, ttl: Decimal, release: Release) -> SchedulerCache
 SERVER = [sys.executable, "-m", "kcache.adapter.server", "--impl", "impl"]
 
 
+def update_onto_another_node(state: ConformanceMachine, held: Pod) -> None:
+    """The update_pod rule moving `held` from its node to n2: fatal upstream."""
+    state.update_pod(
+        pod=held,
+        fitting=False,
+        data=NOT_DRAWN,
+        body={"containers": []},
+        new_uid=None,
+        new_node="n2",
+        stale_old=False,
+    )
+
+
 class TestFatal:
-    def test_a_fatal_step_ends_the_run_and_a_new_one_begins(self) -> None:
-        """After update_pod onto another node, both sides start afresh (the adapter too)."""
+    def test_after_a_fatal_step_the_run_goes_on_in_rebuilt_caches(self) -> None:
+        """Both sides, the adapter too (it drops its cache), hold what they held before it."""
         with AdapterFactory(SERVER) as adapter:
             state = conformance_machine(adapter, out_dir=None)()
             state.build(ttl=Decimal(0))
+            state.add_node(node=node("n1"))
             held = state.new_pod(pod=pod("u1", node="n1"))
             state.add_pod(pod=held, fitting=False, data=NOT_DRAWN)
-            state.update_pod(
-                pod=held,
-                fitting=False,
-                data=NOT_DRAWN,
-                body={"containers": []},
-                new_uid=None,
-                new_node="n2",
-                stale_old=False,
-            )
-            assert state.steps == []
+            state.update_snapshot(name="s1")
+            update_onto_another_node(state, held)
+            assert [step.op for step in state.steps] == ["add_node", "add_pod", "update_snapshot"]
             state.spec_and_impl_agree()  # the adapter answers: it was sent a fresh init
-            assert state.impl.pod_count() == state.spec.pod_count() == 0
-            state.add_node(node=node("n1"))
+            state.snapshots_are_isolated()
+            assert state.impl.pod_count() == state.spec.pod_count() == 1
+            assert state.impl_snapshots["s1"].view().node_list == ("n1",)
+            state.remove_pod(pod=held, fitting=False, data=NOT_DRAWN, missed_delete=False)
             state.spec_and_impl_agree()
-            assert [step.op for step in state.steps] == ["add_node"]
+            assert state.impl.pod_count() == 0
 
-    def test_a_failure_after_a_fatal_step_is_traced_from_the_new_run(self) -> None:
-        """The trace of a later failure starts after the fatal step, as FORMAT.md needs."""
+    def test_a_later_failures_trace_leaves_the_fatal_step_out(self) -> None:
+        """FORMAT.md runs nothing after a fatal step, so the trace replays the others only."""
         state = machine(reference=_without_affinity_lists)
         held = state.new_pod(pod=pod("u1", node="n1"))
         state.add_pod(pod=held, fitting=False, data=NOT_DRAWN)
-        state.update_pod(
-            pod=held,
-            fitting=False,
-            data=NOT_DRAWN,
-            body={"containers": []},
-            new_uid=None,
-            new_node="n2",
-            stale_old=False,
-        )
+        update_onto_another_node(state, held)
         state.assume_pod(
             pod=state.new_pod(pod=pod("u2", affinity=True)), fitting=False, data=NOT_DRAWN
         )
         with pytest.raises(ConformanceError) as caught:
             state.node_infos_are_sums_of_their_pods()
-        assert [step["op"] for step in caught.value.trace["steps"]] == ["assume_pod", "observe"]
+        ops = [step["op"] for step in caught.value.trace["steps"]]
+        assert ops == ["add_pod", "assume_pod", "observe"]
+
+    def test_a_cache_that_replays_differently_is_a_finding(self) -> None:
+        """The rebuilt impl must end every replayed step as it did the first time."""
+        state = conformance_machine(_FlakyOnSecondBuild(), out_dir=None)()
+        state.build(ttl=Decimal(0))
+        held = state.new_pod(pod=pod("u1", node="n1"))
+        state.add_pod(pod=held, fitting=False, data=NOT_DRAWN)
+        with pytest.raises(ConformanceError, match="replayed into a fresh impl cache"):
+            update_onto_another_node(state, held)
+
+
+class _FlakyOnSecondBuild:
+    """impl caches, but from the second one built on, add_pod is refused."""
+
+    def __init__(self) -> None:
+        self.built = 0
+
+    def __call__(self, *, ttl: Decimal, release: Release) -> SchedulerCache:
+        self.built += 1
+        cache_class = ImplCache if self.built == 1 else _RefusesAddPod
+        return cache_class(ttl=ttl, release=release)
+
+
+class _RefusesAddPod(ImplCache):
+    def add_pod(self, pod: Pod) -> None:
+        raise TransitionError("refused this time")
 
 
 class TestCall:
