@@ -12,38 +12,8 @@ from contextlib import suppress
 from itertools import zip_longest
 
 from spec.errors import NodeNotFoundError
+from spec.node_tree import go_quote
 from spec.objects import Node
-
-#: Go's strconv.Quote escapes for the characters that have a short form.
-_GO_ESCAPES = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-    "\\": "\\\\",
-    '"': '\\"',
-}
-
-
-def go_quote(text: str) -> str:
-    """`text` as Go's `%q` prints it: double-quoted, NUL as `\\x00`."""
-    return '"' + "".join(_go_escape(char) for char in text) + '"'
-
-
-def _go_escape(char: str) -> str:
-    if char in _GO_ESCAPES:
-        return _GO_ESCAPES[char]
-    if char.isprintable():
-        return char
-    code = ord(char)
-    if code < 0x80:
-        return f"\\x{code:02x}"
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
 
 
 class NodeTree:

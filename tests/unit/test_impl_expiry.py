@@ -87,7 +87,9 @@ class TestExpiryLoop:
         """Only one loop runs per cache."""
         with Cache() as cache:
             cache.start_expiry_loop(SteppingClock(Decimal(0)), period=3600)
-            with pytest.raises(RuntimeError, match="already running"):
+            with pytest.raises(
+                RuntimeError, match=r"^start_expiry_loop: the expiry loop is already running$"
+            ):
                 cache.start_expiry_loop(SteppingClock(Decimal(0)))
         assert self._expiry_threads() == []
 
@@ -99,9 +101,24 @@ class TestExpiryLoop:
 
     def test_release_without_expiry_has_no_loop(self) -> None:
         """v1.36 has no expiry, so there is no loop to start."""
-        with pytest.raises(UnsupportedOperation, match="start_expiry_loop"):
+        with pytest.raises(UnsupportedOperation) as caught:
             Cache(release=V1_36).start_expiry_loop(SteppingClock(Decimal(0)))
+        assert str(caught.value) == (
+            "start_expiry_loop does not exist in release v1.36: it has no assumed-pod expiry"
+        )
         assert self._expiry_threads() == []
+
+    def test_default_period_is_upstreams_one_second(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Without a period the loop runs every second, like upstream's cleanAssumedPeriod."""
+        periods: list[float] = []
+
+        class RecordingLoop:
+            def __init__(self, cleanup: object, clock: object, period: float) -> None:
+                periods.append(period)
+
+        monkeypatch.setattr("impl.cache.ExpiryLoop", RecordingLoop)
+        Cache().start_expiry_loop(SteppingClock(Decimal(0)))
+        assert periods == [1.0]
 
     def test_failure_in_the_loop_is_reraised_on_close(self) -> None:
         """A failing clock ends the loop, and close() raises what ended it."""

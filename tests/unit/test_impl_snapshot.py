@@ -189,8 +189,12 @@ class TestIsolation:
         class Foreign:
             def view(self) -> None: ...
 
-        with pytest.raises(TypeError, match=r"expected a snapshot made by impl\.cache\.Cache"):
+        with pytest.raises(TypeError) as caught:
             Cache().update_snapshot(Foreign())  # type: ignore[arg-type]
+        assert str(caught.value) == (
+            "update_snapshot: expected a snapshot made by impl.cache.Cache.new_snapshot(), "
+            "got Foreign"
+        )
 
     def test_new_snapshot_is_empty(self) -> None:
         """A new snapshot holds nothing and has seen no generation."""
