@@ -34,7 +34,7 @@ from typing import TextIO
 from kcache import parallel_command
 from kcache.commands import machine_run
 from kcache.junit import JUnitCase, write_junit
-from kcache.profiles import PROFILES, selected
+from kcache.profiles import NAMES, selected
 from kcache.progress import ProgressLine
 
 
@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile",
-        choices=sorted(PROFILES),
+        choices=NAMES,
         help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else ci under $CI, else default)",
     )
     parser.add_argument(
@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if parallel_command.wanted(args):
         return parallel_command.run(args, out)
-    profile = args.profile or selected(os.environ)
+    profile = selected(os.environ, args.profile)
     seed = machine_run.run_seed(args.seed, profile)
     finished = machine_run.run_machine(
         args.impl,

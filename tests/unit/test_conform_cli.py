@@ -416,6 +416,18 @@ class TestBadArguments:
         assert err.startswith("kcache: error: HYPOTHESIS_PROFILE='turbo' is not a kcache profile")
         assert err.count("\n") == 1
 
+    def test_crosshair_profile_without_its_backend(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """--profile crosshair is offered everywhere; without the backend it is one line, exit 2."""
+        monkeypatch.setattr("kcache.profiles.CROSSHAIR_INSTALLED", False)
+        assert conform("--impl", "impl", "--profile", "crosshair") == 2
+        err = capsys.readouterr().err
+        assert err == (
+            "kcache: error: the crosshair profile needs the hypothesis-crosshair backend: "
+            "pip install 'kcache[crosshair]'\n"
+        )
+
     def test_release_the_target_does_not_model(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -78,3 +78,14 @@ def test_load_of_an_unknown_profile_ends_with_one_line() -> None:
     """A suite started with a bad HYPOTHESIS_PROFILE stops with the reason, no traceback."""
     with pytest.raises(SystemExit, match=r"^kcache profiles: HYPOTHESIS_PROFILE='turbo' "):
         profiles.load({"HYPOTHESIS_PROFILE": "turbo"})
+
+
+def test_crosshair_is_offered_and_explained_without_its_backend(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The crosshair profile is a choice everywhere; without the backend, running it says why."""
+    assert "crosshair" in profiles.NAMES
+    monkeypatch.setattr(profiles, "CROSSHAIR_INSTALLED", False)
+    with pytest.raises(KcacheError, match=r"needs the hypothesis-crosshair backend"):
+        profiles.selected({}, "crosshair")
+    assert profiles.selected({"HYPOTHESIS_PROFILE": "crosshair"}, "fuzz") == "fuzz"
