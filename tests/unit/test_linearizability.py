@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from decimal import Decimal
 from typing import Any
 
@@ -295,9 +294,8 @@ class TestMinimise:
             call(2, "t2", "assume_pod", (25, 45), pod=U1),
             call(3, "t3", "pod_count", (30, 35), result=1),
         )
-        started = time.monotonic()
+        # With no time left it returns the history as it is, without trying to drop calls.
         assert len(minimise(history(*events), time_limit=0).events) == len(events)
-        assert time.monotonic() - started < 1
 
 
 class TestExplain:
