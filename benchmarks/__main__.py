@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
+from benchmarks.fresh_process import run_in_fresh_process
 from benchmarks.linearizability import linearizability_section
 from benchmarks.memory import memory_section
 from benchmarks.operations import operations_section
@@ -93,18 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _in_child(name: str, *, quick: bool) -> Table:
     """Run one section in a fresh `python -m benchmarks --same-process --json` process."""
-    command = [sys.executable, "-m", "benchmarks", "--same-process", "--json", name]
-    child = subprocess.run(
-        [*command, *(["--quick"] if quick else [])],
-        cwd=Path(__file__).resolve().parent.parent,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if child.returncode != 0:
-        last = child.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        raise RuntimeError(f"section {name} failed: {last[0]}")
-    return from_json(json.loads(child.stdout))
+    module_args = ["benchmarks", "--same-process", "--json", name, *(["--quick"] if quick else [])]
+    return from_json(run_in_fresh_process(module_args, f"section {name}"))
 
 
 if __name__ == "__main__":

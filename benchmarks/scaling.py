@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from benchmarks.cluster import cluster, extra_pods, fill
+from benchmarks.fresh_process import run_in_fresh_process
 from benchmarks.memory import footprint
 from benchmarks.report import Table, Target, duration, size
 from benchmarks.scale import Scale
@@ -86,17 +85,9 @@ def scaling_section(scale: Scale) -> Table:
 def _in_fresh_process(nodes: int, scale: Scale) -> dict[str, Any]:
     """`measure_size` run by `python -m benchmarks.scaling` in a child process."""
     arguments = [str(nodes), str(scale.pods_per_node), str(scale.pod_operations), str(scale.repeat)]
-    child = subprocess.run(
-        [sys.executable, "-m", "benchmarks.scaling", *arguments],
-        cwd=Path(__file__).resolve().parent.parent,
-        capture_output=True,
-        text=True,
-        check=False,
+    result: dict[str, Any] = run_in_fresh_process(
+        ["benchmarks.scaling", *arguments], f"measuring {nodes} nodes"
     )
-    if child.returncode != 0:
-        last = child.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        raise RuntimeError(f"measuring {nodes} nodes failed: {last[0]}")
-    result: dict[str, Any] = json.loads(child.stdout)
     return result
 
 

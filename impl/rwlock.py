@@ -8,6 +8,7 @@ readers cannot starve it.  Not reentrant, like Go's mutex.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from types import TracebackType
 
 
@@ -23,8 +24,8 @@ class ReadWriteLock:
         self._readers = 0
         self._writers_waiting = 0
         self._readers_blocked = 0
-        self.read = _ReadSide(self)
-        self.write = _WriteSide(self)
+        self.read = _Side(self.acquire_read, self.release_read)
+        self.write = _Side(self.acquire_write, self.release_write)
 
     def acquire_read(self) -> None:
         """Enter as a reader: wait while a writer holds or waits for the lock."""
@@ -58,14 +59,17 @@ class ReadWriteLock:
         self._condition.release()
 
 
-class _ReadSide:
-    __slots__ = ("_lock",)
+class _Side:
+    """One side of the lock as a context manager: `with lock.read:` / `with lock.write:`."""
 
-    def __init__(self, lock: ReadWriteLock) -> None:
-        self._lock = lock
+    __slots__ = ("_acquire", "_release")
+
+    def __init__(self, acquire: Callable[[], None], release: Callable[[], None]) -> None:
+        self._acquire = acquire
+        self._release = release
 
     def __enter__(self) -> None:
-        self._lock.acquire_read()
+        self._acquire()
 
     def __exit__(
         self,
@@ -73,22 +77,4 @@ class _ReadSide:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self._lock.release_read()
-
-
-class _WriteSide:
-    __slots__ = ("_lock",)
-
-    def __init__(self, lock: ReadWriteLock) -> None:
-        self._lock = lock
-
-    def __enter__(self) -> None:
-        self._lock.acquire_write()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._lock.release_write()
+        self._release()
