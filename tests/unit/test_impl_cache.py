@@ -76,12 +76,93 @@ class TestCheckInvariants:
         with pytest.raises(AssertionError, match=message):
             cache.check_invariants()
 
-    def test_contract_parts_skipped_after_a_contract_break(self, cache: Cache) -> None:
+    @pytest.mark.parametrize(
+        "break_contract",
+        [
+            pytest.param(
+                lambda cache: cache.add_node(node("a", zone="z3", images=NGINX)),
+                id="live node re-added in another zone",
+            ),
+            pytest.param(
+                lambda cache: (
+                    cache.add_node(node("c")),
+                    cache.update_node(node("c", zone="z9"), node("c", zone="z3")),
+                ),
+                id="update from an old node in a zone it was never in",
+            ),
+            pytest.param(
+                lambda cache: cache.update_node(None, node("a", images=NGINX)),
+                id="update of a zoned node without its old object",
+            ),
+            pytest.param(
+                lambda cache: (
+                    cache.assume_pod(pod("u4", node="a", affinity=True)),
+                    cache.forget_pod(pod("u4", node="a")),
+                ),
+                id="forget with a pod classified otherwise than the assumed one",
+            ),
+        ],
+    )
+    def test_contract_parts_skipped_after_a_contract_break(
+        self, cache: Cache, break_contract: Callable[[Cache], object]
+    ) -> None:
+        """After a call that breaks §13's caller contract, upstream's quirks leave parts stale.
+
+        check_invariants() must still pass (the machine calls it after every
+        step), and the parts it then skips really are out of step.
+        """
+        break_contract(cache)
+        cache.check_invariants()
+        cache._contract_kept = True
+        with pytest.raises(AssertionError):
+            cache.check_invariants()
+
+    def test_remove_under_another_zone_is_a_contract_break(self, cache: Cache) -> None:
         """Removing a node under a zone it was not added with leaves the tree stale, as upstream."""
         with pytest.raises(
             NodeNotFoundError, match=r'^node "a" in group ":\\x00:z9" was not found$'
         ):
             cache.remove_node(node("a", zone="z9", images=NGINX))
+        cache.check_invariants()
+        cache._contract_kept = True
+        with pytest.raises(AssertionError, match="tree"):
+            cache.check_invariants()
+
+    @pytest.mark.parametrize(
+        "keep_contract",
+        [
+            pytest.param(
+                lambda cache: cache.remove_node(node("b", zone="z2")),
+                id="remove with an equal copy of the node",
+            ),
+            pytest.param(
+                lambda cache: cache.update_pod(
+                    pod("u1", node="a", affinity=True), pod("u1", node="a", cpu="1")
+                ),
+                id="update from an equal copy of the pod",
+            ),
+            pytest.param(
+                lambda cache: cache.update_pod(
+                    pod("u1", node="a", affinity=True), pod("u9", node="a")
+                ),
+                id="update to a new UID (delete and create coalesced)",
+            ),
+            pytest.param(
+                lambda cache: (cache.add_node(node("c")), cache.update_node(None, node("c"))),
+                id="update of a zoneless node without its old object",
+            ),
+        ],
+    )
+    def test_contract_kept_through_calls_that_resemble_a_break(
+        self, cache: Cache, keep_contract: Callable[[Cache], object]
+    ) -> None:
+        """Calls within the contract keep check_invariants() at full strength.
+
+        A flag cleared too eagerly would silently weaken the machine's oracle
+        for the rest of a run.
+        """
+        keep_contract(cache)
+        assert cache._contract_kept
         cache.check_invariants()
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from builders import pod
@@ -58,6 +61,8 @@ class TestExpiryLoop:
         # A period longer than any test: passes come from the first run only.
         cache.start_expiry_loop(clock, period=3600)
         clock.wait_for_readings(1)
+        # the check below for no thread left behind can only see a thread it can name
+        assert [thread.daemon for thread in self._expiry_threads()] == [True]
         # Whatever the loop does after reading the clock finishes under the write lock.
         cache.close()
         assert cache.pod_count() == 0
@@ -142,3 +147,21 @@ class TestExpiryLoop:
         assert loop.stop() is None
         assert len(passes) >= 4
         assert set(passes) == {Decimal(1)}
+
+    def test_a_cache_never_closed_does_not_keep_the_process_alive(self) -> None:
+        """The loop runs on a daemon thread: a program that forgets close() still exits."""
+        program = (
+            "from decimal import Decimal\n"
+            "from impl.cache import Cache\n"
+            "Cache().start_expiry_loop(lambda: Decimal(0), period=0.01)\n"
+            "print('started')\n"
+        )
+        finished = subprocess.run(
+            [sys.executable, "-c", program],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        assert (finished.returncode, finished.stdout) == (0, "started\n"), finished.stderr
