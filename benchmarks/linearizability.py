@@ -1,6 +1,6 @@
 """How fast the linearizability check is: histories per second, and how long a history fits in 1 s.
 
-Histories are recorded from real parallel runs (`kcache.parallel.execute`)
+Histories are recorded from real parallel runs (`kcache.concurrency.parallel.execute`)
 against impl, which are linearizable, and against the `AssumeCheckThenAct`
 race, which are not: a history that is explained usually needs one pass
 through its calls, while one that is not must be refuted in every order, so
@@ -25,16 +25,16 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from benchmarks.report import Table, Target, duration, rate, render, render_targets
 from benchmarks.scale import FULL, QUICK, Scale
-from kcache.history import Event, History
+from kcache.concurrency.history import Event, History
+from kcache.concurrency.linearizability import check
+from kcache.concurrency.parallel import Call, Program, execute, programs
 from kcache.impl.cache import Cache
-from kcache.linearizability import check
-from kcache.machine import Outcome
-from kcache.parallel import Call, Program, execute, programs
-from kcache.seeded_races import AssumeCheckThenAct
+from kcache.machine.rules import Outcome
+from kcache.machine.strategies import node_manifest, pod_manifest
+from kcache.seeded.races import AssumeCheckThenAct
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import V1_35
-from kcache.strategies import node_manifest, pod_manifest
 
 #: the limit the second measurement is about
 ONE_SECOND = 1.0
@@ -92,7 +92,7 @@ def linearizability_section(scale: Scale) -> Table:
         raise AssertionError("a history recorded from impl was not found linearizable")
     longest = explained[0] if explained else 0
     return Table(
-        title="Linearizability check (kcache.linearizability)",
+        title="Linearizability check (kcache.concurrency.linearizability)",
         columns=("measurement", "result", "detail"),
         rows=rows,
         targets=(

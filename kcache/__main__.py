@@ -2,6 +2,6 @@
 
 import sys
 
-from kcache.cli import main
+from kcache.cli.main import main
 
 sys.exit(main())

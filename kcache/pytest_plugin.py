@@ -93,9 +93,9 @@ class ConformanceItem(pytest.Item):
     def runtest(self) -> None:
         # imported here: the harness (Hypothesis, the machine) is slow to import; it passes
         # the profile's settings explicitly, so the user's Hypothesis profile stays loaded
-        from kcache.commands import machine_run  # noqa: PLC0415
+        from kcache.cli import machine_run  # noqa: PLC0415
         from kcache.errors import KcacheError  # noqa: PLC0415
-        from kcache.profiles import selected  # noqa: PLC0415
+        from kcache.machine.profiles import selected  # noqa: PLC0415
 
         config = self.config
         release = config.getoption("kcache_release")

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from kcache import profiles
 from kcache.impl.cache import Cache as ImplCache
+from kcache.machine import profiles
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import V1_35, Release

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import IMPLEMENTATIONS
 
-from kcache.replay import Verdict, replay_trace
-from kcache.trace import Trace, load_paths
+from kcache.traces.replay import Verdict, replay_trace
+from kcache.traces.trace import Trace, load_paths
 
 VECTORS = load_paths([Path(__file__).parent / "vectors"])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kcache.impl.cache import Cache
-from kcache.machine import conformance_machine
+from kcache.machine.rules import conformance_machine
 from kcache.spec.releases import V1_35, V1_36
 
 #: a failure's shrunk trace lands here, for `kcache replay` and a bug report

@@ -1,4 +1,4 @@
-"""Tests for `kcache.parallel` and `kcache.seeded_races`: parallel runs are checked for real.
+"""Tests for `kcache.concurrency.parallel` and `kcache.seeded.races`: real parallel runs.
 
 impl must pass; each seeded race must be caught, by its staged scenario every
 time and (for the commonest race) by random programs within a budget.
@@ -18,11 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kcache.cli import main
-from kcache.history import read_history
-from kcache.impl.cache import Cache as ImplCache
-from kcache.linearizability import check, explain, minimise
-from kcache.parallel import (
+from kcache.cli.main import main
+from kcache.concurrency.history import read_history
+from kcache.concurrency.linearizability import check, explain, minimise
+from kcache.concurrency.parallel import (
     CALLS_PER_PASS,
     TIME_STEP,
     Call,
@@ -32,7 +31,8 @@ from kcache.parallel import (
     programs,
     run_parallel,
 )
-from kcache.seeded_races import SEEDED_RACES, AssumeCheckThenAct, RacyCache, staged
+from kcache.impl.cache import Cache as ImplCache
+from kcache.seeded.races import SEEDED_RACES, AssumeCheckThenAct, RacyCache, staged
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.releases import V1_35, V1_36, Release
 
@@ -252,7 +252,7 @@ class TestConformParallel:
     def test_a_race_fails_with_the_minimised_history_written(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        target = "kcache.seeded_races:AssumeCheckThenAct"
+        target = "kcache.seeded.races:AssumeCheckThenAct"
         report = tmp_path / "junit.xml"
         argv = ["conform", "--parallel", "--impl", target, "--threads", "2", "--seed", "1"]
         argv += ["--time-budget", "30", "--out", str(tmp_path / "out"), "--junit-xml", str(report)]
@@ -272,7 +272,10 @@ class TestConformParallel:
             (["--threads", "3"], "add --parallel"),
             (["--parallel", "--max-examples", "3"], "use --rounds and --time-budget"),
             (["--parallel", "--impl", "cmd:true"], "an adapter answers one request at a time"),
-            (["--parallel", "--impl", "kcache.parallel:thread_name"], "building a cache failed"),
+            (
+                ["--parallel", "--impl", "kcache.concurrency.parallel:thread_name"],
+                "building a cache failed",
+            ),
         ],
     )
     def test_bad_combinations_exit_2_with_one_line(

@@ -1,6 +1,6 @@
 """The machine catches every seeded bug, shrinks it, and its trace reproduces it.
 
-For each bug of `kcache.seeded_bugs`: runs under the default profile (at most
+For each bug of `kcache.seeded.bugs`: runs under the default profile (at most
 `MAX_ROUNDS` of them, seeds 0, 1, ...) find a failure; the written trace has
 at most 12 steps; replayed, it fails against the bug at the step the machine
 named (with the impl's own representation check after each step, for bugs
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from kcache.conformance import run_conformance
-from kcache.replay import Verdict, replay_trace, representation_checked
-from kcache.seeded_bugs import SEEDED_BUGS
+from kcache.machine.runner import run_conformance
+from kcache.seeded.bugs import SEEDED_BUGS
 from kcache.spec.cache import Cache as SpecCache
-from kcache.trace import load_file
+from kcache.traces.replay import Verdict, replay_trace, representation_checked
+from kcache.traces.trace import load_file
 
 #: (bug, examples, steps, trace steps, seconds) for each seeded bug caught
 Row = tuple[str, int, int, int, float]

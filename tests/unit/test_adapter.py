@@ -1,4 +1,4 @@
-"""Tests for `kcache.adapter`: the client against the Python server and against broken adapters."""
+"""Tests for `kcache.targets.adapter`: the client against the Python server and broken adapters."""
 
 from __future__ import annotations
 
@@ -12,20 +12,20 @@ from typing import Any
 
 import pytest
 
-from kcache import exact_json, trace
-from kcache.adapter import server
-from kcache.adapter.client import AdapterCache, AdapterFactory
 from kcache.errors import AdapterError
-from kcache.replay import Verdict, replay_trace
 from kcache.spec.cache import Cache
 from kcache.spec.errors import Fatal, PodNotFoundError, TransitionError, UnsupportedOperation
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36
+from kcache.targets.adapter import server
+from kcache.targets.adapter.client import AdapterCache, AdapterFactory
+from kcache.traces import exact_json, trace
+from kcache.traces.replay import Verdict, replay_trace
 
 TESTS = Path(__file__).parent.parent
 VECTORS = sorted(trace.load_paths([TESTS / "vectors"]), key=lambda t: t.name)
 BROKEN = [sys.executable, str(TESTS / "data" / "adapters" / "broken_adapter.py")]
-SERVER = [sys.executable, "-m", "kcache.adapter.server", "--impl"]
+SERVER = [sys.executable, "-m", "kcache.targets.adapter.server", "--impl"]
 
 
 def pod(uid: str, node: str = "n1") -> Any:

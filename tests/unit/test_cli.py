@@ -1,4 +1,4 @@
-"""Tests for `kcache.cli` and its `replay` subcommand: output, messages and exit statuses."""
+"""Tests for `kcache.cli.main` and its `replay` subcommand: output, messages and exit statuses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kcache.cli import SUBCOMMANDS, main
+from kcache.cli.main import SUBCOMMANDS, main
 
 TESTS = Path(__file__).parent.parent
 VECTORS = TESTS / "vectors"
@@ -115,7 +115,7 @@ class TestReplayOutcomes:
         assert "pod-0099" in out and "--verbose shows all" not in out
 
 
-#: kcache.seeded_bugs.NoMoveToHeadOnPodRemoval's smallest trace, up to the step only its
+#: kcache.seeded.bugs.NoMoveToHeadOnPodRemoval's smallest trace, up to the step only its
 #: own check_invariants() sees: the node that lost a pod stays behind a newer one
 BROKEN_ORDER = {
     "name": "a node losing a pod moves to the head",
@@ -126,7 +126,7 @@ BROKEN_ORDER = {
         {"op": "remove_pod", "pod": POD, "expect": {"error": False}},
     ],
 }
-NO_MOVE_TO_HEAD = "kcache.seeded_bugs:NoMoveToHeadOnPodRemoval"
+NO_MOVE_TO_HEAD = "kcache.seeded.bugs:NoMoveToHeadOnPodRemoval"
 
 
 class TestCheckInvariants:

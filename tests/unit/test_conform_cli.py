@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from kcache.cli import main
-from kcache.commands.machine_run import (
+from kcache.cli.machine_run import (
     MachineRun,
     StopBetweenExamples,
     duration,
@@ -32,7 +31,8 @@ from kcache.commands.machine_run import (
     positive_int,
     trace_label,
 )
-from kcache.conformance import ConformanceResult, Failure
+from kcache.cli.main import main
+from kcache.machine.runner import ConformanceResult, Failure
 
 
 @pytest.fixture(autouse=True)
@@ -86,7 +86,7 @@ class TestTraceLabel:
         ("target", "label"),
         [
             ("impl", "impl"),
-            ("kcache.seeded_bugs:Bug", "kcache.seeded_bugs-Bug"),
+            ("kcache.seeded.bugs:Bug", "kcache.seeded.bugs-Bug"),
             ("cmd:./adapter --flag x", "cmd-adapter-flag-x"),
             ("go:v1.36", "go-v1.36"),
             (":::", "target"),
@@ -209,7 +209,7 @@ class TestPassing:
 
 
 #: a seeded bug the machine catches within a few dozen examples, its trace replaying failing
-BUG = "kcache.seeded_bugs:ZeroRequestsDefaulted"
+BUG = "kcache.seeded.bugs:ZeroRequestsDefaulted"
 
 
 class TestFailing:
@@ -249,7 +249,7 @@ class TestFailing:
 
 
 #: the Python adapter server: what `cmd:` runs, with every answer over the protocol
-SERVER = f"cmd:{sys.executable} -m kcache.adapter.server --impl"
+SERVER = f"cmd:{sys.executable} -m kcache.targets.adapter.server --impl"
 
 
 class TestThroughTheAdapterProtocol:
@@ -420,7 +420,7 @@ class TestBadArguments:
         self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """--profile crosshair is offered everywhere; without the backend it is one line, exit 2."""
-        monkeypatch.setattr("kcache.profiles.CROSSHAIR_INSTALLED", False)
+        monkeypatch.setattr("kcache.machine.profiles.CROSSHAIR_INSTALLED", False)
         assert conform("--impl", "impl", "--profile", "crosshair") == 2
         err = capsys.readouterr().err
         assert err == (

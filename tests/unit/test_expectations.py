@@ -1,4 +1,4 @@
-"""Tests for `kcache.expectations`: each FORMAT.md comparison rule accepts and rejects."""
+"""Tests for `kcache.traces.expectations`: each FORMAT.md comparison rule accepts and rejects."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from typing import Any
 import attrs
 import pytest
 
-from kcache import expectations
-from kcache.expectations import Mismatch
 from kcache.spec.errors import (
     EmptyUIDError,
     Fatal,
@@ -19,6 +17,8 @@ from kcache.spec.errors import (
 )
 from kcache.spec.objects import Pod
 from kcache.spec.views import Dump, ImageView, NodeView, SnapshotView
+from kcache.traces import expectations
+from kcache.traces.expectations import Mismatch
 
 
 def node_view(**fields: Any) -> NodeView:

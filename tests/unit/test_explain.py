@@ -1,4 +1,4 @@
-"""Tests for `kcache.explain` and `kcache explain`."""
+"""Tests for `kcache.traces.explain` and `kcache explain`."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from kcache.cli import main
+from kcache.cli.main import main
 from kcache.errors import TargetError
-from kcache.explain import amount, diff, render_story, tell
-from kcache.replay import replay_trace
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.releases import Release
-from kcache.trace import Trace, load_paths, loads
+from kcache.traces.explain import amount, diff, render_story, tell
+from kcache.traces.replay import replay_trace
+from kcache.traces.trace import Trace, load_paths, loads
 
 NODE = {
     "metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "a"}},
@@ -223,7 +223,7 @@ class TestRender:
 
 class TestCommand:
     def write(self, tmp_path: Path, *traces: Trace) -> Path:
-        from kcache.trace import write_file  # noqa: PLC0415 -- only these tests write traces
+        from kcache.traces.trace import write_file  # noqa: PLC0415 -- only these tests write traces
 
         path = tmp_path / "traces.jsonl"
         write_file(path, traces)

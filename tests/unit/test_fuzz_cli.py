@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kcache.cli import main
+from kcache.cli.main import main
 
 #: how long a test waits for the fuzzer to show progress or to stop, at most
 PATIENCE = 120
@@ -53,7 +53,7 @@ class TestInterrupt:
 
 
 #: a seeded bug the machine catches within a few dozen examples
-BUG = "kcache.seeded_bugs:ZeroRequestsDefaulted"
+BUG = "kcache.seeded.bugs:ZeroRequestsDefaulted"
 
 
 def test_saved_failures_are_tried_first(

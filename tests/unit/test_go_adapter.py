@@ -1,4 +1,4 @@
-"""Tests for `kcache.go_adapter`, with a stand-in `go` command.
+"""Tests for `kcache.targets.go`, with a stand-in `go` command.
 
 The stand-in records its arguments and answers as the real toolchain would,
 so building, reusing and failing are checked without Go or the network; the
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kcache import go_adapter
 from kcache.errors import TargetError
+from kcache.targets import go as go_adapter
 
 FAKE_GO = f"""#!{sys.executable}
 import json, os, pathlib, sys
@@ -176,7 +176,7 @@ class TestMain:
     def test_build_prints_the_binary(
         self, toolchain: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """`python -m kcache.go_adapter build v1.36` prints the path and exits 0."""
+        """`python -m kcache.targets.go build v1.36` prints the path and exits 0."""
         assert go_adapter.main(["build", "v1.36"]) == 0
         assert capsys.readouterr().out.strip() == str(go_adapter.build("v1.36"))
 
@@ -185,6 +185,6 @@ class TestMain:
     ) -> None:
         """A bad command or release is a message, never a traceback."""
         assert go_adapter.main(["frobnicate"]) == 2
-        assert capsys.readouterr().err.startswith("usage: python -m kcache.go_adapter")
+        assert capsys.readouterr().err.startswith("usage: python -m kcache.targets.go")
         assert go_adapter.main(["build", "v1.99"]) == 2
         assert capsys.readouterr().err.startswith("kcache: --impl go:v1.99: no Go adapter build")

@@ -1,4 +1,4 @@
-"""Tests for `kcache.history`."""
+"""Tests for `kcache.concurrency.history`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from builders import node, pod
 
-from kcache.history import (
+from kcache.concurrency.history import (
     Event,
     History,
     HistoryError,
@@ -21,7 +21,7 @@ from kcache.history import (
     write_history,
 )
 from kcache.impl.cache import Cache as ImplCache
-from kcache.machine import Outcome
+from kcache.machine.rules import Outcome
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.releases import V1_35
 

@@ -1,11 +1,11 @@
-"""Tests for `kcache.junit`."""
+"""Tests for `kcache.reporting.junit`."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from kcache.junit import JUnitCase, junit_xml, write_junit
+from kcache.reporting.junit import JUnitCase, junit_xml, write_junit
 
 
 def parse(case: JUnitCase) -> ET.Element:

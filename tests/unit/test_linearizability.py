@@ -1,4 +1,4 @@
-"""Tests for `kcache.linearizability`."""
+"""Tests for `kcache.concurrency.linearizability`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from builders import node, pod
 
-from kcache.history import Event, History
-from kcache.linearizability import ModelState, check, explain, minimise
-from kcache.machine import Outcome
+from kcache.concurrency.history import Event, History
+from kcache.concurrency.linearizability import ModelState, check, explain, minimise
+from kcache.machine.rules import Outcome
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.releases import V1_35, V1_36
 from kcache.spec.views import SnapshotView
@@ -320,7 +320,7 @@ class TestExplain:
 @pytest.mark.parametrize("ttl", [0, 1])
 def test_a_model_state_fingerprints_like_its_copy(ttl: int) -> None:
     """Copies of one state are the same search state (or memoisation would never hit)."""
-    from kcache.linearizability import _Fingerprints  # noqa: PLC0415 -- the seam under test
+    from kcache.concurrency.linearizability import _Fingerprints  # noqa: PLC0415 -- the seam under test
 
     cache = SpecCache(ttl=Decimal(ttl))
     state = ModelState(cache, {"s": cache.new_snapshot()})

@@ -1,4 +1,4 @@
-"""Tests for `kcache.machine`: the conformance machine driven by hand, one rule at a time.
+"""Tests for `kcache.machine.rules`: the conformance machine driven by hand, one rule at a time.
 
 Hypothesis offers no `@example` for a state machine, so the cases a run once
 found are pinned here as the rule calls it printed.  Pods go through the
@@ -15,10 +15,9 @@ import attrs
 import pytest
 from builders import node, pod
 
-from kcache.adapter.client import AdapterFactory
 from kcache.errors import AdapterError
 from kcache.impl.cache import Cache as ImplCache
-from kcache.machine import (
+from kcache.machine.rules import (
     ConformanceError,
     ConformanceMachine,
     Outcome,
@@ -31,6 +30,7 @@ from kcache.spec.objects import Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import Release
 from kcache.spec.views import Dump
+from kcache.targets.adapter.client import AdapterFactory
 
 #: what `data` is for a rule that takes its pod as given (`fitting=False`)
 NOT_DRAWN = None
@@ -101,7 +101,7 @@ def _without_affinity_lists(*, ttl: Decimal, release: Release) -> SchedulerCache
 
 
 #: the Python adapter server over impl: a cache that, like the Go adapter, is gone after a fatal
-SERVER = [sys.executable, "-m", "kcache.adapter.server", "--impl", "impl"]
+SERVER = [sys.executable, "-m", "kcache.targets.adapter.server", "--impl", "impl"]
 
 
 def update_onto_another_node(state: ConformanceMachine, held: Pod) -> None:

@@ -1,4 +1,4 @@
-"""Tests for `kcache.profiles`: the profiles, and that only `load()` makes them Hypothesis' own."""
+"""Tests for `kcache.machine.profiles`: the profiles; only `load()` makes them Hypothesis' own."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from kcache import profiles
 from kcache.errors import KcacheError
+from kcache.machine import profiles
 
 
 def python(code: str, **environ: str) -> str:
@@ -37,8 +37,8 @@ USERS_PROFILE = (
 def test_importing_kcache_leaves_the_loaded_profile_alone() -> None:
     """Importing the profiles, the commands and the plugin changes no Hypothesis setting."""
     printed = python(
-        USERS_PROFILE + "import kcache.profiles, kcache.cli, kcache.commands.conform\n"
-        "import kcache.commands.fuzz, kcache.conformance, kcache.pytest_plugin\n"
+        USERS_PROFILE + "import kcache.machine.profiles, kcache.cli.main, kcache.cli.conform\n"
+        "import kcache.cli.fuzz, kcache.machine.runner, kcache.pytest_plugin\n"
         "print(settings.default.max_examples, settings.get_profile('ci').max_examples)",
         CI="1",
     )
@@ -59,7 +59,7 @@ def settings_ci_max_examples() -> int:
 def test_load_registers_and_loads_the_selected_profile(environ: dict[str, str], name: str) -> None:
     """load() is what makes a kcache profile Hypothesis' current one."""
     printed = python(
-        "from hypothesis import settings\nfrom kcache import profiles\n"
+        "from hypothesis import settings\nfrom kcache.machine import profiles\n"
         "print(profiles.load(), settings.default.max_examples)",
         **environ,
     )

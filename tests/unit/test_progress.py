@@ -1,4 +1,4 @@
-"""Tests for `kcache.progress`."""
+"""Tests for `kcache.reporting.progress`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from kcache.progress import ProgressLine, Tally, describe, format_elapsed
+from kcache.reporting.progress import ProgressLine, Tally, describe, format_elapsed
 
 
 class FakeClock:

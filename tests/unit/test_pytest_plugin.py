@@ -11,7 +11,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 #: a seeded bug the machine catches within a few dozen examples
-BUG = "kcache.seeded_bugs:ZeroRequestsDefaulted"
+BUG = "kcache.seeded.bugs:ZeroRequestsDefaulted"
 
 USER_TEST = """
 def test_users_own_test():

@@ -1,4 +1,4 @@
-"""Tests for `kcache.replay`, against the reference model."""
+"""Tests for `kcache.traces.replay`, against the reference model."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from kcache import trace
 from kcache.errors import AdapterError, TargetError, TraceError
-from kcache.replay import Verdict, replay_paths, replay_trace
 from kcache.spec.cache import Cache
 from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import Release
+from kcache.traces import trace
+from kcache.traces.replay import Verdict, replay_paths, replay_trace
 
 
 def pod(uid: str, node: str = "n1", cpu: str | None = None) -> dict[str, Any]:

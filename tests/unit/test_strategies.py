@@ -1,4 +1,4 @@
-"""Tests for `kcache.strategies`: the generators reach the cases where cache bugs live."""
+"""Tests for `kcache.machine.strategies`: the generators reach the cases where cache bugs live."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from kcache import strategies
+from kcache.machine import strategies
 from kcache.spec.objects import Node, Pod, pod_from_manifest
 
 T = TypeVar("T")

@@ -19,7 +19,7 @@ import pytest
 from builders import node, pod
 
 from kcache.impl.cache import Cache
-from kcache.seeded_races import AssumeCheckThenAct
+from kcache.seeded.races import AssumeCheckThenAct
 from kcache.spec.errors import CacheError
 from kcache.spec.objects import Node, Pod
 

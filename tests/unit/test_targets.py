@@ -11,9 +11,9 @@ import pytest
 import kcache.impl.cache
 import kcache.spec.cache
 from kcache import targets
-from kcache.adapter.client import AdapterFactory
 from kcache.errors import TargetError
 from kcache.spec.releases import V1_35, Release
+from kcache.targets.adapter.client import AdapterFactory
 
 
 class TestResolve:
@@ -64,7 +64,7 @@ class TestResolve:
 
 
 class TestGo:
-    """`go` hands over to kcache.go_adapter.factory(version), imported only then."""
+    """`go` hands over to kcache.targets.go.factory(version), imported only then."""
 
     @pytest.fixture
     def go_adapter(self, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -74,9 +74,9 @@ class TestGo:
             asked.append(version)
             return kcache.spec.cache.Cache
 
-        module = types.ModuleType("kcache.go_adapter")
+        module = types.ModuleType("kcache.targets.go")
         module.factory = factory  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "kcache.go_adapter", module)
+        monkeypatch.setitem(sys.modules, "kcache.targets.go", module)
         return asked
 
     def test_go_defaults_to_v1_35(self, go_adapter: list[str]) -> None:
@@ -95,9 +95,9 @@ class TestGo:
         def factory(version: str) -> None:
             raise FileNotFoundError("go: command not found")
 
-        module = types.ModuleType("kcache.go_adapter")
+        module = types.ModuleType("kcache.targets.go")
         module.factory = factory  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "kcache.go_adapter", module)
+        monkeypatch.setitem(sys.modules, "kcache.targets.go", module)
         with pytest.raises(
             TargetError, match="--impl go: FileNotFoundError: go: command not found"
         ):

@@ -1,4 +1,4 @@
-"""Tests for `kcache.trace`."""
+"""Tests for `kcache.traces.trace`."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 import attrs
 import pytest
 
-from kcache import trace
 from kcache.errors import TraceError
 from kcache.spec.objects import pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36
+from kcache.traces import trace
 
 VECTORS = Path(__file__).parent.parent / "vectors"
 

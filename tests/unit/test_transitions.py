@@ -1,4 +1,4 @@
-"""Tests for `kcache.transitions` and `kcache transitions`.
+"""Tests for `kcache.reporting.transitions` and `kcache transitions`.
 
 Expected edges and cells are written out by hand from the semantics doc's
 state machine summary (§8.15, §16), so a wrong table or a wrong drawing of it
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kcache.cli import main
+from kcache.cli.main import main
+from kcache.reporting.transitions import RENDERERS, dot, edges, markdown, mermaid
 from kcache.spec.lifecycle import State
 from kcache.spec.releases import V1_35, V1_36
-from kcache.transitions import RENDERERS, dot, edges, markdown, mermaid
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -139,7 +139,9 @@ def test_every_format_ends_with_a_newline(name: str) -> None:
 def test_committed_page_matches_the_table() -> None:
     """docs/transitions.md is exactly what the spec's table generates."""
     committed = (DOCS / "transitions.md").read_text(encoding="utf-8")
-    assert committed == markdown(V1_35), "stale: regenerate with `python -m kcache.docgen`"
+    assert committed == markdown(V1_35), (
+        "stale: regenerate with `python -m kcache.reporting.docgen`"
+    )
 
 
 class TestCommand:

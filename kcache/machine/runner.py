@@ -1,6 +1,6 @@
 """Run the conformance machine against a cache: the library behind `kcache conform` and `fuzz`.
 
-`run_conformance` drives `kcache.machine` under a Hypothesis profile, for a
+`run_conformance` drives `kcache.machine.rules` under a Hypothesis profile, for a
 number of examples or a time budget, and returns what happened: examples and
 steps run, and the first failure with the path of its shrunk trace.  Ctrl-C
 stops it and keeps what was found (the smallest failing trace so far, if any).
@@ -20,13 +20,13 @@ from hypothesis import settings as Settings  # noqa: N812 -- a class, named like
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
-from kcache.exact_json import dumps, loads
-from kcache.machine import ConformanceError, conformance_machine
-from kcache.profiles import PROFILES
-from kcache.replay import Verdict, replay_trace, representation_checked
+from kcache.machine.profiles import PROFILES
+from kcache.machine.rules import ConformanceError, conformance_machine
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import DEFAULT_RELEASE, Release
-from kcache.trace import from_json
+from kcache.traces.exact_json import dumps, loads
+from kcache.traces.replay import Verdict, replay_trace, representation_checked
+from kcache.traces.trace import from_json
 
 #: examples per round of a timed run: a round is the unit the budget is checked in
 _ROUND_WHEN_TIMED = 50

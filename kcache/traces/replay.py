@@ -17,13 +17,14 @@ from typing import Any, cast
 
 import attrs
 
-from kcache import expectations, targets
+from kcache import targets
 from kcache.errors import KcacheError, TargetError
-from kcache.expectations import Mismatch, Prose
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.protocol import CacheFactory, SchedulerCache, Snapshot
 from kcache.spec.releases import Release
-from kcache.trace import Step, Trace, load_paths
+from kcache.traces import expectations
+from kcache.traces.expectations import Mismatch, Prose
+from kcache.traces.trace import Step, Trace, load_paths
 
 
 class Verdict(enum.Enum):

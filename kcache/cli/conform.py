@@ -31,11 +31,11 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from kcache import parallel_command
-from kcache.commands import machine_run
-from kcache.junit import JUnitCase, write_junit
-from kcache.profiles import NAMES, selected
-from kcache.progress import ProgressLine
+from kcache.cli import machine_run
+from kcache.cli import parallel as parallel_command
+from kcache.machine.profiles import NAMES, selected
+from kcache.reporting.junit import JUnitCase, write_junit
+from kcache.reporting.progress import ProgressLine
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -23,15 +23,16 @@ from typing import Any
 
 import attrs
 
-from kcache import expectations, targets
+from kcache import targets
 from kcache.errors import KcacheError, TargetError
-from kcache.expectations import Mismatch, describe_outcome, render
-from kcache.replay import Run
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.views import NodeView
-from kcache.trace import Step, Trace
+from kcache.traces import expectations
+from kcache.traces.expectations import Mismatch, describe_outcome, render
+from kcache.traces.replay import Run
+from kcache.traces.trace import Step, Trace
 
 
 @attrs.frozen

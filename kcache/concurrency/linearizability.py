@@ -1,6 +1,6 @@
 """Is a concurrent history explained by the spec?  Wing & Gong's search, memoised.
 
-A history (`kcache.history`) is *linearizable* when its calls can be put in
+A history (`kcache.concurrency.history`) is *linearizable* when its calls can be put in
 one sequential order that keeps real-time order (a call that returned before
 another was invoked comes first) and in which running the spec gives every
 call the outcome and result it really had.  `check` searches for that order
@@ -29,8 +29,8 @@ from typing import Any
 
 import attrs
 
-from kcache.history import OPERATIONS, Event, History, perform
-from kcache.machine import Outcome
+from kcache.concurrency.history import OPERATIONS, Event, History, perform
+from kcache.machine.rules import Outcome
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import SchedulerCache, Snapshot

@@ -1,12 +1,12 @@
 """Parallel runs: threads and the expiry loop share one cache; is what they saw linearizable?
 
 A *program* is a short sequential prefix and then, for each of 2-4 threads,
-a short list of calls, all drawn (with `kcache.strategies`) from small pools
+a short list of calls, all drawn (with `kcache.machine.strategies`) from small pools
 of pods and nodes so that the threads contend for the same keys.  `execute`
 runs the prefix, starts the cache's background expiry loop, releases the
-threads together and records every call as a `kcache.history.Event`;
+threads together and records every call as a `kcache.concurrency.history.Event`;
 `run_parallel` draws programs with Hypothesis, checks each history with
-`kcache.linearizability.check`, and on the first history no sequential order
+`kcache.concurrency.linearizability.check`, and on the first history no sequential order
 explains, minimises it and writes it out.  Once everything has stopped, the
 main thread reads the final state (`epilogue`), so a lost update shows even
 if no thread happened to look.
@@ -38,10 +38,17 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from kcache import strategies
-from kcache.history import Event, History, Snapshots, history_to_json, perform, write_history
-from kcache.linearizability import DEFAULT_MAX_STEPS, check, explain, minimise, timeline
-from kcache.machine import Outcome, call
+from kcache.concurrency.history import (
+    Event,
+    History,
+    Snapshots,
+    history_to_json,
+    perform,
+    write_history,
+)
+from kcache.concurrency.linearizability import DEFAULT_MAX_STEPS, check, explain, minimise, timeline
+from kcache.machine import strategies
+from kcache.machine.rules import Outcome, call
 from kcache.spec.objects import Node, Pod, node_from_manifest
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release

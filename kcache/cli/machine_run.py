@@ -1,6 +1,6 @@
 """What `kcache conform` and `kcache fuzz` share: their options, a run with progress, the report.
 
-Both drive `kcache.conformance.run_conformance`; they differ in budget and
+Both drive `kcache.machine.runner.run_conformance`; they differ in budget and
 profile only.  The report is the same on purpose: a failure always ends with
 the trace path and the `kcache replay` and `kcache explain` commands to run
 next, so what a user pastes into a bug report does not depend on how the
@@ -27,15 +27,15 @@ import attrs
 from hypothesis.reporting import with_reporter
 
 from kcache import targets
-from kcache.conformance import ConformanceResult, run_conformance
 from kcache.errors import KcacheError, TargetError
-from kcache.expectations import Mismatch
-from kcache.profiles import PROFILES
-from kcache.progress import ProgressLine, Tally, describe
-from kcache.replay import replay_trace, representation_checked
+from kcache.machine.profiles import PROFILES
+from kcache.machine.runner import ConformanceResult, run_conformance
+from kcache.reporting.progress import ProgressLine, Tally, describe
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
-from kcache.trace import load_file, read_seconds
+from kcache.traces.expectations import Mismatch
+from kcache.traces.replay import replay_trace, representation_checked
+from kcache.traces.trace import load_file, read_seconds
 
 #: duration units accepted by --time-budget and --duration, in seconds
 DURATION_UNITS: dict[str, int] = {"s": 1, "m": 60, "h": 3600}

@@ -4,7 +4,7 @@ A trace is read completely before anything runs: every object is parsed with
 `spec.objects` and every `expect` is validated, so a bad trace is reported
 as one line naming the file, the trace and the step, and never half-run.
 Writing gives back FORMAT.md JSON, which is how counterexamples are saved.
-Times are `Decimal` all the way (see `kcache.exact_json`).
+Times are `Decimal` all the way (see `kcache.traces.exact_json`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 
 import attrs
 
-from kcache import exact_json, expectations
 from kcache.errors import TraceError
 from kcache.spec.errors import ObjectError
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
+from kcache.traces import exact_json, expectations
 
 #: file suffixes that hold traces: one document, or one document per line
 TRACE_SUFFIXES = (".json", ".jsonl")

@@ -1,10 +1,12 @@
-"""`python -m kcache.adapter.server --impl TARGET`: a Python cache behind docs/adapter-protocol.md.
+"""`python -m kcache.targets.adapter.server --impl TARGET`: a Python cache as an adapter.
+
+The protocol is docs/adapter-protocol.md.
 
 It serves `spec`, `impl` or any `MODULE:FACTORY`, so the protocol and the
 client are tested end to end in Python, and a third party can compare their
 own adapter's answers with the model's line by line.  Requests that are
-trace ops are read exactly as trace steps are (`kcache.trace`) and run
-exactly as replay runs them (`kcache.replay.Run`).
+trace ops are read exactly as trace steps are (`kcache.traces.trace`) and run
+exactly as replay runs them (`kcache.traces.replay.Run`).
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
-from kcache import exact_json, targets
-from kcache.adapter.wire import PROTOCOL_VERSION, error_class_name
+from kcache import targets
 from kcache.errors import KcacheError
-from kcache.replay import Run
 from kcache.spec.errors import CacheError, Fatal, ObjectError
 from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import RELEASES
-from kcache.trace import OPERATIONS, read_seconds, step_from_json
+from kcache.targets.adapter.wire import PROTOCOL_VERSION, error_class_name
+from kcache.traces import exact_json
+from kcache.traces.replay import Run
+from kcache.traces.trace import OPERATIONS, read_seconds, step_from_json
 
 Answer = dict[str, Any]
 
@@ -163,7 +166,7 @@ def _send(answers: TextIO, answer: Answer) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m kcache.adapter.server",
+        prog="python -m kcache.targets.adapter.server",
         description="Serve a Python scheduler cache over the kcache adapter protocol "
         "(docs/adapter-protocol.md): JSON requests on stdin, answers on stdout.",
     )

@@ -1,8 +1,8 @@
 """The `kcache` command: a thin shell over the library.
 
 To do from Python what a subcommand does, call the library instead (for
-`replay`: `kcache.replay.replay_paths` or `replay_trace`).  Each subcommand is
-a module of `kcache.commands` listed in `SUBCOMMANDS`; the module's docstring
+`replay`: `kcache.traces.replay.replay_paths` or `replay_trace`).  Each subcommand is
+a module of `kcache.cli` listed in `SUBCOMMANDS`; the module's docstring
 is its help, `add_arguments(parser)` declares its options and `run(args)`
 returns the exit status.  Exit statuses: 0 all good, 1 the check found a
 problem, 2 kcache could not run (usage, input, target or adapter errors,
@@ -23,11 +23,11 @@ from kcache.errors import KcacheError
 
 #: subcommand name -> the module that implements it
 SUBCOMMANDS: dict[str, str] = {
-    "replay": "kcache.commands.replay",
-    "explain": "kcache.commands.explain",
-    "conform": "kcache.commands.conform",
-    "fuzz": "kcache.commands.fuzz",
-    "transitions": "kcache.commands.transitions",
+    "replay": "kcache.cli.replay",
+    "explain": "kcache.cli.explain",
+    "conform": "kcache.cli.conform",
+    "fuzz": "kcache.cli.fuzz",
+    "transitions": "kcache.cli.transitions",
 }
 
 #: exit status when kcache could not run at all

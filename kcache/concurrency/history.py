@@ -1,7 +1,7 @@
 """Concurrent histories: which thread called what, what it got back, and when.
 
 A history is the raw material of the linearizability check
-(`kcache.linearizability`): one `Event` per call, with the moments just
+(`kcache.concurrency.linearizability`): one `Event` per call, with the moments just
 before the call was made and just after it returned.  `perform` makes a call
 the same way on the cache under test (while recording) and on the spec (while
 checking), so both sides agree on what a call's outcome and result are.
@@ -22,13 +22,13 @@ from typing import Any, Protocol
 import attrs
 
 from kcache.errors import KcacheError
-from kcache.exact_json import dumps, loads
-from kcache.machine import Outcome, call
+from kcache.machine.rules import Outcome, call
 from kcache.spec.errors import ObjectError
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
 from kcache.spec.releases import RELEASES, Release
 from kcache.spec.views import Dump, SnapshotView
+from kcache.traces.exact_json import dumps, loads
 
 #: the `kcache_history` value of the JSON form this module reads and writes
 FORMAT_VERSION = 1

@@ -26,14 +26,14 @@ from typing import IO, Any, NoReturn, TypeVar
 
 import attrs
 
-from kcache import exact_json
-from kcache.adapter.wire import ERROR_CLASSES, PROTOCOL_VERSION, seconds_text
 from kcache.errors import AdapterError
 from kcache.spec.errors import Fatal
 from kcache.spec.objects import Node, Pod, pod_from_manifest
 from kcache.spec.protocol import Snapshot
 from kcache.spec.releases import RELEASES, Release
 from kcache.spec.views import Dump, SnapshotView
+from kcache.targets.adapter.wire import ERROR_CLASSES, PROTOCOL_VERSION, seconds_text
+from kcache.traces import exact_json
 
 T = TypeVar("T")
 

@@ -24,9 +24,9 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from kcache.commands import machine_run
-from kcache.profiles import DATABASE_FOLDER
-from kcache.progress import ProgressLine
+from kcache.cli import machine_run
+from kcache.machine.profiles import DATABASE_FOLDER
+from kcache.reporting.progress import ProgressLine
 
 #: seconds between progress lines when stderr is not a terminal
 DEFAULT_EVERY = 60.0

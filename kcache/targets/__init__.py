@@ -6,7 +6,7 @@
 | `impl` | the optimized cache, `impl.cache.Cache` |
 | `MODULE:FACTORY` | any callable `FACTORY(ttl=Decimal, release=Release)` in an importable module |
 | `cmd:COMMAND ARGS...` | an adapter process speaking docs/adapter-protocol.md |
-| `go`, `go:v1.35`, `go:v1.36` | upstream's own cache behind the Go adapter (`kcache.go_adapter`) |
+| `go`, `go:v1.35`, `go:v1.36` | upstream's own cache behind the Go adapter (`kcache.targets.go`) |
 
 Modules are imported only when a target is resolved, so kcache starts without
 impl or Go.  A factory may list the releases it models in a `releases`
@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
-from kcache.adapter.client import AdapterFactory
 from kcache.errors import KcacheError, TargetError
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import RELEASES
+from kcache.targets.adapter.client import AdapterFactory
 
 #: short names for the factories in this repository
 BUILTIN: dict[str, str] = {"spec": "kcache.spec.cache:Cache", "impl": "kcache.impl.cache:Cache"}
@@ -93,12 +93,12 @@ def _command(target: str) -> CacheFactory:
 
 
 def _go(target: str) -> CacheFactory:
-    """The Go adapter of upstream's cache; `kcache.go_adapter` builds it on first use."""
+    """The Go adapter of upstream's cache; `kcache.targets.go` builds it on first use."""
     version = target.partition(":")[2] or "v1.35"
     if version not in RELEASES:
         raise TargetError(f"--impl {target}: unknown release (known: {', '.join(RELEASES)})")
     try:
-        go_adapter = importlib.import_module("kcache.go_adapter")
+        go_adapter = importlib.import_module("kcache.targets.go")
         factory: CacheFactory = go_adapter.factory(version)
     except KcacheError:
         raise

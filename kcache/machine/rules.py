@@ -33,16 +33,16 @@ from hypothesis.stateful import (
     rule,
 )
 
-from kcache import strategies
 from kcache.errors import KcacheError
-from kcache.exact_json import dumps
-from kcache.replay import Run
+from kcache.machine import strategies
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache, Snapshot
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.views import Dump, NodeView, SnapshotView
-from kcache.trace import step_from_json
+from kcache.traces.exact_json import dumps
+from kcache.traces.replay import Run
+from kcache.traces.trace import step_from_json
 
 #: TTLs drawn once per run: never expire (production since v1.25), and a few seconds
 TTLS = (Decimal(0), Decimal(30), Decimal(10), Decimal("2.5"))

@@ -16,8 +16,8 @@ import argparse
 import sys
 from typing import TextIO
 
+from kcache.reporting.transitions import RENDERERS
 from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
-from kcache.transitions import RENDERERS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

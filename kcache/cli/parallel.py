@@ -1,8 +1,8 @@
 """`kcache conform --parallel`: its options, the run and the report.
 
-`kcache.commands.conform` hands over here when --parallel (or --threads or
+`kcache.cli.conform` hands over here when --parallel (or --threads or
 --rounds) is given.  To do the same from Python, call
-`kcache.parallel.run_parallel`.  Exit statuses are conform's: 0 every history
+`kcache.concurrency.parallel.run_parallel`.  Exit statuses are conform's: 0 every history
 was linearizable, 1 one was not (or threads hung), 2 kcache could not run,
 130 stopped by Ctrl-C.
 """
@@ -16,14 +16,14 @@ from decimal import Decimal
 from typing import TextIO
 
 from kcache import targets
-from kcache.adapter.client import AdapterFactory
-from kcache.commands import machine_run
+from kcache.cli import machine_run
+from kcache.concurrency.parallel import THREAD_COUNTS, ParallelResult, run_parallel
 from kcache.errors import KcacheError, TargetError
-from kcache.junit import JUnitCase, write_junit
-from kcache.parallel import THREAD_COUNTS, ParallelResult, run_parallel
-from kcache.progress import ProgressLine, Tally, format_elapsed
+from kcache.reporting.junit import JUnitCase, write_junit
+from kcache.reporting.progress import ProgressLine, Tally, format_elapsed
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import RELEASES, Release
+from kcache.targets.adapter.client import AdapterFactory
 
 
 def thread_count(text: str) -> int:

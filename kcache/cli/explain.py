@@ -23,8 +23,8 @@ from typing import TextIO
 
 from kcache import targets
 from kcache.errors import TraceError
-from kcache.explain import render_story, tell
-from kcache.trace import Trace, load_file
+from kcache.traces.explain import render_story, tell
+from kcache.traces.trace import Trace, load_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,8 +8,8 @@ a new toolchain builds afresh and everything else reuses the binary.
 Upstream's cache package is compiled from the module cache through a
 `go build -overlay` file written here: see adapters/go/README.md for why.
 
-    python -m kcache.go_adapter build v1.36    # build, print the binary's path
-    python -m kcache.go_adapter test v1.35     # run the adapter's Go tests
+    python -m kcache.targets.go build v1.36    # build, print the binary's path
+    python -m kcache.targets.go test v1.35     # run the adapter's Go tests
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from pathlib import Path
 
 import attrs
 
-from kcache.adapter.client import AdapterFactory
 from kcache.errors import TargetError
+from kcache.targets.adapter.client import AdapterFactory
 
 #: the adapter's Go module, beside the kcache package in a source checkout
-SOURCE = Path(__file__).resolve().parent.parent / "adapters" / "go"
+SOURCE = Path(__file__).resolve().parents[2] / "adapters" / "go"
 #: upstream's package that the overlay compiles into the adapter
 UPSTREAM_PACKAGE = "pkg/scheduler/backend/cache"
 #: where the overlay places it inside the adapter module
@@ -179,12 +179,12 @@ def _go(go: str, version: str, *args: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m kcache.go_adapter [build|test] [VERSION]`: build (print the path) or test."""
+    """`python -m kcache.targets.go [build|test] [VERSION]`: build (print the path) or test."""
     command = argv[0] if argv else "build"
     version = argv[1] if len(argv) > 1 else "v1.35"
     actions = {"build": lambda: str(build(version)), "test": lambda: test(version).rstrip()}
     if command not in actions:
-        print("usage: python -m kcache.go_adapter [build|test] [v1.35|v1.36]", file=sys.stderr)
+        print("usage: python -m kcache.targets.go [build|test] [v1.35|v1.36]", file=sys.stderr)
         return 2
     try:
         print(actions[command]())

@@ -23,9 +23,9 @@ from typing import TextIO
 
 from kcache import targets
 from kcache.errors import TraceError
-from kcache.expectations import Mismatch, render
-from kcache.replay import TraceResult, Verdict, replay_trace, representation_checked
-from kcache.trace import TRACE_SUFFIXES, load_paths
+from kcache.traces.expectations import Mismatch, render
+from kcache.traces.replay import TraceResult, Verdict, replay_trace, representation_checked
+from kcache.traces.trace import TRACE_SUFFIXES, load_paths
 
 #: longest expected/actual text shown without --verbose
 _SHORT = 300

@@ -1,0 +1,1 @@
+"""The subcommands of `kcache`, one module each, registered in `kcache.cli.main.SUBCOMMANDS`."""

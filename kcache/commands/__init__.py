@@ -1,1 +1,0 @@
-"""The subcommands of `kcache`, one module each, registered in `kcache.cli.SUBCOMMANDS`."""

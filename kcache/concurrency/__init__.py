@@ -1,0 +1,1 @@
+"""Concurrency: threaded programs on one cache, their histories, and the linearizability check."""

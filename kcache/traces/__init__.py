@@ -1,0 +1,1 @@
+"""Traces: the trace format read and written, expectations, replay and explanation."""
