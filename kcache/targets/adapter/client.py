@@ -37,7 +37,7 @@ from kcache.traces import exact_json
 
 T = TypeVar("T")
 
-#: seconds an answer may take (docs/adapter-protocol.md §4)
+#: seconds an answer may take (docs/adapter-protocol.md, section 4)
 STEP_TIMEOUT = 10.0
 #: seconds for the handshake and the first `init`, for adapters that start slowly
 START_TIMEOUT = 120.0
