@@ -1,4 +1,4 @@
-//go:build !kcache_v136
+//go:build !kcache_v136 && !kcache_v137
 
 package main
 
