@@ -29,3 +29,17 @@ func TestAssumedPodExpiresOnlyStrictlyAfterItsDeadline(t *testing.T) {
 		t.Errorf("forget_pod of the expired pod answered %v, want ok", got[9])
 	}
 }
+
+func TestOpsOfLaterReleasesAreUnsupported(t *testing.T) {
+	got := answers(t,
+		initRequest(),
+		`{"op": "get_node", "name": "n1"}`,
+		`{"op": "remove_assumed_pod", "pod": `+oneLine(podU1)+`}`,
+	)
+	for i, op := range map[int]string{1: "get_node", 2: "remove_assumed_pod"} {
+		refusal, _ := got[i]["error"].(map[string]any)
+		if refusal["class"] != "UnsupportedOperation" || refusal["message"] != op+" does not exist in release v1.35" {
+			t.Errorf("%s answered %v, want UnsupportedOperation", op, got[i])
+		}
+	}
+}
