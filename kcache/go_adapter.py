@@ -136,7 +136,10 @@ def _write_overlay(go: str, version: str, settings: Build, directory: Path) -> P
     }
     # shared and release files are placed under distinct prefixes, so that a
     # release file never silently replaces a shared one of the same name
-    for prefix, folder in (("zz_kcache_", SOURCE / "_overlay"), ("zz_kcache_release_", SOURCE / "_overlay" / version)):
+    for prefix, folder in (
+        ("zz_kcache_", SOURCE / "_overlay"),
+        ("zz_kcache_release_", SOURCE / "_overlay" / version),
+    ):
         for accessor in sorted(folder.glob("*.go")):
             replace[str(placed / f"{prefix}{accessor.name}")] = str(accessor)
     overlay = directory / "overlay.json"
@@ -187,7 +190,9 @@ def main(argv: list[str]) -> int:
     version = argv[1] if len(argv) > 1 else "v1.35"
     actions = {"build": lambda: str(build(version)), "test": lambda: test(version).rstrip()}
     if command not in actions:
-        print(f"usage: python -m kcache.go_adapter [build|test] [{'|'.join(BUILDS)}]", file=sys.stderr)
+        print(
+            f"usage: python -m kcache.go_adapter [build|test] [{'|'.join(BUILDS)}]", file=sys.stderr
+        )
         return 2
     try:
         print(actions[command]())
