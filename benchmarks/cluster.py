@@ -12,8 +12,8 @@ from typing import TypeVar
 
 import attrs
 
-from spec.objects import HostPort, Image, Node, Pod, Resource
-from spec.protocol import SchedulerCache
+from kcache.spec.objects import HostPort, Image, Node, Pod, Resource
+from kcache.spec.protocol import SchedulerCache
 
 CacheT = TypeVar("CacheT", bound=SchedulerCache)
 

@@ -25,16 +25,16 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from benchmarks.report import Table, Target, duration, rate, render, render_targets
 from benchmarks.scale import FULL, QUICK, Scale
-from impl.cache import Cache
 from kcache.history import Event, History
+from kcache.impl.cache import Cache
 from kcache.linearizability import check
 from kcache.machine import Outcome
 from kcache.parallel import Call, Program, execute, programs
 from kcache.seeded_races import AssumeCheckThenAct
+from kcache.spec.objects import node_from_manifest, pod_from_manifest
+from kcache.spec.protocol import CacheFactory
+from kcache.spec.releases import V1_35
 from kcache.strategies import node_manifest, pod_manifest
-from spec.objects import node_from_manifest, pod_from_manifest
-from spec.protocol import CacheFactory
-from spec.releases import V1_35
 
 #: the limit the second measurement is about
 ONE_SECOND = 1.0

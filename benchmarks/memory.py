@@ -16,7 +16,7 @@ import attrs
 from benchmarks.cluster import Cluster, cluster
 from benchmarks.report import Table, Target, size
 from benchmarks.scale import Scale
-from impl.cache import Cache
+from kcache.impl.cache import Cache
 
 #: the target: bytes the cache adds per pod, beyond the Pod value itself
 TARGET_BYTES_PER_POD = 1024

@@ -19,8 +19,8 @@ from benchmarks.cluster import cluster, extra_pods, fill, node
 from benchmarks.report import Table, Target, duration, rate
 from benchmarks.scale import Scale
 from benchmarks.timing import paired, per_second, seconds
-from impl.cache import Cache
-from spec.objects import Image, Pod
+from kcache.impl.cache import Cache
+from kcache.spec.objects import Image, Pod
 
 #: the target for assume/forget and add/remove pairs, in operations per second
 TARGET_RATE = 100_000

@@ -27,8 +27,8 @@ from benchmarks.memory import footprint
 from benchmarks.report import Table, Target, duration, size
 from benchmarks.scale import Scale
 from benchmarks.timing import paired, seconds
-from impl.cache import Cache
-from spec.objects import Pod
+from kcache.impl.cache import Cache
+from kcache.spec.objects import Pod
 
 #: the target: per-operation costs at the largest size within this factor of the smallest
 TARGET_SPREAD = 2.0

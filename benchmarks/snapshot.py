@@ -14,9 +14,9 @@ from benchmarks.cluster import Cluster, cluster, extra_pods, fill, spread
 from benchmarks.report import Table, Target, duration, ratio
 from benchmarks.scale import Scale
 from benchmarks.timing import seconds
-from impl.cache import Cache
-from spec.cache import Cache as SpecCache
-from spec.objects import Pod
+from kcache.impl.cache import Cache
+from kcache.spec.cache import Cache as SpecCache
+from kcache.spec.objects import Pod
 
 #: the target: one changed node refreshes at least this many times faster than a rebuild
 TARGET_RATIO = 1_000

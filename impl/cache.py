@@ -18,16 +18,16 @@ from collections.abc import Callable
 from decimal import Decimal
 from types import TracebackType
 
-from impl.expiry import ExpiryLoop
-from impl.generation import next_generation
-from impl.image_states import ImageStates
-from impl.invariants import check_cache
-from impl.node_info import NodeInfo
-from impl.node_list import NodeInfoList, NodeInfoListItem
-from impl.node_tree import NodeTree
-from impl.rwlock import ReadWriteLock
-from impl.snapshot import Snapshot, update_snapshot
-from spec.errors import (
+from kcache.impl.expiry import ExpiryLoop
+from kcache.impl.generation import next_generation
+from kcache.impl.image_states import ImageStates
+from kcache.impl.invariants import check_cache
+from kcache.impl.node_info import NodeInfo
+from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
+from kcache.impl.node_tree import NodeTree
+from kcache.impl.rwlock import ReadWriteLock
+from kcache.impl.snapshot import Snapshot, update_snapshot
+from kcache.spec.errors import (
     CacheError,
     EmptyUIDError,
     Fatal,
@@ -36,10 +36,10 @@ from spec.errors import (
     TransitionError,
     UnsupportedOperation,
 )
-from spec.objects import Node, Pod
-from spec.protocol import Snapshot as SnapshotProtocol
-from spec.releases import DEFAULT_RELEASE, Release
-from spec.views import Dump
+from kcache.spec.objects import Node, Pod
+from kcache.spec.protocol import Snapshot as SnapshotProtocol
+from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.spec.views import Dump
 
 _log = logging.getLogger(__name__)
 

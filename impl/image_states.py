@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
-from spec.objects import Node
+from kcache.spec.objects import Node
 
 
 class ImageState(Protocol):

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, KeysView
 
-from impl.image_states import ImageStates
-from impl.node_info import NodeInfo
-from impl.node_list import NodeInfoList, NodeInfoListItem
-from impl.node_tree import NodeTree
-from spec.objects import Pod
+from kcache.impl.image_states import ImageStates
+from kcache.impl.node_info import NodeInfo
+from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
+from kcache.impl.node_tree import NodeTree
+from kcache.spec.objects import Pod
 
 
 def check_cache(

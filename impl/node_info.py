@@ -9,12 +9,12 @@ it subtracts exactly what adding it added, whatever the caller passes later.
 
 from __future__ import annotations
 
-from impl.generation import next_generation
-from impl.image_states import ImageState, ImageStateSnapshot
-from impl.resource import ResourceTotals
-from spec.errors import Fatal, PodNotOnNodeError
-from spec.objects import Node, Pod, Resource
-from spec.views import ImageView, NodeView
+from kcache.impl.generation import next_generation
+from kcache.impl.image_states import ImageState, ImageStateSnapshot
+from kcache.impl.resource import ResourceTotals
+from kcache.spec.errors import Fatal, PodNotOnNodeError
+from kcache.spec.objects import Node, Pod, Resource
+from kcache.spec.views import ImageView, NodeView
 
 #: ip -> {(protocol, port)}: upstream's HostPortInfo, with set semantics
 UsedPorts = dict[str, set[tuple[str, int]]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from impl.node_info import NodeInfo
+from kcache.impl.node_info import NodeInfo
 
 
 class NodeInfoListItem:

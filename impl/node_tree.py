@@ -11,9 +11,9 @@ from __future__ import annotations
 from contextlib import suppress
 from itertools import zip_longest
 
-from spec.errors import NodeNotFoundError
-from spec.node_tree import go_quote
-from spec.objects import Node
+from kcache.spec.errors import NodeNotFoundError
+from kcache.spec.node_tree import go_quote
+from kcache.spec.objects import Node
 
 
 class NodeTree:

@@ -7,7 +7,7 @@ place, one integer field per amount.
 
 from __future__ import annotations
 
-from spec.objects import Resource
+from kcache.spec.objects import Resource
 
 
 class ResourceTotals:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 
-from impl.node_info import NodeInfo
-from impl.node_list import NodeInfoList
-from impl.node_tree import NodeTree
-from spec.errors import SnapshotInconsistentError
-from spec.views import SnapshotView
+from kcache.impl.node_info import NodeInfo
+from kcache.impl.node_list import NodeInfoList
+from kcache.impl.node_tree import NodeTree
+from kcache.spec.errors import SnapshotInconsistentError
+from kcache.spec.views import SnapshotView
 
 _log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from kcache.exact_json import dumps, loads
 from kcache.machine import ConformanceError, conformance_machine
 from kcache.profiles import PROFILES
 from kcache.replay import Verdict, replay_trace, representation_checked
+from kcache.spec.protocol import CacheFactory
+from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.trace import from_json
-from spec.protocol import CacheFactory
-from spec.releases import DEFAULT_RELEASE, Release
 
 #: examples per round of a timed run: a round is the unit the budget is checked in
 _ROUND_WHEN_TIMED = 50

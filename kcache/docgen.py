@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from kcache.cli import SUBCOMMANDS, main
+from kcache.spec.releases import DEFAULT_RELEASE
 from kcache.transitions import markdown
-from spec.releases import DEFAULT_RELEASE
 
 #: the repository's docs/ folder (the pages are for a source checkout)
 DOCS = Path(__file__).resolve().parents[1] / "docs"

@@ -17,10 +17,10 @@ from typing import Any, NoReturn
 
 import attrs
 
-from spec.errors import CacheError, Fatal
-from spec.objects import Pod, Resource
-from spec.protocol import SchedulerCache, Snapshot
-from spec.views import Dump
+from kcache.spec.errors import CacheError, Fatal
+from kcache.spec.objects import Pod, Resource
+from kcache.spec.protocol import SchedulerCache, Snapshot
+from kcache.spec.views import Dump
 
 #: (path, expected, actual) of one disagreement, in FORMAT.md's JSON shapes
 Difference = tuple[str, Any, Any]

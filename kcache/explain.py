@@ -27,11 +27,11 @@ from kcache import expectations, targets
 from kcache.errors import KcacheError, TargetError
 from kcache.expectations import Mismatch, describe_outcome, render
 from kcache.replay import Run
+from kcache.spec.errors import CacheError, Fatal
+from kcache.spec.objects import Node, Pod
+from kcache.spec.protocol import CacheFactory
+from kcache.spec.views import NodeView
 from kcache.trace import Step, Trace
-from spec.errors import CacheError, Fatal
-from spec.objects import Node, Pod
-from spec.protocol import CacheFactory
-from spec.views import NodeView
 
 
 @attrs.frozen

@@ -24,11 +24,11 @@ import attrs
 from kcache.errors import KcacheError
 from kcache.exact_json import dumps, loads
 from kcache.machine import Outcome, call
-from spec.errors import ObjectError
-from spec.objects import node_from_manifest, pod_from_manifest
-from spec.protocol import SchedulerCache, Snapshot
-from spec.releases import RELEASES, Release
-from spec.views import Dump, SnapshotView
+from kcache.spec.errors import ObjectError
+from kcache.spec.objects import node_from_manifest, pod_from_manifest
+from kcache.spec.protocol import SchedulerCache, Snapshot
+from kcache.spec.releases import RELEASES, Release
+from kcache.spec.views import Dump, SnapshotView
 
 #: the `kcache_history` value of the JSON form this module reads and writes
 FORMAT_VERSION = 1

@@ -31,10 +31,10 @@ import attrs
 
 from kcache.history import OPERATIONS, Event, History, perform
 from kcache.machine import Outcome
-from spec.cache import Cache as SpecCache
-from spec.objects import Node, Pod
-from spec.protocol import SchedulerCache, Snapshot
-from spec.views import Dump, SnapshotView
+from kcache.spec.cache import Cache as SpecCache
+from kcache.spec.objects import Node, Pod
+from kcache.spec.protocol import SchedulerCache, Snapshot
+from kcache.spec.views import Dump, SnapshotView
 
 #: search steps (calls tried) before `check` gives up and answers "unknown"
 DEFAULT_MAX_STEPS = 200_000

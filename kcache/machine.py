@@ -37,12 +37,12 @@ from kcache import strategies
 from kcache.errors import KcacheError
 from kcache.exact_json import dumps
 from kcache.replay import Run
+from kcache.spec.errors import CacheError, Fatal
+from kcache.spec.objects import Node, Pod
+from kcache.spec.protocol import CacheFactory, SchedulerCache, Snapshot
+from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.spec.views import Dump, NodeView, SnapshotView
 from kcache.trace import step_from_json
-from spec.errors import CacheError, Fatal
-from spec.objects import Node, Pod
-from spec.protocol import CacheFactory, SchedulerCache, Snapshot
-from spec.releases import DEFAULT_RELEASE, Release
-from spec.views import Dump, NodeView, SnapshotView
 
 #: TTLs drawn once per run: never expire (production since v1.25), and a few seconds
 TTLS = (Decimal(0), Decimal(30), Decimal(10), Decimal("2.5"))
@@ -901,7 +901,7 @@ def conformance_machine(
     """
     ttls = st.sampled_from(TTLS) if ttl is None else st.just(ttl)
     if reference is None:
-        from spec.cache import Cache as SpecCache  # noqa: PLC0415 -- spec lands independently
+        from kcache.spec.cache import Cache as SpecCache  # noqa: PLC0415 -- spec lands independently
 
         reference = SpecCache
     return type(

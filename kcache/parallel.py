@@ -42,9 +42,9 @@ from kcache import strategies
 from kcache.history import Event, History, Snapshots, history_to_json, perform, write_history
 from kcache.linearizability import DEFAULT_MAX_STEPS, check, explain, minimise, timeline
 from kcache.machine import Outcome, call
-from spec.objects import Node, Pod, node_from_manifest
-from spec.protocol import CacheFactory, SchedulerCache
-from spec.releases import DEFAULT_RELEASE, Release
+from kcache.spec.objects import Node, Pod, node_from_manifest
+from kcache.spec.protocol import CacheFactory, SchedulerCache
+from kcache.spec.releases import DEFAULT_RELEASE, Release
 
 #: node names the threads share; pods may also name "n3", which is never added (a ghost)
 NODE_NAMES = ("n1", "n2")

@@ -22,8 +22,8 @@ from kcache.errors import KcacheError, TargetError
 from kcache.junit import JUnitCase, write_junit
 from kcache.parallel import THREAD_COUNTS, ParallelResult, run_parallel
 from kcache.progress import ProgressLine, Tally, format_elapsed
-from spec.protocol import CacheFactory
-from spec.releases import RELEASES, Release
+from kcache.spec.protocol import CacheFactory
+from kcache.spec.releases import RELEASES, Release
 
 
 def thread_count(text: str) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from spec.releases import DEFAULT_RELEASE, RELEASES
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
 
 ITEM_NAME = "kcache-conformance"
 

@@ -20,10 +20,10 @@ import attrs
 from kcache import expectations, targets
 from kcache.errors import KcacheError, TargetError
 from kcache.expectations import Mismatch, Prose
+from kcache.spec.errors import CacheError, Fatal
+from kcache.spec.protocol import CacheFactory, SchedulerCache, Snapshot
+from kcache.spec.releases import Release
 from kcache.trace import Step, Trace, load_paths
-from spec.errors import CacheError, Fatal
-from spec.protocol import CacheFactory, SchedulerCache, Snapshot
-from spec.releases import Release
 
 
 class Verdict(enum.Enum):

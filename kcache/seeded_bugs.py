@@ -19,13 +19,13 @@ from typing import Any
 
 import attrs
 
-import impl.snapshot
-from impl.cache import Cache
-from impl.node_info import NodeInfo
-from impl.node_list import NodeInfoList, NodeInfoListItem
-from impl.snapshot import Snapshot
-from spec.objects import Node, Pod
-from spec.protocol import Snapshot as SnapshotProtocol
+import kcache.impl.snapshot
+from kcache.impl.cache import Cache
+from kcache.impl.node_info import NodeInfo
+from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
+from kcache.impl.snapshot import Snapshot
+from kcache.spec.objects import Node, Pod
+from kcache.spec.protocol import Snapshot as SnapshotProtocol
 
 #: upstream's defaults for a container without cpu or memory requests (§3.7)
 DEFAULT_MILLI_CPU = 100
@@ -152,7 +152,7 @@ class PruneCountsGhosts(Cache):
     """
 
     def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
-        with _patched(impl.snapshot, "_remove_deleted_nodes", _prune_counting_ghosts):
+        with _patched(kcache.impl.snapshot, "_remove_deleted_nodes", _prune_counting_ghosts):
             super().update_snapshot(snapshot)
 
 

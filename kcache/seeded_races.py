@@ -29,14 +29,14 @@ from typing import Any, ClassVar
 
 import attrs
 
-from impl.cache import Cache, _key
-from impl.snapshot import Snapshot, update_snapshot
+from kcache.impl.cache import Cache, _key
+from kcache.impl.snapshot import Snapshot, update_snapshot
 from kcache.parallel import Call, Program
+from kcache.spec.errors import CacheError, TransitionError
+from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+from kcache.spec.protocol import CacheFactory
+from kcache.spec.protocol import Snapshot as SnapshotProtocol
 from kcache.strategies import node_manifest, pod_manifest
-from spec.errors import CacheError, TransitionError
-from spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
-from spec.protocol import CacheFactory
-from spec.protocol import Snapshot as SnapshotProtocol
 
 _log = logging.getLogger(__name__)
 

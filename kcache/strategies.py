@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 
 Manifest = dict[str, Any]
 

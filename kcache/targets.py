@@ -24,11 +24,11 @@ from typing import Any
 
 from kcache.adapter.client import AdapterFactory
 from kcache.errors import KcacheError, TargetError
-from spec.protocol import CacheFactory
-from spec.releases import RELEASES
+from kcache.spec.protocol import CacheFactory
+from kcache.spec.releases import RELEASES
 
 #: short names for the factories in this repository
-BUILTIN: dict[str, str] = {"spec": "spec.cache:Cache", "impl": "impl.cache:Cache"}
+BUILTIN: dict[str, str] = {"spec": "kcache.spec.cache:Cache", "impl": "kcache.impl.cache:Cache"}
 
 TARGET_HELP = "spec | impl | MODULE:FACTORY | cmd:COMMAND ARGS... | go[:v1.35|v1.36|v1.37]"
 

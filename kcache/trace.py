@@ -19,9 +19,9 @@ import attrs
 
 from kcache import exact_json, expectations
 from kcache.errors import TraceError
-from spec.errors import ObjectError
-from spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
-from spec.releases import DEFAULT_RELEASE, RELEASES, Release
+from kcache.spec.errors import ObjectError
+from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
 
 #: file suffixes that hold traces: one document, or one document per line
 TRACE_SUFFIXES = (".json", ".jsonl")

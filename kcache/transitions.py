@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from spec.lifecycle import (
+from kcache.spec.lifecycle import (
     NODE_GUARDS,
     RELEASE_CHANGES,
     ROWS,
@@ -26,7 +26,7 @@ from spec.lifecycle import (
     State,
     outcome,
 )
-from spec.releases import RELEASES, Release
+from kcache.spec.releases import RELEASES, Release
 
 #: what each state means, for the states table
 STATE_MEANINGS: dict[State, str] = {

@@ -34,16 +34,22 @@ from decimal import Decimal
 
 import attrs
 
-from spec import lifecycle
-from spec.errors import EmptyUIDError, Fatal, NodeNotFoundError, PodNotFoundError, PodNotOnNodeError
-from spec.lifecycle import Effect, Move, Operation, State
-from spec.node_info import ImageSummary, NodeInfo
-from spec.node_tree import NodeTree
-from spec.objects import Node, Pod
-from spec.protocol import Snapshot as SnapshotLike
-from spec.releases import V1_35, Release
-from spec.snapshot import Snapshot
-from spec.views import Dump, NodeView
+from kcache.spec import lifecycle
+from kcache.spec.errors import (
+    EmptyUIDError,
+    Fatal,
+    NodeNotFoundError,
+    PodNotFoundError,
+    PodNotOnNodeError,
+)
+from kcache.spec.lifecycle import Effect, Move, Operation, State
+from kcache.spec.node_info import ImageSummary, NodeInfo
+from kcache.spec.node_tree import NodeTree
+from kcache.spec.objects import Node, Pod
+from kcache.spec.protocol import Snapshot as SnapshotLike
+from kcache.spec.releases import V1_35, Release
+from kcache.spec.snapshot import Snapshot
+from kcache.spec.views import Dump, NodeView
 
 
 @attrs.frozen

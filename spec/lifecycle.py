@@ -21,8 +21,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from spec.errors import CacheError, Fatal, TransitionError, UnsupportedOperation
-from spec.releases import RELEASES, Release
+from kcache.spec.errors import CacheError, Fatal, TransitionError, UnsupportedOperation
+from kcache.spec.releases import RELEASES, Release
 
 
 class State(enum.Enum):

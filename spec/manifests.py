@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from spec.errors import ObjectError
-from spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+from kcache.spec.errors import ObjectError
+from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 
 #: object kind -> reader
 READERS: dict[str, Callable[[object], Pod | Node]] = {

@@ -18,8 +18,8 @@ from typing import TypeVar
 
 import attrs
 
-from spec.objects import HostPort, Node, Pod, Resource
-from spec.views import ImageView, NodeView
+from kcache.spec.objects import HostPort, Node, Pod, Resource
+from kcache.spec.views import ImageView, NodeView
 
 T = TypeVar("T")
 

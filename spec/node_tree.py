@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from spec.errors import Fatal, NodeNotFoundError
-from spec.objects import Node
+from kcache.spec.errors import Fatal, NodeNotFoundError
+from kcache.spec.objects import Node
 
 #: Go's escapes for `%q`; other non-printable characters use \x, \u or \U
 _GO_ESCAPES = {

@@ -17,10 +17,10 @@ from typing import Any
 
 import attrs
 
-from spec import pod_resources
-from spec.errors import ObjectError
-from spec.quantity import quantity_from_json
-from spec.zones import zone_key
+from kcache.spec import pod_resources
+from kcache.spec.errors import ObjectError
+from kcache.spec.quantity import quantity_from_json
+from kcache.spec.zones import zone_key
 
 #: (ip, protocol, port) after upstream's sanitising: "" -> "0.0.0.0" and "TCP".
 HostPort = tuple[str, str, int]

@@ -29,8 +29,8 @@ from typing import NamedTuple, TypeVar
 import attrs
 
 # A module import: spec.objects imports this module back to read pods.
-from spec import objects
-from spec.quantity import milli_value, value
+from kcache.spec import objects
+from kcache.spec.quantity import milli_value, value
 
 #: name -> exact amount: a `v1.ResourceList`
 ResourceList = Mapping[str, Fraction]

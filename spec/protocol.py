@@ -9,9 +9,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Protocol
 
-from spec.objects import Node, Pod
-from spec.releases import Release
-from spec.views import Dump, SnapshotView
+from kcache.spec.objects import Node, Pod
+from kcache.spec.releases import Release
+from kcache.spec.views import Dump, SnapshotView
 
 
 class Snapshot(Protocol):

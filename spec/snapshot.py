@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 import attrs
 
-from spec.errors import SnapshotInconsistentError
-from spec.node_tree import NodeTree
-from spec.views import NodeView, SnapshotView
+from kcache.spec.errors import SnapshotInconsistentError
+from kcache.spec.node_tree import NodeTree
+from kcache.spec.views import NodeView, SnapshotView
 
 #: a fresh clone of the cache's NodeInfo of that name; None when absent or a ghost
 Cloner = Callable[[str], NodeView | None]

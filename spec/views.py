@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from spec.objects import HostPort
+from kcache.spec.objects import HostPort
 
 
 @attrs.frozen

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 
 #: a host port as a bare number (any ip, TCP) or as (ip, protocol, port)
 PortSpec = int | tuple[str, str, int]

@@ -7,11 +7,11 @@ from decimal import Decimal
 
 import pytest
 
-from impl.cache import Cache as ImplCache
 from kcache import profiles
-from spec.cache import Cache as SpecCache
-from spec.protocol import CacheFactory, SchedulerCache
-from spec.releases import V1_35, Release
+from kcache.impl.cache import Cache as ImplCache
+from kcache.spec.cache import Cache as SpecCache
+from kcache.spec.protocol import CacheFactory, SchedulerCache
+from kcache.spec.releases import V1_35, Release
 
 #: the suite runs under kcache's profiles (HYPOTHESIS_PROFILE, else ci under CI, else default)
 profiles.load()

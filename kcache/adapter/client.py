@@ -29,11 +29,11 @@ import attrs
 from kcache import exact_json
 from kcache.adapter.wire import ERROR_CLASSES, PROTOCOL_VERSION, seconds_text
 from kcache.errors import AdapterError
-from spec.errors import Fatal
-from spec.objects import Node, Pod, pod_from_manifest
-from spec.protocol import Snapshot
-from spec.releases import RELEASES, Release
-from spec.views import Dump, SnapshotView
+from kcache.spec.errors import Fatal
+from kcache.spec.objects import Node, Pod, pod_from_manifest
+from kcache.spec.protocol import Snapshot
+from kcache.spec.releases import RELEASES, Release
+from kcache.spec.views import Dump, SnapshotView
 
 T = TypeVar("T")
 

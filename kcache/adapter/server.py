@@ -20,11 +20,11 @@ from kcache import exact_json, targets
 from kcache.adapter.wire import PROTOCOL_VERSION, error_class_name
 from kcache.errors import KcacheError
 from kcache.replay import Run
+from kcache.spec.errors import CacheError, Fatal, ObjectError
+from kcache.spec.objects import Pod, pod_from_manifest
+from kcache.spec.protocol import CacheFactory
+from kcache.spec.releases import RELEASES
 from kcache.trace import OPERATIONS, read_seconds, step_from_json
-from spec.errors import CacheError, Fatal, ObjectError
-from spec.objects import Pod, pod_from_manifest
-from spec.protocol import CacheFactory
-from spec.releases import RELEASES
 
 Answer = dict[str, Any]
 

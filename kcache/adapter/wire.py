@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 
-from spec.errors import (
+from kcache.spec.errors import (
     CacheError,
     EmptyUIDError,
     NodeNotFoundError,

@@ -33,9 +33,9 @@ from kcache.expectations import Mismatch
 from kcache.profiles import PROFILES
 from kcache.progress import ProgressLine, Tally, describe
 from kcache.replay import replay_trace, representation_checked
+from kcache.spec.protocol import CacheFactory
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
 from kcache.trace import load_file, read_seconds
-from spec.protocol import CacheFactory
-from spec.releases import DEFAULT_RELEASE, RELEASES
 
 #: duration units accepted by --time-budget and --duration, in seconds
 DURATION_UNITS: dict[str, int] = {"s": 1, "m": 60, "h": 3600}

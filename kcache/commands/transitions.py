@@ -16,8 +16,8 @@ import argparse
 import sys
 from typing import TextIO
 
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
 from kcache.transitions import RENDERERS
-from spec.releases import DEFAULT_RELEASE, RELEASES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from impl.cache import Cache
+from kcache.impl.cache import Cache
 from kcache.machine import conformance_machine
-from spec.releases import V1_35, V1_36
+from kcache.spec.releases import V1_35, V1_36
 
 #: a failure's shrunk trace lands here, for `kcache replay` and a bug report
 FAILURES = Path("kcache-failures")

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.cache import Cache as ImplCache
 from kcache.cli import main
 from kcache.history import read_history
+from kcache.impl.cache import Cache as ImplCache
 from kcache.linearizability import check, explain, minimise
 from kcache.parallel import (
     CALLS_PER_PASS,
@@ -33,8 +33,8 @@ from kcache.parallel import (
     run_parallel,
 )
 from kcache.seeded_races import SEEDED_RACES, AssumeCheckThenAct, RacyCache, staged
-from spec.cache import Cache as SpecCache
-from spec.releases import V1_35, V1_36, Release
+from kcache.spec.cache import Cache as SpecCache
+from kcache.spec.releases import V1_35, V1_36, Release
 
 RACES = list(SEEDED_RACES.values())
 

@@ -19,8 +19,8 @@ import pytest
 from kcache.conformance import run_conformance
 from kcache.replay import Verdict, replay_trace, representation_checked
 from kcache.seeded_bugs import SEEDED_BUGS
+from kcache.spec.cache import Cache as SpecCache
 from kcache.trace import load_file
-from spec.cache import Cache as SpecCache
 
 #: (bug, examples, steps, trace steps, seconds) for each seeded bug caught
 Row = tuple[str, int, int, int, float]

@@ -17,10 +17,10 @@ from kcache.adapter import server
 from kcache.adapter.client import AdapterCache, AdapterFactory
 from kcache.errors import AdapterError
 from kcache.replay import Verdict, replay_trace
-from spec.cache import Cache
-from spec.errors import Fatal, PodNotFoundError, TransitionError, UnsupportedOperation
-from spec.objects import node_from_manifest, pod_from_manifest
-from spec.releases import V1_35, V1_36
+from kcache.spec.cache import Cache
+from kcache.spec.errors import Fatal, PodNotFoundError, TransitionError, UnsupportedOperation
+from kcache.spec.objects import node_from_manifest, pod_from_manifest
+from kcache.spec.releases import V1_35, V1_36
 
 TESTS = Path(__file__).parent.parent
 VECTORS = sorted(trace.load_paths([TESTS / "vectors"]), key=lambda t: t.name)
@@ -327,7 +327,7 @@ class TestServer:
     ) -> None:
         """A cache that prints cannot corrupt stdout: its output goes to stderr."""
         (tmp_path / "chatty_cache.py").write_text(
-            "from spec.cache import Cache\n"
+            "from kcache.spec.cache import Cache\n"
             "class Chatty(Cache):\n"
             "    def add_node(self, node):\n"
             "        print('adding', node.name)\n"

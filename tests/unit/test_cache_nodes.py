@@ -6,8 +6,8 @@ import pytest
 from builders import node, pod
 from conftest import MakeCache
 
-from spec.errors import Fatal, NodeNotFoundError
-from spec.views import ImageView
+from kcache.spec.errors import Fatal, NodeNotFoundError
+from kcache.spec.views import ImageView
 
 EIGHT_GI = 8 * 1024**3
 

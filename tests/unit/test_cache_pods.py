@@ -9,15 +9,15 @@ import pytest
 from builders import node, pod
 from conftest import MakeCache
 
-from spec.errors import (
+from kcache.spec.errors import (
     EmptyUIDError,
     Fatal,
     PodNotFoundError,
     PodNotOnNodeError,
     TransitionError,
 )
-from spec.objects import Pod
-from spec.protocol import SchedulerCache
+from kcache.spec.objects import Pod
+from kcache.spec.protocol import SchedulerCache
 
 EMPTY_UID = "cannot get cache key for pod with empty UID"
 

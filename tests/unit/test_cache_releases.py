@@ -8,8 +8,8 @@ import pytest
 from builders import pod
 from conftest import MakeCache
 
-from spec.errors import TransitionError, UnsupportedOperation
-from spec.releases import V1_36
+from kcache.spec.errors import TransitionError, UnsupportedOperation
+from kcache.spec.releases import V1_36
 
 
 class TestV136:

@@ -6,10 +6,10 @@ import pytest
 from builders import node, pod
 from conftest import MakeCache
 
-from spec.cache import Cache
-from spec.errors import NodeNotFoundError, SnapshotInconsistentError
-from spec.protocol import SchedulerCache, Snapshot
-from spec.views import ImageView
+from kcache.spec.cache import Cache
+from kcache.spec.errors import NodeNotFoundError, SnapshotInconsistentError
+from kcache.spec.protocol import SchedulerCache, Snapshot
+from kcache.spec.views import ImageView
 
 INCONSISTENT = (
     "snapshot state is not consistent, length of NodeInfoList={} not equal to length of "

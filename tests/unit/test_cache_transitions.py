@@ -9,12 +9,12 @@ import pytest
 from builders import pod
 from conftest import MakeCache
 
-from spec import lifecycle
-from spec.errors import PodNotFoundError, TransitionError, UnsupportedOperation
-from spec.lifecycle import ROWS, Move, Operation, State
-from spec.objects import Pod
-from spec.protocol import SchedulerCache
-from spec.releases import V1_35, V1_36, Release
+from kcache.spec import lifecycle
+from kcache.spec.errors import PodNotFoundError, TransitionError, UnsupportedOperation
+from kcache.spec.lifecycle import ROWS, Move, Operation, State
+from kcache.spec.objects import Pod
+from kcache.spec.protocol import SchedulerCache
+from kcache.spec.releases import V1_35, V1_36, Release
 
 INI, AS, AD = State.INITIAL, State.ASSUMED, State.ADDED
 (ASSUME, FINISH, FORGET, ADD, UPDATE, REMOVE, CLEANUP) = Operation

@@ -11,11 +11,11 @@ from builders import node, pod
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.cache import Cache, PodRecord
-from spec.errors import CacheError, Fatal
-from spec.lifecycle import State
-from spec.objects import Node, Pod
-from spec.releases import RELEASES, Release
+from kcache.spec.cache import Cache, PodRecord
+from kcache.spec.errors import CacheError, Fatal
+from kcache.spec.lifecycle import State
+from kcache.spec.objects import Node, Pod
+from kcache.spec.releases import RELEASES, Release
 
 pods = st.builds(
     pod,

@@ -168,7 +168,7 @@ class TestPassing:
     ) -> None:
         """--ttl builds every cache with that TTL instead of drawing one per example."""
         (own_folder / "recording.py").write_text(
-            "from impl.cache import Cache\n"
+            "from kcache.impl.cache import Cache\n"
             "TTLS = []\n"
             "def factory(*, ttl, release):\n"
             "    TTLS.append(ttl)\n"
@@ -281,7 +281,7 @@ def test_failure_only_the_cache_check_sees_recommends_check_invariants(
     """A failure seen only by the cache's own check replays with --check-invariants, and
     the report says so and prints that command."""
     (own_folder / "self_doubting.py").write_text(
-        "from impl.cache import Cache\n"
+        "from kcache.impl.cache import Cache\n"
         "class SelfDoubting(Cache):\n"
         "    def check_invariants(self):\n"
         "        super().check_invariants()\n"
@@ -433,7 +433,7 @@ class TestBadArguments:
     ) -> None:
         """A target that says it models only v1.35 is not run against v1.36."""
         (tmp_path / "only_v1_35.py").write_text(
-            "from impl.cache import Cache\n"
+            "from kcache.impl.cache import Cache\n"
             "def factory(*, ttl, release):\n"
             "    return Cache(ttl=ttl, release=release)\n"
             "factory.releases = ('v1.35',)\n",

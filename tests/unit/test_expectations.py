@@ -10,15 +10,15 @@ import pytest
 
 from kcache import expectations
 from kcache.expectations import Mismatch
-from spec.errors import (
+from kcache.spec.errors import (
     EmptyUIDError,
     Fatal,
     PodNotFoundError,
     SnapshotInconsistentError,
     TransitionError,
 )
-from spec.objects import Pod
-from spec.views import Dump, ImageView, NodeView, SnapshotView
+from kcache.spec.objects import Pod
+from kcache.spec.views import Dump, ImageView, NodeView, SnapshotView
 
 
 def node_view(**fields: Any) -> NodeView:

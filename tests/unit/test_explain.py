@@ -13,9 +13,9 @@ from kcache.cli import main
 from kcache.errors import TargetError
 from kcache.explain import amount, diff, render_story, tell
 from kcache.replay import replay_trace
+from kcache.spec.cache import Cache as SpecCache
+from kcache.spec.releases import Release
 from kcache.trace import Trace, load_paths, loads
-from spec.cache import Cache as SpecCache
-from spec.releases import Release
 
 NODE = {
     "metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "a"}},
@@ -285,7 +285,7 @@ class TestCommand:
 
 def test_what_the_cache_logged_is_part_of_the_story() -> None:
     """Upstream's log-only events (impl logs them like klog) appear under the step."""
-    from impl.cache import Cache as ImplCache  # noqa: PLC0415 -- the only impl-specific test
+    from kcache.impl.cache import Cache as ImplCache  # noqa: PLC0415 -- the only impl-specific test
 
     trace = trace_of(
         {"op": "add_pod", "pod": pod("u1")},

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from builders import node, pod
 
-from impl.cache import Cache as ImplCache
 from kcache.history import (
     Event,
     History,
@@ -21,9 +20,10 @@ from kcache.history import (
     read_history,
     write_history,
 )
+from kcache.impl.cache import Cache as ImplCache
 from kcache.machine import Outcome
-from spec.cache import Cache as SpecCache
-from spec.releases import V1_35
+from kcache.spec.cache import Cache as SpecCache
+from kcache.spec.releases import V1_35
 
 N1 = node("n1", zone="a", images={"nginx": 500})
 U1 = pod("u1", node="n1", cpu="250m", ports=[8080])

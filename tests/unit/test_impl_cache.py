@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 from builders import node, pod
 
-from impl.cache import Cache
-from spec.errors import Fatal, NodeNotFoundError
+from kcache.impl.cache import Cache
+from kcache.spec.errors import Fatal, NodeNotFoundError
 
 NGINX = {"nginx": 5}
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from builders import pod
 
-from impl.cache import Cache
-from impl.expiry import ExpiryLoop
-from spec.errors import UnsupportedOperation
-from spec.releases import V1_36
+from kcache.impl.cache import Cache
+from kcache.impl.expiry import ExpiryLoop
+from kcache.spec.errors import UnsupportedOperation
+from kcache.spec.releases import V1_36
 
 #: generous bound for a thread to react; assertions never depend on it elapsing
 WAIT = 10.0
@@ -121,7 +121,7 @@ class TestExpiryLoop:
             def __init__(self, cleanup: object, clock: object, period: float) -> None:
                 periods.append(period)
 
-        monkeypatch.setattr("impl.cache.ExpiryLoop", RecordingLoop)
+        monkeypatch.setattr("kcache.impl.cache.ExpiryLoop", RecordingLoop)
         Cache().start_expiry_loop(SteppingClock(Decimal(0)))
         assert periods == [1.0]
 
@@ -152,7 +152,7 @@ class TestExpiryLoop:
         """The loop runs on a daemon thread: a program that forgets close() still exits."""
         program = (
             "from decimal import Decimal\n"
-            "from impl.cache import Cache\n"
+            "from kcache.impl.cache import Cache\n"
             "Cache().start_expiry_loop(lambda: Decimal(0), period=0.01)\n"
             "print('started')\n"
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from impl.generation import next_generation
+from kcache.impl.generation import next_generation
 
 
 def test_strictly_increasing() -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from builders import node, pod
 
-from impl.generation import next_generation
-from impl.image_states import ImageStates
-from impl.node_info import NodeInfo
-from spec.errors import Fatal, PodNotOnNodeError
-from spec.objects import Pod
-from spec.views import ImageView
+from kcache.impl.generation import next_generation
+from kcache.impl.image_states import ImageStates
+from kcache.impl.node_info import NodeInfo
+from kcache.spec.errors import Fatal, PodNotOnNodeError
+from kcache.spec.objects import Pod
+from kcache.spec.views import ImageView
 
 GPU = "example.com/gpu"
 

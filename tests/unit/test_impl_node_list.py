@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from impl.node_info import NodeInfo
-from impl.node_list import NodeInfoList
+from kcache.impl.node_info import NodeInfo
+from kcache.impl.node_list import NodeInfoList
 
 
 def _list_of(*names: str) -> NodeInfoList:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from builders import node
 
-from impl.node_tree import NodeTree, go_quote
-from spec.errors import NodeNotFoundError
-from spec.objects import Node
+from kcache.impl.node_tree import NodeTree, go_quote
+from kcache.spec.errors import NodeNotFoundError
+from kcache.spec.objects import Node
 
 
 def _tree(*nodes: Node) -> NodeTree:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-from impl.rwlock import ReadWriteLock
+from kcache.impl.rwlock import ReadWriteLock
 
 #: generous bound for a thread to react; assertions never depend on it elapsing
 WAIT = 10.0

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from builders import node, pod
 
-from impl.cache import Cache
-from impl.node_info import NodeInfo
-from impl.snapshot import Snapshot
-from spec.errors import NodeNotFoundError, SnapshotInconsistentError
-from spec.objects import Node
+from kcache.impl.cache import Cache
+from kcache.impl.node_info import NodeInfo
+from kcache.impl.snapshot import Snapshot
+from kcache.spec.errors import NodeNotFoundError, SnapshotInconsistentError
+from kcache.spec.objects import Node
 
 NGINX = {"nginx": 5}
 

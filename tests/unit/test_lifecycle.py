@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from spec import lifecycle
-from spec.errors import Fatal, TransitionError, UnsupportedOperation
-from spec.lifecycle import ROWS, Move, Operation, Refuse, State
-from spec.releases import RELEASES, V1_35, V1_36, Release
+from kcache.spec import lifecycle
+from kcache.spec.errors import Fatal, TransitionError, UnsupportedOperation
+from kcache.spec.lifecycle import ROWS, Move, Operation, Refuse, State
+from kcache.spec.releases import RELEASES, V1_35, V1_36, Release
 
 INI, AS, AD, EX, DE = State.INITIAL, State.ASSUMED, State.ADDED, State.EXPIRED, State.DELETED
 (ASSUME, FINISH, FORGET, ADD, UPDATE, REMOVE, CLEANUP) = Operation

@@ -11,9 +11,9 @@ from builders import node, pod
 from kcache.history import Event, History
 from kcache.linearizability import ModelState, check, explain, minimise
 from kcache.machine import Outcome
-from spec.cache import Cache as SpecCache
-from spec.releases import V1_35, V1_36
-from spec.views import SnapshotView
+from kcache.spec.cache import Cache as SpecCache
+from kcache.spec.releases import V1_35, V1_36
+from kcache.spec.views import SnapshotView
 
 N1 = node("n1", images={"nginx": 500})
 U1 = pod("u1", node="n1", cpu="100m")

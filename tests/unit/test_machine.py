@@ -15,9 +15,9 @@ import attrs
 import pytest
 from builders import node, pod
 
-from impl.cache import Cache as ImplCache
 from kcache.adapter.client import AdapterFactory
 from kcache.errors import AdapterError
+from kcache.impl.cache import Cache as ImplCache
 from kcache.machine import (
     ConformanceError,
     ConformanceMachine,
@@ -25,12 +25,12 @@ from kcache.machine import (
     call,
     conformance_machine,
 )
-from spec.cache import Cache as SpecCache
-from spec.errors import Fatal, TransitionError
-from spec.objects import Pod
-from spec.protocol import CacheFactory, SchedulerCache
-from spec.releases import Release
-from spec.views import Dump
+from kcache.spec.cache import Cache as SpecCache
+from kcache.spec.errors import Fatal, TransitionError
+from kcache.spec.objects import Pod
+from kcache.spec.protocol import CacheFactory, SchedulerCache
+from kcache.spec.releases import Release
+from kcache.spec.views import Dump
 
 #: what `data` is for a rule that takes its pod as given (`fitting=False`)
 NOT_DRAWN = None

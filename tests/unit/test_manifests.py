@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from spec.errors import ObjectError
-from spec.manifests import load_manifest_file, load_manifests
-from spec.objects import Node, Pod
+from kcache.spec.errors import ObjectError
+from kcache.spec.manifests import load_manifest_file, load_manifests
+from kcache.spec.objects import Node, Pod
 
 POD_JSON = json.dumps(
     {

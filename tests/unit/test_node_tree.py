@@ -7,8 +7,8 @@ from builders import node
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.errors import Fatal, NodeNotFoundError
-from spec.node_tree import NodeTree, go_quote, interleave
+from kcache.spec.errors import Fatal, NodeNotFoundError
+from kcache.spec.node_tree import NodeTree, go_quote, interleave
 
 
 def tree_of(*nodes: tuple[str, str]) -> NodeTree:

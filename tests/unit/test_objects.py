@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from spec.errors import ObjectError
-from spec.objects import Image, Resource, node_from_manifest, pod_from_manifest
+from kcache.spec.errors import ObjectError
+from kcache.spec.objects import Image, Resource, node_from_manifest, pod_from_manifest
 
 MI = 1024 * 1024
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.objects import Resource
-from spec.pod_resources import (
+from kcache.spec.objects import Resource
+from kcache.spec.pod_resources import (
     Container,
     PodSpecResources,
     is_extended_resource_name,
@@ -21,7 +21,7 @@ from spec.pod_resources import (
     pod_requests,
     to_resource,
 )
-from spec.quantity import parse_quantity
+from kcache.spec.quantity import parse_quantity
 
 MI = 1024 * 1024
 DEFAULT_MEMORY = 200 * MI

@@ -13,7 +13,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.quantity import milli_value, parse_quantity, quantity_from_json, round_to_nano, value
+from kcache.spec.quantity import (
+    milli_value,
+    parse_quantity,
+    quantity_from_json,
+    round_to_nano,
+    value,
+)
 
 MAX_INT64 = 2**63 - 1
 NANO = Fraction(1, 10**9)

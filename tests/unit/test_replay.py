@@ -12,9 +12,9 @@ import pytest
 from kcache import trace
 from kcache.errors import AdapterError, TargetError, TraceError
 from kcache.replay import Verdict, replay_paths, replay_trace
-from spec.cache import Cache
-from spec.protocol import SchedulerCache
-from spec.releases import Release
+from kcache.spec.cache import Cache
+from kcache.spec.protocol import SchedulerCache
+from kcache.spec.releases import Release
 
 
 def pod(uid: str, node: str = "n1", cpu: str | None = None) -> dict[str, Any]:

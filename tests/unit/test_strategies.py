@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from kcache import strategies
-from spec.objects import Node, Pod, pod_from_manifest
+from kcache.spec.objects import Node, Pod, pod_from_manifest
 
 T = TypeVar("T")
 

@@ -18,10 +18,10 @@ from decimal import Decimal
 import pytest
 from builders import node, pod
 
-from impl.cache import Cache
+from kcache.impl.cache import Cache
 from kcache.seeded_races import AssumeCheckThenAct
-from spec.errors import CacheError
-from spec.objects import Node, Pod
+from kcache.spec.errors import CacheError
+from kcache.spec.objects import Node, Pod
 
 THREADS = 4
 CALLS_PER_THREAD = 400

@@ -8,27 +8,27 @@ from decimal import Decimal
 
 import pytest
 
-import impl.cache
-import spec.cache
+import kcache.impl.cache
+import kcache.spec.cache
 from kcache import targets
 from kcache.adapter.client import AdapterFactory
 from kcache.errors import TargetError
-from spec.releases import V1_35, Release
+from kcache.spec.releases import V1_35, Release
 
 
 class TestResolve:
     def test_spec(self) -> None:
         """`spec` is the reference model's class."""
-        assert targets.resolve("spec") is spec.cache.Cache
+        assert targets.resolve("spec") is kcache.spec.cache.Cache
 
     def test_impl(self) -> None:
         """`impl` is the optimized cache's class."""
-        assert targets.resolve("impl") is impl.cache.Cache
+        assert targets.resolve("impl") is kcache.impl.cache.Cache
 
     def test_module_and_factory(self) -> None:
         """MODULE:FACTORY imports the module and takes the callable, dotted names allowed."""
-        assert targets.resolve("spec.cache:Cache") is spec.cache.Cache
-        assert targets.resolve("spec.releases:V1_35.__class__") is Release
+        assert targets.resolve("kcache.spec.cache:Cache") is kcache.spec.cache.Cache
+        assert targets.resolve("kcache.spec.releases:V1_35.__class__") is Release
 
     def test_command_builds_an_adapter_factory_without_starting_it(self) -> None:
         """cmd: splits the command like a shell; the process starts on first use."""
@@ -41,8 +41,14 @@ class TestResolve:
         [
             ("specc", "--impl specc: unknown target (expected spec | impl | MODULE:FACTORY"),
             ("no_such_module:f", "--impl no_such_module:f: cannot import no_such_module: "),
-            ("spec.cache:Cach", "--impl spec.cache:Cach: spec.cache has no Cach"),
-            ("spec.releases:V1_35", "--impl spec.releases:V1_35: V1_35 is not callable"),
+            (
+                "kcache.spec.cache:Cach",
+                "--impl kcache.spec.cache:Cach: kcache.spec.cache has no Cach",
+            ),
+            (
+                "kcache.spec.releases:V1_35",
+                "--impl kcache.spec.releases:V1_35: V1_35 is not callable",
+            ),
             (":Cache", "--impl :Cache: expected MODULE:FACTORY"),
             ("cmd:", "--impl cmd: needs a command"),
             ("cmd:./adapter 'unclosed", "--impl cmd:./adapter 'unclosed: No closing quotation"),
@@ -64,9 +70,9 @@ class TestGo:
     def go_adapter(self, monkeypatch: pytest.MonkeyPatch) -> list[str]:
         asked: list[str] = []
 
-        def factory(version: str) -> type[spec.cache.Cache]:
+        def factory(version: str) -> type[kcache.spec.cache.Cache]:
             asked.append(version)
-            return spec.cache.Cache
+            return kcache.spec.cache.Cache
 
         module = types.ModuleType("kcache.go_adapter")
         module.factory = factory  # type: ignore[attr-defined]
@@ -75,7 +81,7 @@ class TestGo:
 
     def test_go_defaults_to_v1_35(self, go_adapter: list[str]) -> None:
         """Plain `go` is the release line with expiry."""
-        assert targets.resolve("go") is spec.cache.Cache
+        assert targets.resolve("go") is kcache.spec.cache.Cache
         assert go_adapter == ["v1.35"]
 
     def test_go_with_a_release(self, go_adapter: list[str]) -> None:
@@ -101,13 +107,13 @@ class TestGo:
 class TestReleases:
     def test_factory_without_releases_models_all(self) -> None:
         """A plain class is taken to model every release kcache knows."""
-        assert targets.modelled_releases(spec.cache.Cache) == ("v1.35", "v1.36")
+        assert targets.modelled_releases(kcache.spec.cache.Cache) == ("v1.35", "v1.36")
 
     def test_factory_lists_its_releases(self) -> None:
         """A `releases` attribute narrows it."""
 
-        def factory(*, ttl: Decimal, release: Release) -> spec.cache.Cache:
-            return spec.cache.Cache(ttl=ttl, release=release)
+        def factory(*, ttl: Decimal, release: Release) -> kcache.spec.cache.Cache:
+            return kcache.spec.cache.Cache(ttl=ttl, release=release)
 
         factory.releases = ("v1.35",)  # type: ignore[attr-defined]
         assert targets.modelled_releases(factory) == ("v1.35",)

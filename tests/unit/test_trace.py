@@ -12,8 +12,8 @@ import pytest
 
 from kcache import trace
 from kcache.errors import TraceError
-from spec.objects import pod_from_manifest
-from spec.releases import V1_35, V1_36
+from kcache.spec.objects import pod_from_manifest
+from kcache.spec.releases import V1_35, V1_36
 
 VECTORS = Path(__file__).parent.parent / "vectors"
 

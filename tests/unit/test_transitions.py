@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from kcache.cli import main
+from kcache.spec.lifecycle import State
+from kcache.spec.releases import V1_35, V1_36
 from kcache.transitions import RENDERERS, dot, edges, markdown, mermaid
-from spec.lifecycle import State
-from spec.releases import V1_35, V1_36
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spec.zones import zone_key
+from kcache.spec.zones import zone_key
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
