@@ -49,7 +49,8 @@ func fatalFrom(recovered any, logged []string) fatalError {
 }
 
 // errorClasses picks the protocol's error class by upstream's message text
-// (every error the pinned releases return; semantics doc §15).
+// (every error the pinned releases return: docs/semantics.md §15, and §19
+// for the v1.37 wording).
 var errorClasses = []struct {
 	text  *regexp.Regexp
 	class string
@@ -58,6 +59,7 @@ var errorClasses = []struct {
 	{regexp.MustCompile(`(?s)^pod .* is in the cache, so can't be assumed$`), "TransitionError"},
 	{regexp.MustCompile(`(?s)^pod .* was assumed on .* but assigned to `), "TransitionError"},
 	{regexp.MustCompile(`(?s)^pod .* wasn't assumed so cannot be forgotten$`), "TransitionError"},
+	{regexp.MustCompile(`(?s)^pod .* is not assumed, so it cannot be removed or forgotten$`), "TransitionError"},
 	{regexp.MustCompile(`(?s)^pod .* was already in added state$`), "TransitionError"},
 	{regexp.MustCompile(`(?s)^pod .* is not added to scheduler cache, so cannot be updated$`), "TransitionError"},
 	{regexp.MustCompile(`(?s)^assumed pod .* should not be updated$`), "TransitionError"},
@@ -65,6 +67,7 @@ var errorClasses = []struct {
 	{regexp.MustCompile(`(?s)^pod .* does not exist in scheduler cache$`), "PodNotFoundError"},
 	{regexp.MustCompile(`(?s)^no corresponding pod .* in pods of node `), "PodNotOnNodeError"},
 	{regexp.MustCompile(`(?s)^node .* is not found$`), "NodeNotFoundError"},
+	{regexp.MustCompile(`(?s)^node .* does not exist in scheduler cache$`), "NodeNotFoundError"},
 	{regexp.MustCompile(`(?s)^node ".*" in group ".*" was not found$`), "NodeNotFoundError"},
 	{regexp.MustCompile(`^snapshot state is not consistent, `), "SnapshotInconsistentError"},
 }

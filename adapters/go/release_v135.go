@@ -1,4 +1,4 @@
-//go:build !kcache_v136
+//go:build !kcache_v136 && !kcache_v137
 
 package main
 
@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	cache "kcache/goadapter/internal/upstreamcache"
 )
@@ -30,4 +31,14 @@ func (c clockedCache) finishBinding(logger klog.Logger, pod *v1.Pod, now time.Ti
 func (c clockedCache) cleanup(logger klog.Logger, now time.Time) error {
 	c.CleanupAt(logger, now)
 	return nil
+}
+
+// removeAssumedPod: RemoveAssumedPod entered the interface in v1.37.0.
+func (clockedCache) removeAssumedPod(klog.Logger, *v1.Pod) error {
+	return unsupported("remove_assumed_pod")
+}
+
+// getNode: GetNode entered the interface in v1.36.0.
+func (clockedCache) getNode(string) (*framework.NodeInfo, error) {
+	return nil, unsupported("get_node")
 }

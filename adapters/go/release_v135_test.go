@@ -1,4 +1,4 @@
-//go:build !kcache_v136
+//go:build !kcache_v136 && !kcache_v137
 
 package main
 
@@ -27,5 +27,19 @@ func TestAssumedPodExpiresOnlyStrictlyAfterItsDeadline(t *testing.T) {
 	// v1.35 forgets a pod it no longer holds without complaint.
 	if got[9]["ok"] != true {
 		t.Errorf("forget_pod of the expired pod answered %v, want ok", got[9])
+	}
+}
+
+func TestOpsOfLaterReleasesAreUnsupported(t *testing.T) {
+	got := answers(t,
+		initRequest(),
+		`{"op": "get_node", "name": "n1"}`,
+		`{"op": "remove_assumed_pod", "pod": `+oneLine(podU1)+`}`,
+	)
+	for i, op := range map[int]string{1: "get_node", 2: "remove_assumed_pod"} {
+		refusal, _ := got[i]["error"].(map[string]any)
+		if refusal["class"] != "UnsupportedOperation" || refusal["message"] != op+" does not exist in release v1.35" {
+			t.Errorf("%s answered %v, want UnsupportedOperation", op, got[i])
+		}
 	}
 }

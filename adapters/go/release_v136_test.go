@@ -4,16 +4,21 @@ package main
 
 import "testing"
 
-func TestExpiryOperationsAreUnsupported(t *testing.T) {
+func TestV136HasNoRemoveAssumedPodAndKeepsTheOldForgetText(t *testing.T) {
 	got := answers(t,
 		initRequest(),
-		`{"op": "finish_binding", "pod": `+oneLine(podU1)+`, "now": 1}`,
-		`{"op": "cleanup", "now": 1}`,
+		oneLine(`{"op": "add_pod", "pod": `+podU1+`}`),
+		oneLine(`{"op": "remove_assumed_pod", "pod": `+podU1+`}`),
+		oneLine(`{"op": "forget_pod", "pod": `+podU1+`}`),
 	)
-	for i, op := range map[int]string{1: "finish_binding", 2: "cleanup"} {
-		refusal, _ := got[i]["error"].(map[string]any)
-		if refusal["class"] != "UnsupportedOperation" || refusal["message"] != op+" does not exist in release v1.36" {
-			t.Errorf("%s answered %v, want UnsupportedOperation", op, got[i])
+	want := []struct{ class, message string }{
+		{"UnsupportedOperation", "remove_assumed_pod does not exist in release v1.36"},
+		{"TransitionError", "pod u1(default/p) wasn't assumed so cannot be forgotten"},
+	}
+	for i, expected := range want {
+		refusal, _ := got[i+2]["error"].(map[string]any)
+		if refusal["class"] != expected.class || refusal["message"] != expected.message {
+			t.Errorf("answer %d = %v, want %s %q", i+2, got[i+2], expected.class, expected.message)
 		}
 	}
 }

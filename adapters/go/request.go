@@ -123,3 +123,12 @@ func (r request) nanoseconds(key string) (int64, error) {
 	}
 	return nanoseconds.Num().Int64(), nil
 }
+
+// optionalGates reads a {GateName: bool} object; absent or null is none.
+func (r request) optionalGates(key string) (map[string]bool, error) {
+	gates := map[string]bool{}
+	if _, ok := r.present(key); !ok {
+		return gates, nil
+	}
+	return gates, r.decode(key, &gates)
+}

@@ -8,15 +8,19 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	cache "kcache/goadapter/internal/upstreamcache"
 )
 
-// cacheUnderTest is upstream's Cache plus the two operations that take a time.
+// cacheUnderTest is upstream's Cache plus the operations that some releases
+// lack (they answer unsupported there) or that take a time.
 type cacheUnderTest interface {
 	cache.Cache
 	finishBinding(logger klog.Logger, pod *v1.Pod, now time.Time) error
 	cleanup(logger klog.Logger, now time.Time) error
+	removeAssumedPod(logger klog.Logger, pod *v1.Pod) error
+	getNode(name string) (*framework.NodeInfo, error)
 }
 
 // session is one adapter process: the current cache and its snapshots.
@@ -24,6 +28,7 @@ type session struct {
 	// cache is nil before the first init and after a fatal answer.
 	cache     cacheUnderTest
 	snapshots map[string]*cache.Snapshot
+	gates     gateSettings
 	log       *stepLog
 	logger    klog.Logger
 }
@@ -38,22 +43,24 @@ type operation func(s *session, r request) (reply map[string]any, err error)
 
 // operations maps each protocol op to its handler.
 var operations = map[string]operation{
-	"init":            (*session).init,
-	"add_node":        (*session).addNode,
-	"update_node":     (*session).updateNode,
-	"remove_node":     (*session).removeNode,
-	"assume_pod":      podStep(cache.Cache.AssumePod),
-	"forget_pod":      podStep(cache.Cache.ForgetPod),
-	"add_pod":         podStep(cache.Cache.AddPod),
-	"remove_pod":      podStep(cache.Cache.RemovePod),
-	"update_pod":      (*session).updatePod,
-	"finish_binding":  (*session).finishBinding,
-	"cleanup":         (*session).cleanup,
-	"update_snapshot": (*session).updateSnapshot,
-	"get_pod":         (*session).getPod,
-	"is_assumed_pod":  (*session).isAssumedPod,
-	"dump":            (*session).dump,
-	"view_snapshot":   (*session).viewSnapshot,
+	"init":               (*session).init,
+	"add_node":           (*session).addNode,
+	"update_node":        (*session).updateNode,
+	"remove_node":        (*session).removeNode,
+	"assume_pod":         podStep(cacheUnderTest.AssumePod),
+	"forget_pod":         podStep(cacheUnderTest.ForgetPod),
+	"remove_assumed_pod": podStep(cacheUnderTest.removeAssumedPod),
+	"add_pod":            podStep(cacheUnderTest.AddPod),
+	"remove_pod":         podStep(cacheUnderTest.RemovePod),
+	"update_pod":         (*session).updatePod,
+	"finish_binding":     (*session).finishBinding,
+	"cleanup":            (*session).cleanup,
+	"update_snapshot":    (*session).updateSnapshot,
+	"get_pod":            (*session).getPod,
+	"get_node":           (*session).getNode,
+	"is_assumed_pod":     (*session).isAssumedPod,
+	"dump":               (*session).dump,
+	"view_snapshot":      (*session).viewSnapshot,
 }
 
 // handle answers one request line; quit reports the quit op.
@@ -110,6 +117,15 @@ func (s *session) init(r request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	gates, err := r.optionalGates("feature_gates")
+	if err != nil {
+		return nil, err
+	}
+	// The gates are process-wide: set them before anything reads them.
+	s.cache, s.snapshots = nil, nil
+	if err := s.gates.apply(gates); err != nil {
+		return nil, protocolErrorf("init: feature_gates: %v", err)
+	}
 	s.cache = newCache(ttl)
 	s.snapshots = map[string]*cache.Snapshot{}
 	return nil, nil
@@ -145,8 +161,8 @@ func (s *session) removeNode(r request) (map[string]any, error) {
 	return nil, s.cache.RemoveNode(s.logger, node)
 }
 
-// podStep adapts a Cache method of the form Op(logger, pod) error.
-func podStep(method func(cache.Cache, klog.Logger, *v1.Pod) error) operation {
+// podStep adapts a cache method of the form Op(logger, pod) error.
+func podStep(method func(cacheUnderTest, klog.Logger, *v1.Pod) error) operation {
 	return func(s *session, r request) (map[string]any, error) {
 		pod, err := r.pod("pod")
 		if err != nil {
@@ -212,6 +228,18 @@ func (s *session) getPod(r request) (map[string]any, error) {
 	}
 	// The whole cached object: upstream returns the version it holds, not the argument.
 	return map[string]any{"node": cached.Spec.NodeName, "pod": cached}, nil
+}
+
+func (s *session) getNode(r request) (map[string]any, error) {
+	name, err := r.str("name")
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.cache.getNode(name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"node": viewNode(info)}, nil
 }
 
 func (s *session) isAssumedPod(r request) (map[string]any, error) {

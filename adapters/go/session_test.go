@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"reflect"
 	"strings"
@@ -222,6 +223,7 @@ func TestDumpAndSnapshotViewsUseFormatKeys(t *testing.T) {
 		"pvc_ref_counts":                   map[string]any{"default/claim": 1.0},
 		"image_states":                     map[string]any{"nginx:1": map[string]any{"size": 500.0, "num_nodes": 1.0}},
 	}
+	maps.Copy(wantNode, releaseNodeKeys)
 	dump := got[4]
 	if dump["node_count"] != 1.0 || dump["pod_count"] != 1.0 || !reflect.DeepEqual(dump["assumed"], []any{"u1"}) {
 		t.Errorf("dump counts = %v", dump)
@@ -233,16 +235,17 @@ func TestDumpAndSnapshotViewsUseFormatKeys(t *testing.T) {
 		"node_list":                             []any{"n1"},
 		"have_pods_with_affinity":               []any{},
 		"have_pods_with_required_anti_affinity": []any{},
-		"used_pvcs":                             []any{"default/claim"},
 		"nodes":                                 map[string]any{"n1": wantNode},
 	}
+	maps.Copy(wantSnapshot, releaseSnapshotKeys("default/claim"))
 	if !reflect.DeepEqual(got[5]["snapshot"], wantSnapshot) {
 		t.Errorf("snapshot s = %v\nwant         %v", got[5]["snapshot"], wantSnapshot)
 	}
 	empty := map[string]any{
 		"node_list": []any{}, "have_pods_with_affinity": []any{},
-		"have_pods_with_required_anti_affinity": []any{}, "used_pvcs": []any{}, "nodes": map[string]any{},
+		"have_pods_with_required_anti_affinity": []any{}, "nodes": map[string]any{},
 	}
+	maps.Copy(empty, releaseSnapshotKeys())
 	if !reflect.DeepEqual(got[6]["snapshot"], empty) {
 		t.Errorf("unknown snapshot = %v, want an empty one", got[6]["snapshot"])
 	}
@@ -262,5 +265,27 @@ func TestTimesAreExactNanoseconds(t *testing.T) {
 		if _, err := r.nanoseconds("now"); err == nil {
 			t.Errorf("now %s was accepted", text)
 		}
+	}
+}
+
+func TestFeatureGatesTheReleaseLacksAreProtocolErrors(t *testing.T) {
+	got := answers(t,
+		`{"op": "init", "feature_gates": {"NoSuchGate": true}}`,
+		`{"op": "dump"}`,
+		`{"op": "init", "feature_gates": {"GenericWorkload": "yes"}}`,
+		`{"op": "init", "feature_gates": {"GenericWorkload": false}}`,
+	)
+	want := []string{
+		`init: feature_gates: release ` + release + ` has no feature gate ["NoSuchGate"]`,
+		"dump: no cache; send init first",
+		`init: "feature_gates": json: cannot unmarshal`,
+	}
+	for i, fragment := range want {
+		if message, _ := got[i]["protocol_error"].(string); !strings.Contains(message, fragment) {
+			t.Errorf("answer %d = %v, want a protocol_error containing %q", i, got[i], fragment)
+		}
+	}
+	if got[3]["ok"] != true {
+		t.Errorf("init with a known gate answered %v, want ok", got[3])
 	}
 }

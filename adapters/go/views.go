@@ -10,7 +10,8 @@ import (
 	cache "kcache/goadapter/internal/upstreamcache"
 )
 
-// nodeView is FORMAT.md's NODE-VIEW with every key present.
+// nodeView is FORMAT.md's NODE-VIEW with every key present: the keys of
+// every release here, those of the built release in releaseNodeView.
 type nodeView struct {
 	HasNode                      bool                 `json:"has_node"`
 	Pods                         []string             `json:"pods"`
@@ -22,6 +23,7 @@ type nodeView struct {
 	PodsWithRequiredAntiAffinity []string             `json:"pods_with_required_anti_affinity"`
 	PVCRefCounts                 map[string]int       `json:"pvc_ref_counts"`
 	ImageStates                  map[string]imageView `json:"image_states"`
+	releaseNodeView
 }
 
 type imageView struct {
@@ -29,13 +31,14 @@ type imageView struct {
 	NumNodes int   `json:"num_nodes"`
 }
 
-// snapshotView is FORMAT.md's SNAPSHOT-VIEW with every key present.
+// snapshotView is FORMAT.md's SNAPSHOT-VIEW with every key present, the
+// built release's own ones in releaseSnapshotView.
 type snapshotView struct {
 	NodeList                         []string            `json:"node_list"`
 	HavePodsWithAffinity             []string            `json:"have_pods_with_affinity"`
 	HavePodsWithRequiredAntiAffinity []string            `json:"have_pods_with_required_anti_affinity"`
-	UsedPVCs                         []string            `json:"used_pvcs"`
 	Nodes                            map[string]nodeView `json:"nodes"`
+	releaseSnapshotView
 }
 
 func viewNode(info *framework.NodeInfo) nodeView {
@@ -58,6 +61,7 @@ func viewNode(info *framework.NodeInfo) nodeView {
 		PodsWithRequiredAntiAffinity: podUIDs(info.PodsWithRequiredAntiAffinity),
 		PVCRefCounts:                 pvcs,
 		ImageStates:                  images,
+		releaseNodeView:              viewReleaseNode(info),
 	}
 }
 
@@ -66,8 +70,6 @@ func viewSnapshot(snapshot *cache.Snapshot) snapshotView {
 	nodeList, _ := snapshot.List()
 	withAffinity, _ := snapshot.HavePodsWithAffinityList()
 	withAntiAffinity, _ := snapshot.HavePodsWithRequiredAntiAffinityList()
-	pvcs := snapshot.UsedPVCs().UnsortedList()
-	sort.Strings(pvcs)
 	nodes := make(map[string]nodeView, len(snapshot.NodeInfoMap()))
 	for name, info := range snapshot.NodeInfoMap() {
 		nodes[name] = viewNode(info)
@@ -76,8 +78,8 @@ func viewSnapshot(snapshot *cache.Snapshot) snapshotView {
 		NodeList:                         nodeNames(nodeList),
 		HavePodsWithAffinity:             nodeNames(withAffinity),
 		HavePodsWithRequiredAntiAffinity: nodeNames(withAntiAffinity),
-		UsedPVCs:                         pvcs,
 		Nodes:                            nodes,
+		releaseSnapshotView:              viewReleaseSnapshot(snapshot),
 	}
 }
 

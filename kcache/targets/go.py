@@ -55,6 +55,7 @@ class Build:
 BUILDS: dict[str, Build] = {
     "v1.35": Build(modfile="go.mod", tags=""),
     "v1.36": Build(modfile="v1.36.mod", tags="kcache_v136"),
+    "v1.37": Build(modfile="v1.37.mod", tags="kcache_v137"),
 }
 
 
@@ -133,9 +134,14 @@ def _write_overlay(go: str, version: str, settings: Build, directory: Path) -> P
         for source in sorted(upstream.glob("*.go"))
         if not source.name.endswith("_test.go")
     }
-    accessors = [*(SOURCE / "_overlay").glob("*.go"), *(SOURCE / "_overlay" / version).glob("*.go")]
-    for accessor in sorted(accessors):
-        replace[str(placed / f"zz_kcache_{accessor.name}")] = str(accessor)
+    # shared and release files are placed under distinct prefixes, so that a
+    # release file never silently replaces a shared one of the same name
+    for prefix, folder in (
+        ("zz_kcache_", SOURCE / "_overlay"),
+        ("zz_kcache_release_", SOURCE / "_overlay" / version),
+    ):
+        for accessor in sorted(folder.glob("*.go")):
+            replace[str(placed / f"{prefix}{accessor.name}")] = str(accessor)
     overlay = directory / "overlay.json"
     partial = directory / f"overlay.json.{os.getpid()}"
     partial.write_text(json.dumps({"Replace": replace}, indent=1) + "\n", encoding="utf-8")
@@ -184,7 +190,9 @@ def main(argv: list[str]) -> int:
     version = argv[1] if len(argv) > 1 else "v1.35"
     actions = {"build": lambda: str(build(version)), "test": lambda: test(version).rstrip()}
     if command not in actions:
-        print("usage: python -m kcache.targets.go [build|test] [v1.35|v1.36]", file=sys.stderr)
+        print(
+            f"usage: python -m kcache.targets.go [build|test] [{'|'.join(BUILDS)}]", file=sys.stderr
+        )
         return 2
     try:
         print(actions[command]())

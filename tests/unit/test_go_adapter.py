@@ -53,6 +53,7 @@ def toolchain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "_overlay/snapshot_access.go",
         "_overlay/v1.35/unstarted.go",
         "_overlay/v1.36/unstarted.go",
+        "_overlay/v1.37/snapshot_access.go",
     ):
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         (source / name).write_text(f"// {name}\n")
@@ -102,8 +103,21 @@ class TestBuild:
             str(placed / "cache.go"): str(package / "cache.go"),
             str(placed / "snapshot.go"): str(package / "snapshot.go"),
             str(placed / "zz_kcache_snapshot_access.go"): str(overlay / "snapshot_access.go"),
-            str(placed / "zz_kcache_unstarted.go"): str(overlay / "v1.35" / "unstarted.go"),
+            str(placed / "zz_kcache_release_unstarted.go"): str(overlay / "v1.35" / "unstarted.go"),
         }
+
+    def test_a_release_accessor_never_replaces_a_shared_one(self, toolchain: Path) -> None:
+        """v1.37 has its own snapshot_access.go beside the shared one: both are placed."""
+        binary = go_adapter.build("v1.37")
+        replace = json.loads((binary.parent / "overlay.json").read_text())["Replace"]
+        placed = go_adapter.SOURCE / go_adapter.PLACED_PACKAGE
+        overlay = go_adapter.SOURCE / "_overlay"
+        assert replace[str(placed / "zz_kcache_snapshot_access.go")] == str(
+            overlay / "snapshot_access.go"
+        )
+        assert replace[str(placed / "zz_kcache_release_snapshot_access.go")] == str(
+            overlay / "v1.37" / "snapshot_access.go"
+        )
 
     def test_an_identical_build_is_reused(self, toolchain: Path) -> None:
         """A second request for the same sources and Go version runs no build."""

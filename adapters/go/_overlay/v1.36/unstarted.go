@@ -5,10 +5,17 @@
 
 package cache
 
-import "context"
+import (
+	"context"
+
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/kubernetes/pkg/features"
+)
 
 // NewUnstarted builds a cache like New, minus the background metrics loop,
-// with the GenericWorkload (pod group) bookkeeping off as by default.
+// with the GenericWorkload (pod group) flag taken from its gate as
+// kube-scheduler does (off by default).
 func NewUnstarted() Cache {
-	return newCache(context.Background(), updateMetricsPeriod, nil, false)
+	return newCache(context.Background(), updateMetricsPeriod, nil,
+		utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload))
 }
