@@ -29,8 +29,8 @@ from kcache.concurrency.history import Event, History
 from kcache.concurrency.linearizability import check
 from kcache.concurrency.parallel import Call, Program, execute, programs
 from kcache.impl.cache import Cache
-from kcache.machine.rules import Outcome
 from kcache.machine.strategies import node_manifest, pod_manifest
+from kcache.ops import Outcome
 from kcache.seeded.races import AssumeCheckThenAct
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import CacheFactory

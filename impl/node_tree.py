@@ -12,7 +12,7 @@ from contextlib import suppress
 from itertools import zip_longest
 
 from kcache.spec.errors import NodeNotFoundError
-from kcache.spec.node_tree import go_quote
+from kcache.spec.go_format import go_quote
 from kcache.spec.objects import Node
 
 

@@ -93,7 +93,7 @@ class ConformanceItem(pytest.Item):
     def runtest(self) -> None:
         # imported here: the harness (Hypothesis, the machine) is slow to import; it passes
         # the profile's settings explicitly, so the user's Hypothesis profile stays loaded
-        from kcache.cli import machine_run  # noqa: PLC0415
+        from kcache.cli import machine_run, options, report  # noqa: PLC0415
         from kcache.errors import KcacheError  # noqa: PLC0415
         from kcache.machine.profiles import selected  # noqa: PLC0415
 
@@ -101,7 +101,7 @@ class ConformanceItem(pytest.Item):
         release = config.getoption("kcache_release")
         try:
             profile = selected(os.environ)
-            seed = machine_run.run_seed(config.getoption("kcache_seed"), profile)
+            seed = options.run_seed(config.getoption("kcache_seed"), profile)
             finished = machine_run.run_machine(
                 self.target,
                 release=release,
@@ -116,7 +116,7 @@ class ConformanceItem(pytest.Item):
         result = finished.result
         if result.interrupted:
             raise KeyboardInterrupt  # stopped cleanly between examples; pytest ends the session
-        summary = machine_run.describe_result(result)
+        summary = report.describe_result(result)
         if seed is not None:
             summary += f", seed {seed} (--kcache-seed {seed} repeats it)"
         self.user_properties.append(("kcache", summary))
@@ -126,7 +126,7 @@ class ConformanceItem(pytest.Item):
                 f"{self.target} diverges from the spec ({release}): {summary}",
                 failure.message,
             ]
-            lines.append(machine_run.failure_details(finished, self.target))
+            lines.append(report.failure_details(finished, self.target))
             raise ConformanceError("\n".join(lines))
 
     def repr_failure(

@@ -34,6 +34,8 @@ import re
 from decimal import Decimal
 from fractions import Fraction
 
+from kcache.spec.go_format import go_quote
+
 #: the value of one nano, the finest step a quantity can hold
 NANO = Fraction(1, 10**9)
 #: the magnitude cap of binary-suffixed quantities (Go's max int64)
@@ -73,17 +75,17 @@ def parse_quantity(text: str) -> Fraction:
     shape = _SHAPE.fullmatch(text)
     scale = _suffix_scale(shape.group(4)) if shape else None
     if not text or shape is None or scale is None:
-        raise ValueError(f"invalid quantity {_go_quote(text)}")
+        raise ValueError(f"invalid quantity {go_quote(text)}")
     sign, whole, fraction, _ = shape.groups()
     base, exponent = scale
     digits = whole + (fraction or "")
     if not digits and _digitless_fails(base, exponent):
-        raise ValueError(f"invalid quantity {_go_quote(text)}")
+        raise ValueError(f"invalid quantity {go_quote(text)}")
     if not digits or int(digits) == 0:
         return Fraction(0)
     if base == 10 and exponent - len(fraction or "") > MAX_MODELLED_EXPONENT:
         raise ValueError(
-            f"unsupported quantity {_go_quote(text)}: "
+            f"unsupported quantity {go_quote(text)}: "
             f"exponents above {MAX_MODELLED_EXPONENT} are not modelled"
         )
     magnitude = _magnitude(int(digits), len(fraction or ""), base, exponent)
@@ -103,7 +105,7 @@ def quantity_from_json(value: object) -> Fraction:
     if value is None:
         return Fraction(0)
     if isinstance(value, bool):
-        raise ValueError(f"invalid quantity {_go_quote(json.dumps(value))}")
+        raise ValueError(f"invalid quantity {go_quote(json.dumps(value))}")
     if isinstance(value, str):
         return parse_quantity(value.strip(_GO_WHITESPACE))
     if isinstance(value, int | Decimal):
@@ -204,8 +206,3 @@ def _wrap_int32(number: int) -> int:
     post: (__return__ - number) % 2**32 == 0
     """
     return (number + 2**31) % 2**32 - 2**31
-
-
-def _go_quote(text: str) -> str:
-    """`text` as a double-quoted literal, as Go's %q prints a plain string."""
-    return json.dumps(text, ensure_ascii=False)

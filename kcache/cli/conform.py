@@ -31,30 +31,30 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from kcache.cli import machine_run
+from kcache.cli import machine_run, options, report
 from kcache.cli import parallel as parallel_command
 from kcache.machine.profiles import NAMES, selected
-from kcache.reporting.junit import JUnitCase, write_junit
+from kcache.reporting.junit import JUnitCase
 from kcache.reporting.progress import ProgressLine
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    machine_run.add_target_arguments(parser)
+    options.add_target_arguments(parser)
     parser.add_argument(
         "--max-examples",
-        type=machine_run.positive_int,
+        type=options.positive_int,
         metavar="N",
         help="examples to run (with --time-budget: per round); default: the profile's",
     )
     parser.add_argument(
         "--time-budget",
-        type=machine_run.duration,
+        type=options.duration,
         metavar="DURATION",
-        help=f"keep running until this much time is spent: {machine_run.DURATION_HELP}",
+        help=f"keep running until this much time is spent: {options.DURATION_HELP}",
     )
     parser.add_argument(
         "--ttl",
-        type=machine_run.ttl_seconds,
+        type=options.ttl_seconds,
         metavar="SECONDS",
         help="build every cache with this assumed-pod TTL (0: never expire) "
         "instead of drawing one per example",
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if parallel_command.wanted(args):
         return parallel_command.run(args, out)
     profile = selected(os.environ, args.profile)
-    seed = machine_run.run_seed(args.seed, profile)
+    seed = options.run_seed(args.seed, profile)
     finished = machine_run.run_machine(
         args.impl,
         release=args.release,
@@ -89,26 +89,20 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress=ProgressLine.for_stream(sys.stderr),
         ttl=args.ttl,
     )
-    details = machine_run.report(finished, args.impl, args.release, seed, out)
+    details = report.report(finished, args.impl, args.release, seed, out)
     result = finished.result
     failure = result.failure
-    if args.junit_xml is not None:
-        write_junit(
-            args.junit_xml,
-            JUnitCase(
-                suite="kcache conform",
-                name=f"{args.impl} conforms to the spec ({args.release})",
-                seconds=result.elapsed,
-                properties={
-                    "impl": args.impl,
-                    "release": args.release,
-                    "seed": "derandomized" if seed is None else str(seed),
-                },
-                failure=None if failure is None else failure.message.splitlines()[0],
-                details="" if failure is None else f"{failure.message}\n\n{details}",
-                summary=machine_run.describe_result(result),
-            ),
-        )
-    if failure is not None:
-        return 1
-    return 130 if result.interrupted else 0
+    case = JUnitCase(
+        suite="kcache conform",
+        name=f"{args.impl} conforms to the spec ({args.release})",
+        seconds=result.elapsed,
+        properties={
+            "impl": args.impl,
+            "release": args.release,
+            "seed": "derandomized" if seed is None else str(seed),
+        },
+        failure=None if failure is None else failure.message.splitlines()[0],
+        details="" if failure is None else f"{failure.message}\n\n{details}",
+        summary=report.describe_result(result),
+    )
+    return report.conclude(args, case, failed=failure is not None, interrupted=result.interrupted)

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from kcache.cli import machine_run
+from kcache.cli import machine_run, options, report
 from kcache.machine.profiles import DATABASE_FOLDER
 from kcache.reporting.progress import ProgressLine
 
@@ -33,13 +33,13 @@ DEFAULT_EVERY = 60.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    machine_run.add_target_arguments(parser)
+    options.add_target_arguments(parser)
     parser.add_argument(
         "--duration",
-        type=machine_run.duration,
+        type=options.duration,
         required=True,
         metavar="DURATION",
-        help=f"how long to fuzz: {machine_run.DURATION_HELP}",
+        help=f"how long to fuzz: {options.DURATION_HELP}",
     )
     parser.add_argument(
         "--db",
@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--every",
-        type=machine_run.duration,
+        type=options.duration,
         default=DEFAULT_EVERY,
         metavar="DURATION",
         help=f"progress period when stderr is not a terminal (default: {DEFAULT_EVERY:.0f}s)",
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    seed = machine_run.run_seed(args.seed, "fuzz")
+    seed = options.run_seed(args.seed, "fuzz")
     finished = machine_run.run_machine(
         args.impl,
         release=args.release,
@@ -69,5 +69,5 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress=ProgressLine.for_stream(sys.stderr, every=args.every),
         database=args.db,
     )
-    machine_run.report(finished, args.impl, args.release, seed, out)
+    report.report(finished, args.impl, args.release, seed, out)
     return 0 if finished.result.failure is None else 1

@@ -12,23 +12,21 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from decimal import Decimal
 from typing import TextIO
 
 from kcache import targets
-from kcache.cli import machine_run
+from kcache.cli import machine_run, options, report
 from kcache.concurrency.parallel import THREAD_COUNTS, ParallelResult, run_parallel
 from kcache.errors import KcacheError, TargetError
-from kcache.reporting.junit import JUnitCase, write_junit
+from kcache.reporting.junit import JUnitCase
 from kcache.reporting.progress import ProgressLine, Tally, format_elapsed
-from kcache.spec.protocol import CacheFactory
-from kcache.spec.releases import RELEASES, Release
+from kcache.spec.releases import RELEASES
 from kcache.targets.adapter.client import AdapterFactory
 
 
 def thread_count(text: str) -> int:
     """`--threads`: how many threads each parallel program has."""
-    value = machine_run.positive_int(text)
+    value = options.positive_int(text)
     if value not in THREAD_COUNTS:
         raise argparse.ArgumentTypeError(
             f"must be {THREAD_COUNTS[0]} to {THREAD_COUNTS[-1]}, got {value}"
@@ -56,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--rounds",
-        type=machine_run.positive_int,
+        type=options.positive_int,
         metavar="N",
         help="programs to run, each three times (with --time-budget: per batch); default 100",
     )
@@ -84,7 +82,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 "answers one request at a time, so its calls can never overlap"
             )
         machine_run.checked_release(factory, args.impl, args.release)
-        _probe(factory, args.impl, RELEASES[args.release])
         previous = logging.root.manager.disable
         logging.disable(logging.CRITICAL)  # impl logs upstream's recoveries, by the thousand
         try:
@@ -104,42 +101,23 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         finally:
             logging.disable(previous)
             progress.finish()
-    details = report(result, args.impl, args.release, out)
-    if args.junit_xml is not None:
-        failure = result.failure
-        write_junit(
-            args.junit_xml,
-            JUnitCase(
-                suite="kcache conform --parallel",
-                name=f"{args.impl} is linearizable with respect to the spec ({args.release})",
-                seconds=result.elapsed,
-                properties={
-                    "impl": args.impl,
-                    "release": args.release,
-                    "threads": str(args.threads or "2-4"),
-                    "seed": "random" if args.seed is None else str(args.seed),
-                },
-                failure=None if failure is None else failure.headline,
-                details=details,
-                summary=describe(result),
-            ),
-        )
-    if result.failure is not None:
-        return 1
-    return 130 if result.interrupted else 0
-
-
-def _probe(factory: CacheFactory, target: str, release: Release) -> None:
-    """Build and close one cache: a factory that cannot is the target's fault, not a finding."""
-    try:
-        cache = factory(ttl=Decimal(0), release=release)
-        close = getattr(cache, "close", None)
-        if close is not None:
-            close()
-    except Exception as error:
-        raise TargetError(
-            f"--impl {target}: building a cache failed: {type(error).__name__}: {error}"
-        ) from None
+    details = print_report(result, args.impl, args.release, out)
+    case = JUnitCase(
+        suite="kcache conform --parallel",
+        name=f"{args.impl} is linearizable with respect to the spec ({args.release})",
+        seconds=result.elapsed,
+        properties={
+            "impl": args.impl,
+            "release": args.release,
+            "threads": str(args.threads or "2-4"),
+            "seed": "random" if args.seed is None else str(args.seed),
+        },
+        failure=None if result.failure is None else result.failure.headline,
+        details=details,
+        summary=describe(result),
+    )
+    failed = result.failure is not None
+    return report.conclude(args, case, failed=failed, interrupted=result.interrupted)
 
 
 def describe(result: ParallelResult) -> str:
@@ -151,7 +129,9 @@ def describe(result: ParallelResult) -> str:
     )
 
 
-def report(result: ParallelResult, target: str, release: str, out: TextIO | None = None) -> str:
+def print_report(
+    result: ParallelResult, target: str, release: str, out: TextIO | None = None
+) -> str:
     """Print the summary and, on failure, the minimised history; returns the failure's details."""
     out = out or sys.stdout
     failure = result.failure

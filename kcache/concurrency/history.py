@@ -2,13 +2,13 @@
 
 A history is the raw material of the linearizability check
 (`kcache.concurrency.linearizability`): one `Event` per call, with the moments just
-before the call was made and just after it returned.  `perform` makes a call
-the same way on the cache under test (while recording) and on the spec (while
-checking), so both sides agree on what a call's outcome and result are.
+before the call was made and just after it returned.  Calls are made with
+`kcache.ops.perform` on the cache under test (while recording) and on the spec
+(while checking), so both sides agree on what a call's outcome and result are.
 
-Operation and argument names are FORMAT.md's; a history also holds the
-observations threads made (`get_pod`, `is_assumed_pod`, `node_count`,
-`pod_count`, `dump`, `view_snapshot`).  docs/concurrency.md documents the
+Operations and arguments are `kcache.ops`'s; besides the trace ops a history
+holds the observations threads made (`get_pod`, `is_assumed_pod`,
+`node_count`, `pod_count`, `dump`, `view_snapshot`).  docs/concurrency.md documents the
 JSON form written by `write_history` and read by `read_history`.
 """
 
@@ -17,18 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
 from kcache.errors import KcacheError
-from kcache.machine.rules import Outcome, call
+from kcache.exact_json import dumps, loads
+from kcache.ops import COUNT, NAME, OPS, Outcome, args_to_json, read_seconds
 from kcache.spec.errors import ObjectError
-from kcache.spec.objects import node_from_manifest, pod_from_manifest
-from kcache.spec.protocol import SchedulerCache, Snapshot
 from kcache.spec.releases import RELEASES, Release
-from kcache.spec.views import Dump, SnapshotView
-from kcache.traces.exact_json import dumps, loads
 
 #: the `kcache_history` value of the JSON form this module reads and writes
 FORMAT_VERSION = 1
@@ -38,140 +35,8 @@ class HistoryError(KcacheError, ValueError):
     """A history file does not follow docs/concurrency.md; names the file and the field."""
 
 
-class Subject(Protocol):
-    """What a call runs against: a cache and the snapshot objects threads keep by name."""
-
-    @property
-    def cache(self) -> SchedulerCache: ...
-
-    def snapshot(self, name: str) -> Snapshot:
-        """The snapshot called `name`, made by the cache's `new_snapshot()` on first use."""
-        ...
-
-
-@attrs.define
-class Snapshots:
-    """A `Subject` over a live cache: snapshots are made on first use and kept by name."""
-
-    cache: SchedulerCache
-    made: dict[str, Snapshot] = attrs.field(factory=dict)
-
-    def snapshot(self, name: str) -> Snapshot:
-        if name not in self.made:
-            self.made[name] = self.cache.new_snapshot()
-        return self.made[name]
-
-
-@attrs.frozen
-class Codec:
-    """How one kind of value travels in a history file."""
-
-    to_json: Callable[[Any], Any]
-    from_json: Callable[[Any], Any]
-
-
-def _exact(value: Any) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, int | Decimal):
-        raise ValueError(f"expected a number of seconds, got {value!r}")
-    return Decimal(value)
-
-
-def _typed(kind: type) -> Callable[[Any], Any]:
-    def read(value: Any) -> Any:
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise ValueError(f"expected {kind.__name__}, got {value!r}")
-        return value
-
-    return read
-
-
-POD = Codec(lambda pod: pod.manifest, pod_from_manifest)
-NODE = Codec(lambda node: node.manifest, node_from_manifest)
-OPTIONAL_NODE = Codec(
-    lambda node: None if node is None else node.manifest,
-    lambda data: None if data is None else node_from_manifest(data),
-)
-TIME = Codec(lambda now: now, _exact)
-NAME = Codec(lambda name: name, _typed(str))
-FLAG = Codec(lambda flag: flag, _typed(bool))
-COUNT = Codec(lambda count: count, _typed(int))
-DUMP = Codec(lambda dump: dump.to_json(), Dump.from_json)
-SNAPSHOT_VIEW = Codec(lambda view: view.to_json(), SnapshotView.from_json)
-
-
-@attrs.frozen
-class Operation:
-    """One call a thread can make: its arguments, how to run it, what it returns."""
-
-    name: str
-    #: argument name -> how it is written
-    arguments: Mapping[str, Codec]
-    run: Callable[[Subject, Mapping[str, Any]], Any]
-    #: how the result is written; None when the call returns nothing worth comparing
-    result: Codec | None = None
-    #: the call never changes the cache (an observation)
-    reads: bool = False
-
-
-def _update_snapshot(subject: Subject, args: Mapping[str, Any]) -> None:
-    subject.cache.update_snapshot(subject.snapshot(args["snapshot"]))
-
-
-def _view_snapshot(subject: Subject, args: Mapping[str, Any]) -> SnapshotView:
-    return subject.snapshot(args["snapshot"]).view()
-
-
-_OPERATIONS = (
-    Operation("add_node", {"node": NODE}, lambda s, a: s.cache.add_node(a["node"])),
-    Operation(
-        "update_node",
-        {"old": OPTIONAL_NODE, "new": NODE},
-        lambda s, a: s.cache.update_node(a["old"], a["new"]),
-    ),
-    Operation("remove_node", {"node": NODE}, lambda s, a: s.cache.remove_node(a["node"])),
-    Operation("assume_pod", {"pod": POD}, lambda s, a: s.cache.assume_pod(a["pod"])),
-    Operation(
-        "finish_binding",
-        {"pod": POD, "now": TIME},
-        lambda s, a: s.cache.finish_binding(a["pod"], a["now"]),
-    ),
-    Operation("forget_pod", {"pod": POD}, lambda s, a: s.cache.forget_pod(a["pod"])),
-    Operation("add_pod", {"pod": POD}, lambda s, a: s.cache.add_pod(a["pod"])),
-    Operation(
-        "update_pod", {"old": POD, "new": POD}, lambda s, a: s.cache.update_pod(a["old"], a["new"])
-    ),
-    Operation("remove_pod", {"pod": POD}, lambda s, a: s.cache.remove_pod(a["pod"])),
-    Operation("cleanup", {"now": TIME}, lambda s, a: s.cache.cleanup(a["now"])),
-    # The result is the snapshot's view just after the call, even when it
-    # failed: the consistency error of §10.3 repairs the snapshot first.
-    Operation("update_snapshot", {"snapshot": NAME}, _update_snapshot, result=SNAPSHOT_VIEW),
-    Operation("get_pod", {"pod": POD}, lambda s, a: s.cache.get_pod(a["pod"]), POD, reads=True),
-    Operation(
-        "is_assumed_pod",
-        {"pod": POD},
-        lambda s, a: s.cache.is_assumed_pod(a["pod"]),
-        FLAG,
-        reads=True,
-    ),
-    Operation("node_count", {}, lambda s, a: s.cache.node_count(), COUNT, reads=True),
-    Operation("pod_count", {}, lambda s, a: s.cache.pod_count(), COUNT, reads=True),
-    Operation("dump", {}, lambda s, a: s.cache.dump(), DUMP, reads=True),
-    Operation("view_snapshot", {"snapshot": NAME}, _view_snapshot, SNAPSHOT_VIEW, reads=True),
-)
-
-#: every operation a history may hold, by name
-OPERATIONS: dict[str, Operation] = {operation.name: operation for operation in _OPERATIONS}
-
-
-def perform(subject: Subject, op: str, args: Mapping[str, Any]) -> tuple[Outcome, Any]:
-    """Make the call `op(args)` on `subject`: its outcome, and the result the history keeps."""
-    operation = OPERATIONS[op]
-    outcome, result = call(operation.run, subject, args)
-    if op == "update_snapshot":
-        view_outcome, result = call(_view_snapshot, subject, args)
-        if outcome.ok and not view_outcome.ok:
-            outcome = view_outcome
-    return outcome, result if operation.result is not None else None
+#: the operations a history may hold: every op but `observe`, which asks nothing of a cache
+HISTORY_OPS: frozenset[str] = frozenset(OPS) - {"observe"}
 
 
 @attrs.frozen(eq=False)
@@ -223,12 +88,12 @@ def history_to_json(history: History) -> str:
 
 
 def _event_to_json(event: Event) -> dict[str, Any]:
-    operation = OPERATIONS[event.op]
+    operation = OPS[event.op]
     data: dict[str, Any] = {
         "id": event.id,
         "thread": event.thread,
         "op": event.op,
-        "args": {name: operation.arguments[name].to_json(v) for name, v in event.args.items()},
+        "args": args_to_json(event.op, event.args),
         "outcome": event.outcome.kind,
     }
     if not event.outcome.ok:
@@ -271,7 +136,7 @@ def history_from_json(text: str) -> History:
     release = RELEASES.get(data.get("release", ""))
     if release is None:
         raise HistoryError(f"release: expected one of {', '.join(RELEASES)}")
-    ttl = _read("ttl_seconds", _exact, data.get("ttl_seconds"))
+    ttl = _read("ttl_seconds", read_seconds, data.get("ttl_seconds"))
     events = data.get("events")
     if not isinstance(events, list):
         raise HistoryError("events: expected a list")
@@ -297,16 +162,19 @@ def _event_from_json(index: int, data: Any) -> Event:
     missing = [key for key in _EVENT_KEYS if key not in data]
     if missing:
         raise HistoryError(f"{where}: missing {', '.join(missing)}")
-    operation = OPERATIONS.get(data["op"])
-    if operation is None:
+    if data["op"] not in HISTORY_OPS:
         raise HistoryError(f"{where}.op: unknown operation {data['op']!r}")
+    operation = OPS[data["op"]]
     raw_args = data["args"]
-    if not isinstance(raw_args, dict) or set(raw_args) != set(operation.arguments):
-        wanted = ", ".join(operation.arguments) or "no arguments"
+    names = [argument.key for argument in operation.arguments]
+    if not isinstance(raw_args, dict) or set(raw_args) != set(names):
+        wanted = ", ".join(names) or "no arguments"
         raise HistoryError(f"{where}.args: {operation.name} takes {wanted}")
     args = {
-        name: _read(f"{where}.args.{name}", codec.from_json, raw_args[name])
-        for name, codec in operation.arguments.items()
+        argument.key: _read(
+            f"{where}.args.{argument.key}", argument.codec.from_json, raw_args[argument.key]
+        )
+        for argument in operation.arguments
     }
     kind = data["outcome"]
     if kind not in ("ok", "error", "fatal", "crash"):
@@ -314,13 +182,13 @@ def _event_from_json(index: int, data: Any) -> Event:
     result = None
     if operation.result is not None and "result" in data:
         result = _read(f"{where}.result", operation.result.from_json, data["result"])
-    t_invoke = _read(f"{where}.t_invoke", _typed(int), data["t_invoke"])
-    t_return = _read(f"{where}.t_return", _typed(int), data["t_return"])
+    t_invoke = _read(f"{where}.t_invoke", COUNT.from_json, data["t_invoke"])
+    t_return = _read(f"{where}.t_return", COUNT.from_json, data["t_return"])
     if t_return < t_invoke:
         raise HistoryError(f"{where}: t_return {t_return} is before t_invoke {t_invoke}")
     return Event(
-        id=_read(f"{where}.id", _typed(int), data["id"]),
-        thread=_read(f"{where}.thread", _typed(str), data["thread"]),
+        id=_read(f"{where}.id", COUNT.from_json, data["id"]),
+        thread=_read(f"{where}.thread", NAME.from_json, data["thread"]),
         op=operation.name,
         args=args,
         outcome=Outcome(kind, str(data.get("error", "")), str(data.get("message", ""))),

@@ -29,11 +29,11 @@ from typing import Any
 
 import attrs
 
-from kcache.concurrency.history import OPERATIONS, Event, History, perform
-from kcache.machine.rules import Outcome
+from kcache.concurrency.history import Event, History
+from kcache.ops import OPS, Outcome, Run, perform
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.objects import Node, Pod
-from kcache.spec.protocol import SchedulerCache, Snapshot
+from kcache.spec.protocol import SchedulerCache
 from kcache.spec.views import Dump, SnapshotView
 
 #: search steps (calls tried) before `check` gives up and answers "unknown"
@@ -97,30 +97,21 @@ def _clone(obj: Any, memo: dict[int, Any]) -> Any:
     return copied
 
 
-@attrs.define(eq=False)
-class ModelState:
-    """The spec cache and, by name, the snapshots the threads update (the model's state).
+def initial_model(history: History, reference: Callable[..., SchedulerCache]) -> Run:
+    """The spec cache the history starts from, with every snapshot it names made up front.
 
-    Every snapshot name of the history is made up front: a spec snapshot
-    made at the start shows, at its first update, exactly what one made at
-    that moment would (both see every NodeInfo as changed).
+    A spec snapshot made at the start shows, at its first update, exactly
+    what one made at that moment would (both see every NodeInfo as changed).
     """
+    cache = reference(ttl=history.ttl, release=history.release)
+    names = sorted({e.args["snapshot"] for e in history.events if "snapshot" in e.args})
+    return Run(cache, snapshots={name: cache.new_snapshot() for name in names})
 
-    cache: SchedulerCache
-    snapshots: dict[str, Snapshot]
 
-    @classmethod
-    def initial(cls, history: History, reference: Callable[..., SchedulerCache]) -> ModelState:
-        cache = reference(ttl=history.ttl, release=history.release)
-        names = sorted({e.args["snapshot"] for e in history.events if "snapshot" in e.args})
-        return cls(cache, {name: cache.new_snapshot() for name in names})
-
-    def snapshot(self, name: str) -> Snapshot:
-        return self.snapshots[name]
-
-    def copy(self) -> ModelState:
-        memo: dict[int, Any] = {}
-        return ModelState(_clone(self.cache, memo), _clone(self.snapshots, memo))
+def model_copy(model: Run) -> Run:
+    """An independent copy of a model state (values shared, mutable parts cloned)."""
+    memo: dict[int, Any] = {}
+    return Run(_clone(model.cache, memo), model.clock, _clone(model.snapshots, memo))
 
 
 class _Fingerprints:
@@ -140,7 +131,7 @@ class _Fingerprints:
         self._tokens: dict[Hashable, object] = {}
         self._serials: dict[int, tuple[object, int]] = {}
 
-    def of(self, state: ModelState) -> Hashable:
+    def of(self, state: Run) -> Hashable:
         seen: dict[int, int] = {}
         snapshots = tuple(
             (name, self._walk(snapshot, seen)) for name, snapshot in sorted(state.snapshots.items())
@@ -190,7 +181,7 @@ class _Fingerprints:
 
 
 @attrs.frozen
-class Verdict:
+class Linearization:
     """What `check` found.
 
     `linearizable` is None when the search ran out of steps.  When it is
@@ -250,19 +241,17 @@ class _Search:
     def __init__(self, history: History, reference: Callable[..., SchedulerCache]) -> None:
         self.events = history.events
         self.fingerprints = _Fingerprints()
-        initial = ModelState.initial(history, reference)
+        initial = initial_model(history, reference)
         self.start = (initial, self.fingerprints.of(initial))
         #: (state fingerprint, event index) -> the state after it, or None if it cannot go there
-        self.moves: dict[tuple[Hashable, int], tuple[ModelState, Hashable] | None] = {}
+        self.moves: dict[tuple[Hashable, int], tuple[Run, Hashable] | None] = {}
 
-    def move(
-        self, state: tuple[ModelState, Hashable], index: int
-    ) -> tuple[ModelState, Hashable] | None:
+    def move(self, state: tuple[Run, Hashable], index: int) -> tuple[Run, Hashable] | None:
         """The model state after event `index` from `state`, if the spec gives its outcome."""
         key = (state[1], index)
         if key not in self.moves:
             event = self.events[index]
-            model = state[0] if OPERATIONS[event.op].reads else state[0].copy()
+            model = state[0] if OPS[event.op].reads else model_copy(state[0])
             if not event.matches(*perform(model, event.op, event.args)):
                 self.moves[key] = None
             elif model is state[0]:
@@ -279,13 +268,13 @@ class _Search:
             placed = placed.below
         return tuple(reversed(order))
 
-    def run(self, max_steps: int) -> Verdict:
+    def run(self, max_steps: int) -> Linearization:
         entries = _Entries(self.events)
         state = self.start
         placed = 0  # bit i set: event i is linearized
         top: _Placed | None = None  # the calls placed, latest first
         explored: set[tuple[int, Hashable]] = set()
-        deepest: tuple[_Placed | None, int, ModelState] | None = None
+        deepest: tuple[_Placed | None, int, Run] | None = None
         steps = 0
         entry = entries.next[entries.head]
         while entry != -1:
@@ -293,7 +282,7 @@ class _Search:
             if entry % 2 == 0:  # a call: try to place it next
                 steps += 1
                 if steps > max_steps:
-                    return Verdict(None, self.ids(top), steps - 1)
+                    return Linearization(None, self.ids(top), steps - 1)
                 after = self.move(state, index)
                 if after is not None and (placed | 1 << index, after[1]) not in explored:
                     explored.add((placed | 1 << index, after[1]))
@@ -315,12 +304,12 @@ class _Search:
             entries.unlift(2 * index)
             entry = entries.next[2 * index]
         else:
-            return Verdict(True, self.ids(top), steps)
+            return Linearization(True, self.ids(top), steps)
         assert deepest is not None
         stack, stuck, model = deepest
         event = self.events[stuck]
-        trial = model if OPERATIONS[event.op].reads else model.copy()
-        return Verdict(
+        trial = model if OPS[event.op].reads else model_copy(model)
+        return Linearization(
             False,
             self.ids(stack),
             steps,
@@ -338,7 +327,7 @@ class _Placed:
 
     index: int
     #: the search state before this call was placed
-    before: tuple[ModelState, Hashable]
+    before: tuple[Run, Hashable]
     below: _Placed | None
     depth: int
 
@@ -348,7 +337,7 @@ def check(
     *,
     max_steps: int = DEFAULT_MAX_STEPS,
     reference: Callable[..., SchedulerCache] = SpecCache,
-) -> Verdict:
+) -> Linearization:
     """Decide whether `history` is linearizable with respect to the spec (or `reference`)."""
     return _Search(history, reference).run(max_steps)
 
@@ -363,7 +352,7 @@ def _droppable(event: Event, events: tuple[Event, ...]) -> bool:
     calls see, and could turn a history with no bug into one that looks
     wrong; those calls stay.
     """
-    if OPERATIONS[event.op].reads:
+    if OPS[event.op].reads:
         return True
     if event.outcome.kind in ("error", "fatal") and event.outcome.error_class in _NO_EFFECT_ERRORS:
         return True
@@ -408,14 +397,14 @@ def minimise(
     return smallest
 
 
-def _reason(verdict: Verdict) -> tuple[int, Outcome, Any] | None:
+def _reason(verdict: Linearization) -> tuple[int, Outcome, Any] | None:
     """Where a refutation got stuck: the call, and what the spec answered there."""
     if verdict.stuck is None or verdict.expected is None:
         return None
     return verdict.stuck.id, *verdict.expected
 
 
-def _unrelated(event: Event, verdict: Verdict) -> bool:
+def _unrelated(event: Event, verdict: Linearization) -> bool:
     """Whether `event` names something, and nothing the stuck call or either answer names.
 
     A call that names nothing (an expiry pass) may be what the contradiction
@@ -461,7 +450,7 @@ def describe_call(event: Event) -> str:
     return " ".join(words)
 
 
-def describe_outcome(outcome: Outcome, result: Any) -> str:
+def describe_call_end(outcome: Outcome, result: Any) -> str:
     """How a call ended, briefly: `ok`, `ok -> 3`, `error TransitionError: ...`."""
     if not outcome.ok:
         return str(outcome)
@@ -484,12 +473,12 @@ def timeline(events: Iterable[Event]) -> list[str]:
     return [
         f"#{e.id:<3} {e.thread:<7} {(e.t_invoke - start) / 1000:>9.1f} .. "
         f"{(e.t_return - start) / 1000:>9.1f} µs  {describe_call(e)}  => "
-        f"{describe_outcome(e.outcome, e.result)}"
+        f"{describe_call_end(e.outcome, e.result)}"
         for e in ordered
     ]
 
 
-def explain(history: History, verdict: Verdict) -> str:
+def explain(history: History, verdict: Linearization) -> str:
     """The history as a time line, and why no order explains it (or the order that does)."""
     lines = [f"{len(history.events)} calls (release {history.release.name}, ttl {history.ttl}):"]
     lines += [f"  {line}" for line in timeline(history.events)]
@@ -507,8 +496,8 @@ def explain(history: History, verdict: Verdict) -> str:
         lines.append(
             f"  The longest explainable start is {_ids(verdict.order) or '(nothing)'}; "
             f"then #{stuck.id} ({stuck.thread} {describe_call(stuck)}), which had returned "
-            f"{describe_outcome(stuck.outcome, stuck.result)}, cannot come next: "
-            f"the spec answers {describe_outcome(*verdict.expected)}."
+            f"{describe_call_end(stuck.outcome, stuck.result)}, cannot come next: "
+            f"the spec answers {describe_call_end(*verdict.expected)}."
         )
     return "\n".join(lines)
 

@@ -38,27 +38,21 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from kcache.concurrency.history import (
-    Event,
-    History,
-    Snapshots,
-    history_to_json,
-    perform,
-    write_history,
-)
+from kcache.budget import in_rounds
+from kcache.concurrency.history import Event, History, history_to_json, write_history
 from kcache.concurrency.linearizability import DEFAULT_MAX_STEPS, check, explain, minimise, timeline
 from kcache.machine import strategies
-from kcache.machine.rules import Outcome, call
+from kcache.ops import Outcome, Run, call, perform
 from kcache.spec.objects import Node, Pod, node_from_manifest
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 
-#: node names the threads share; pods may also name "n3", which is never added (a ghost)
-NODE_NAMES = ("n1", "n2")
-POD_NODE_NAMES = ("n1", "n2", "n3")
-UIDS = ("u1", "u2", "u3")
+#: the nodes a program's threads share: fewer than the machine's pools, so that
+#: threads collide on them; pods may also name the third, never added (a ghost)
+SHARED_NODE_NAMES = strategies.NODE_NAMES[:2]
+SHARED_POD_NODE_NAMES = strategies.NODE_NAMES[:3]
 #: short TTLs, so that pods finishing binding early in a run expire before it ends
-TTLS = (Decimal("0.5"), Decimal(1), Decimal(0))
+EXPIRING_TTLS = (Decimal("0.5"), Decimal(1), Decimal(0))
 #: how far virtual time moves at each expiry pass
 TIME_STEP = Decimal("0.5")
 #: completed thread calls between two expiry passes
@@ -141,8 +135,8 @@ def _pod_pool(draw: st.DrawFn) -> dict[str, tuple[Pod, ...]]:
     ones keeps programs cheap to generate.
     """
     first = [
-        draw(strategies.pods(uids=st.just(uid), node_names=st.sampled_from(POD_NODE_NAMES)))
-        for uid in UIDS
+        draw(strategies.pods(uids=st.just(uid), node_names=st.sampled_from(SHARED_POD_NODE_NAMES)))
+        for uid in strategies.UIDS
     ]
     pool: dict[str, tuple[Pod, ...]] = {}
     for index, pod in enumerate(first):
@@ -216,12 +210,12 @@ def programs(
 ) -> Program:
     """Parallel programs over small shared pools; `threads` None draws 2 to 4 threads."""
     pools = _Pools(
-        nodes={name: draw(_node_versions(name)) for name in NODE_NAMES},
+        nodes={name: draw(_node_versions(name)) for name in SHARED_NODE_NAMES},
         pods=draw(_pod_pool()),
     )
     count = threads if threads is not None else draw(st.sampled_from(THREAD_COUNTS))
     return Program(
-        ttl=draw(st.sampled_from(TTLS)) if release.has_expiry else Decimal(0),
+        ttl=draw(st.sampled_from(EXPIRING_TTLS)) if release.has_expiry else Decimal(0),
         prefix=draw(_calls(pools, "main", release, min_steps=0, max_steps=MAX_PREFIX_STEPS)),
         threads=tuple(
             draw(
@@ -259,7 +253,7 @@ class _Recorder:
     ) -> None:
         self.events.append((thread, op, args, ended[0], ended[1], t_invoke, t_return))
 
-    def make(self, subject: Snapshots, thread: str, op: str, args: Mapping[str, Any]) -> None:
+    def make(self, subject: Run, thread: str, op: str, args: Mapping[str, Any]) -> None:
         """Make one call on `subject` and record it."""
         t_invoke = self.now()
         ended = perform(subject, op, args)
@@ -347,7 +341,7 @@ class ExpiryPasses:
 
 
 @attrs.frozen
-class Run:
+class Execution:
     """One execution of a program: its history, and the threads that never finished."""
 
     history: History
@@ -360,7 +354,7 @@ def execute(
     *,
     release: Release = DEFAULT_RELEASE,
     join_timeout: float = JOIN_TIMEOUT,
-) -> Run:
+) -> Execution:
     """Run `program` against one cache from `factory` and record what every call returned.
 
     A cache with `start_expiry_loop(clock, period)` runs its own loop on an
@@ -368,7 +362,7 @@ def execute(
     release with expiry) gets a harness thread calling `cleanup` the same way.
     """
     cache = factory(ttl=program.ttl, release=release)
-    subject = Snapshots(cache)
+    subject = Run(cache)
     recorder = _Recorder()
     passes = ExpiryPasses(recorder)
     for planned in program.prefix:
@@ -404,7 +398,7 @@ def execute(
         stop_expiry()
         for planned in epilogue(program):
             recorder.make(subject, "main", planned.op, planned.args)
-    return Run(recorder.history(release, program.ttl), stuck)
+    return Execution(recorder.history(release, program.ttl), stuck)
 
 
 def epilogue(program: Program) -> tuple[Call, ...]:
@@ -434,7 +428,7 @@ def _with_time(planned: Call, passes: ExpiryPasses) -> Mapping[str, Any]:
 
 
 def _start_expiry(
-    cache: SchedulerCache, subject: Snapshots, passes: ExpiryPasses, release: Release
+    cache: SchedulerCache, subject: Run, passes: ExpiryPasses, release: Release
 ) -> Callable[[], None]:
     """Start expiry passes beside the threads; returns what stops them (once the threads ended)."""
     if not release.has_expiry:
@@ -571,34 +565,30 @@ def run_parallel(
             tally.found = _FindingError(program, failure)
             raise tally.found
 
-    interrupted = False
-    batch = 0
+    def one_batch(number: int) -> bool:
+        test = given(programs(threads=threads, release=release))(one_round)
+        if seed is not None:
+            test = hypothesis_seed(seed + number)(test)
+        # Every field that a loaded profile (ci, crosshair) would otherwise
+        # decide is set here: --seed alone makes a run repeatable, and each
+        # batch must draw new programs.
+        settings(
+            max_examples=per_batch,
+            phases=[Phase.explicit, Phase.generate],
+            database=None,
+            derandomize=False,
+            backend="hypothesis",
+            deadline=None,
+            verbosity=Verbosity.quiet,
+            report_multiple_bugs=False,
+            suppress_health_check=list(HealthCheck),
+        )(test)()
+        return tally.found is None
+
     try:
-        while tally.found is None:
-            test = given(programs(threads=threads, release=release))(one_round)
-            if seed is not None:
-                test = hypothesis_seed(seed + batch)(test)
-            batch += 1
-            # Every field that a loaded profile (ci, crosshair) would otherwise
-            # decide is set here: --seed alone makes a run repeatable, and each
-            # batch must draw new programs.
-            settings(
-                max_examples=per_batch,
-                phases=[Phase.explicit, Phase.generate],
-                database=None,
-                derandomize=False,
-                backend="hypothesis",
-                deadline=None,
-                verbosity=Verbosity.quiet,
-                report_multiple_bugs=False,
-                suppress_health_check=list(HealthCheck),
-            )(test)()
-            if time_budget is None or time.monotonic() - started >= time_budget:
-                break
+        interrupted = in_rounds(one_batch, time_budget=time_budget)
     except (_FindingError, _BudgetSpentError):
-        pass
-    except KeyboardInterrupt:
-        interrupted = True
+        interrupted = False
     return ParallelResult(
         rounds=tally.rounds,
         runs=tally.runs,
@@ -611,7 +601,7 @@ def run_parallel(
 
 
 def _finding(
-    run: Run, max_steps: int, out_dir: Path | None, name: str, tally: _Tally
+    run: Execution, max_steps: int, out_dir: Path | None, name: str, tally: _Tally
 ) -> ParallelFailure | None:
     """The failure `run` shows, minimised and written out; None when its history is explained."""
     history = run.history

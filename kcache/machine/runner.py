@@ -20,11 +20,13 @@ from hypothesis import settings as Settings  # noqa: N812 -- a class, named like
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
+from kcache.budget import in_rounds
+from kcache.exact_json import dumps, loads
 from kcache.machine.profiles import PROFILES
-from kcache.machine.rules import ConformanceError, conformance_machine
+from kcache.machine.recorder import ConformanceError
+from kcache.machine.rules import conformance_machine
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import DEFAULT_RELEASE, Release
-from kcache.traces.exact_json import dumps, loads
 from kcache.traces.replay import Verdict, replay_trace, representation_checked
 from kcache.traces.trace import from_json
 
@@ -100,25 +102,21 @@ def run_conformance(
     recorder.progress = progress
     started = time.monotonic()
     interrupted = False
-    failure: ConformanceError | None = None
-    rounds = 0
+
+    def one_round(number: int) -> bool:
+        if seed is not None:
+            hypothesis_seed(seed + number)(machine)
+        settings = Settings(
+            base,
+            max_examples=per_round,
+            report_multiple_bugs=False,
+            database=examples_db if use_database else None,
+        )
+        run_state_machine_as_test(machine, settings=settings)
+        return True
+
     try:
-        while True:
-            if seed is not None:
-                hypothesis_seed(seed + rounds)(machine)
-            rounds += 1
-            settings = Settings(
-                base,
-                max_examples=per_round,
-                report_multiple_bugs=False,
-                database=examples_db if use_database else None,
-            )
-            run_state_machine_as_test(machine, settings=settings)
-            spent = time.monotonic() - started
-            if time_budget is None or spent >= time_budget:
-                break
-    except KeyboardInterrupt:
-        interrupted = True
+        interrupted = in_rounds(one_round, time_budget=time_budget)
     except Exception:
         if recorder.last_failure is None:
             raise  # not a finding: a broken strategy, health check or harness

@@ -20,11 +20,12 @@ import importlib
 import shlex
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
+from decimal import Decimal
 from typing import Any
 
 from kcache.errors import KcacheError, TargetError
-from kcache.spec.protocol import CacheFactory
-from kcache.spec.releases import RELEASES
+from kcache.spec.protocol import CacheFactory, SchedulerCache
+from kcache.spec.releases import RELEASES, Release
 from kcache.targets.adapter.client import AdapterFactory
 
 #: short names for the factories in this repository
@@ -108,3 +109,33 @@ def _go(target: str) -> CacheFactory:
     except Exception as error:
         raise TargetError(f"--impl {target}: {type(error).__name__}: {error}") from None
     return factory
+
+
+def require_release(factory: CacheFactory, target: str, release: str) -> None:
+    """TargetError unless the target models `release` (say so before running anything)."""
+    modelled = modelled_releases(factory)
+    if release not in modelled:
+        raise TargetError(
+            f"--impl {target} does not model release {release} (it models {', '.join(modelled)})"
+        )
+
+
+def build_cache(
+    factory: CacheFactory, *, ttl: Decimal, release: Release, who: str = "the target"
+) -> SchedulerCache:
+    """One cache from `factory`; a factory that raises is the target's fault (TargetError).
+
+    `who` starts the message: `--impl NAME`, or the trace being replayed.
+
+    Otherwise the first step of a run would fail and be reported as a
+    disagreement with the spec.
+    """
+    try:
+        return factory(ttl=ttl, release=release)
+    except KcacheError:
+        raise
+    except Exception as error:
+        raise TargetError(
+            f"{who}: building a cache failed (ttl={ttl}, release={release.name}): "
+            f"{type(error).__name__}: {error}"
+        ) from error

@@ -24,14 +24,13 @@ from typing import Any
 import attrs
 
 from kcache import targets
-from kcache.errors import KcacheError, TargetError
+from kcache.ops import Run
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.views import NodeView
 from kcache.traces import expectations
 from kcache.traces.expectations import Mismatch, describe_outcome, render
-from kcache.traces.replay import Run
 from kcache.traces.trace import Step, Trace
 
 
@@ -102,21 +101,10 @@ def observe(run: Run) -> Scene:
 
 def tell(trace: Trace, factory: CacheFactory, target: str = "spec") -> Story:
     """Replay `trace` on a cache from `factory`, recording a chapter per step."""
-    modelled = targets.modelled_releases(factory)
-    if trace.release.name not in modelled:
-        raise TargetError(
-            f"--impl {target}: trace {trace.name!r} pins release {trace.release.name}, "
-            f"which the target does not model (it models {', '.join(modelled)})"
-        )
-    try:
-        cache = factory(ttl=trace.ttl, release=trace.release)
-    except KcacheError:
-        raise
-    except Exception as error:
-        raise TargetError(
-            f"--impl {target}: building a cache failed (ttl={trace.ttl}, "
-            f"release={trace.release.name}): {type(error).__name__}: {error}"
-        ) from None
+    targets.require_release(factory, target, trace.release.name)
+    cache = targets.build_cache(
+        factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
+    )
     return Story(trace, target, tuple(_chapters(trace, Run(cache))))
 
 
@@ -159,7 +147,7 @@ def _play(
     """Apply and check one step; a crash of the cache ends the story with its text."""
     outcome: BaseException | None = None
     try:
-        run.apply(step)
+        run.apply(step.op, step.args)
     except (CacheError, Fatal) as error:
         outcome = error
     except Exception as error:  # the cache under test broke: that is what the story shows

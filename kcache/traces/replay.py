@@ -10,7 +10,7 @@ broken adapter or target (`KcacheError`) stops the whole run.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, cast
@@ -18,9 +18,10 @@ from typing import Any, cast
 import attrs
 
 from kcache import targets
-from kcache.errors import KcacheError, TargetError
+from kcache.errors import KcacheError
+from kcache.ops import MUTATORS, Run
 from kcache.spec.errors import CacheError, Fatal
-from kcache.spec.protocol import CacheFactory, SchedulerCache, Snapshot
+from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import Release
 from kcache.traces import expectations
 from kcache.traces.expectations import Mismatch, Prose
@@ -47,54 +48,16 @@ class TraceResult:
     skip_reason: str | None = None
 
 
-@attrs.define
-class Run:
-    """A cache being driven by steps: its named snapshots and its virtual clock."""
-
-    cache: SchedulerCache
-    clock: Decimal = Decimal(0)
-    snapshots: dict[str, Snapshot] = attrs.field(factory=dict)
-
-    def snapshot(self, name: str) -> Snapshot:
-        """FORMAT.md: the first use of a name creates an empty snapshot."""
-        if name not in self.snapshots:
-            self.snapshots[name] = self.cache.new_snapshot()
-        return self.snapshots[name]
-
-    def apply(self, step: Step) -> None:
-        """Run the step's operation; whatever the cache raises propagates.
-
-        FORMAT.md: a `now` becomes the clock; a step without one uses the last.
-        """
-        if "now" in step.args:
-            self.clock = step.args["now"]
-        _APPLY[step.op](self, step.args)
-
-
-#: how each op drives the cache (method names are FORMAT.md's op names)
-_APPLY: Mapping[str, Callable[[Run, Mapping[str, Any]], object]] = {
-    "add_node": lambda run, args: run.cache.add_node(args["node"]),
-    "update_node": lambda run, args: run.cache.update_node(args["old"], args["new"]),
-    "remove_node": lambda run, args: run.cache.remove_node(args["node"]),
-    "assume_pod": lambda run, args: run.cache.assume_pod(args["pod"]),
-    "finish_binding": lambda run, args: run.cache.finish_binding(args["pod"], run.clock),
-    "forget_pod": lambda run, args: run.cache.forget_pod(args["pod"]),
-    "add_pod": lambda run, args: run.cache.add_pod(args["pod"]),
-    "update_pod": lambda run, args: run.cache.update_pod(args["old"], args["new"]),
-    "remove_pod": lambda run, args: run.cache.remove_pod(args["pod"]),
-    "cleanup": lambda run, args: run.cache.cleanup(run.clock),
-    "update_snapshot": lambda run, args: run.cache.update_snapshot(run.snapshot(args["snapshot"])),
-    "observe": lambda run, args: None,
-}
-
-
 def replay_trace(trace: Trace, factory: CacheFactory) -> TraceResult:
     """Build a cache for `trace` with `factory`, run every step and check every `expect`."""
     modelled = targets.modelled_releases(factory)
     if trace.release.name not in modelled:
         reason = f"pins release {trace.release.name}; the target models {', '.join(modelled)}"
         return TraceResult(trace, Verdict.SKIPPED, skip_reason=reason)
-    run = Run(_build(factory, trace))
+    cache = targets.build_cache(
+        factory, ttl=trace.ttl, release=trace.release, who=f"trace {trace.name!r}"
+    )
+    run = Run(cache)
     for index, step in enumerate(trace.steps):
         try:
             mismatch, outcome = _run_step(run, index, step)
@@ -108,24 +71,12 @@ def replay_trace(trace: Trace, factory: CacheFactory) -> TraceResult:
     return TraceResult(trace, Verdict.PASSED, len(trace.steps))
 
 
-def _build(factory: CacheFactory, trace: Trace) -> SchedulerCache:
-    try:
-        return factory(ttl=trace.ttl, release=trace.release)
-    except KcacheError:
-        raise
-    except Exception as error:
-        raise TargetError(
-            f"the target could not build a cache (ttl={trace.ttl}, release={trace.release.name})"
-            f" for trace {trace.name!r}: {type(error).__name__}: {error}"
-        ) from error
-
-
 def _run_step(run: Run, index: int, step: Step) -> tuple[Mismatch | None, BaseException | None]:
     """Apply one step and check it; an exception outside the protocol is the mismatch."""
     outcome: BaseException | None = None
     try:
         try:
-            run.apply(step)
+            run.apply(step.op, step.args)
         except (CacheError, Fatal) as error:
             outcome = error
         snapshot = run.snapshot(step.args["snapshot"]) if "snapshot" in step.args else None
@@ -141,10 +92,6 @@ def _run_step(run: Run, index: int, step: Step) -> tuple[Mismatch | None, BaseEx
     return mismatch, outcome
 
 
-#: the cache methods trace steps call: after these `representation_checked` checks
-_MUTATORS = frozenset(_APPLY) - {"observe"}
-
-
 class InvariantBrokenError(AssertionError):
     """A cache's own `check_invariants()` failed after an operation."""
 
@@ -157,7 +104,7 @@ class _CheckedCache:
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._cache, name)
-        if name not in _MUTATORS:
+        if name not in MUTATORS:
             return attribute
 
         def checked(*args: Any) -> Any:

@@ -4,113 +4,35 @@ A trace is read completely before anything runs: every object is parsed with
 `spec.objects` and every `expect` is validated, so a bad trace is reported
 as one line naming the file, the trace and the step, and never half-run.
 Writing gives back FORMAT.md JSON, which is how counterexamples are saved.
-Times are `Decimal` all the way (see `kcache.traces.exact_json`).
+Times are `Decimal` all the way (see `kcache.exact_json`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
-from decimal import Decimal, InvalidOperation
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from kcache import exact_json
 from kcache.errors import TraceError
+from kcache.ops import TRACE_OPS, read_seconds
 from kcache.spec.errors import ObjectError
-from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
-from kcache.traces import exact_json, expectations
+from kcache.traces import expectations
 
 #: file suffixes that hold traces: one document, or one document per line
 TRACE_SUFFIXES = (".json", ".jsonl")
 
 
-def read_seconds(value: Any) -> Decimal:
-    """A JSON number, or (our extension) a decimal string, as an exact `Decimal`."""
-    if isinstance(value, float):
-        raise ValueError(f"got the float {value!r}: times are exact, pass a Decimal or a string")
-    if isinstance(value, bool) or not isinstance(value, int | Decimal | str):
-        raise ValueError(f"expected seconds as a number, got {json.dumps(value, default=str)}")
-    try:
-        seconds = Decimal(value)
-    except InvalidOperation:
-        raise ValueError(f"expected seconds as a number, got {json.dumps(value)}") from None
-    if not seconds.is_finite():
-        raise ValueError(f"expected a finite number of seconds, got {value}")
-    return seconds
-
-
-def _read_snapshot_name(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected a snapshot name, got {json.dumps(value, default=str)}")
-    return value
-
-
-def _read_node_or_null(manifest: Any) -> Node | None:
-    return None if manifest is None else node_from_manifest(manifest)
-
-
-def _manifest(value: Pod | Node | None) -> Any:
-    """The Kubernetes object a parsed value was read from, as a trace carries it."""
-    if value is None:
-        return None
-    if not value.manifest:
-        kind = "pod" if isinstance(value, Pod) else "node"
-        raise ValueError(
-            f"{kind} {value.name!r} has no manifest to write (read it with spec.objects)"
-        )
-    return value.manifest
-
-
-@attrs.frozen
-class Argument:
-    """One argument of an op: its key in the step, how it is read and written, its type."""
-
-    key: str
-    read: Callable[[Any], Any]
-    write: Callable[[Any], Any]
-    types: tuple[type, ...]
-    #: FORMAT.md: a step without `now` uses the last `now` seen
-    optional: bool = False
-
-
-def _pod(key: str) -> Argument:
-    return Argument(key, pod_from_manifest, _manifest, (Pod,))
-
-
-def _node(key: str) -> Argument:
-    return Argument(key, node_from_manifest, _manifest, (Node,))
-
-
-_NOW = Argument("now", read_seconds, lambda now: now, (Decimal,), optional=True)
-
-#: FORMAT.md's ops and their arguments, in FORMAT.md's order
-OPERATIONS: Mapping[str, tuple[Argument, ...]] = {
-    "add_node": (_node("node"),),
-    "update_node": (
-        Argument("old", _read_node_or_null, _manifest, (Node, type(None))),
-        _node("new"),
-    ),
-    "remove_node": (_node("node"),),
-    "assume_pod": (_pod("pod"),),
-    "finish_binding": (_pod("pod"), _NOW),
-    "forget_pod": (_pod("pod"),),
-    "add_pod": (_pod("pod"),),
-    "update_pod": (_pod("old"), _pod("new")),
-    "remove_pod": (_pod("pod"),),
-    "cleanup": (_NOW,),
-    "update_snapshot": (Argument("snapshot", _read_snapshot_name, str, (str,)),),
-    "observe": (),
-}
-
-
 @attrs.frozen
 class Step:
-    """One operation of a trace with its parsed arguments and its `expect`.
+    """One trace step: an op of `kcache.ops.TRACE_OPS`, its parsed arguments, its `expect`.
 
-    `args` maps FORMAT.md's argument keys to `Pod`, `Node` (or None for
+    `args` maps the op's argument keys to `Pod`, `Node` (or None for
     update_node's `old`), `Decimal` seconds or a snapshot name.
     """
 
@@ -119,9 +41,9 @@ class Step:
     expect: Mapping[str, Any] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
-        if self.op not in OPERATIONS:
-            raise ValueError(f"unknown op {self.op!r} (known: {', '.join(OPERATIONS)})")
-        arguments = {argument.key: argument for argument in OPERATIONS[self.op]}
+        if self.op not in TRACE_OPS:
+            raise ValueError(f"unknown op {self.op!r} (known: {', '.join(TRACE_OPS)})")
+        arguments = {argument.key: argument for argument in TRACE_OPS[self.op].arguments}
         for key in self.args:
             if key not in arguments:
                 raise ValueError(f"{self.op} takes no argument {key!r}")
@@ -129,7 +51,7 @@ class Step:
             if key not in self.args:
                 if not argument.optional:
                     raise ValueError(f"{self.op} needs {key!r}")
-            elif not isinstance(self.args[key], argument.types):
+            elif not isinstance(self.args[key], argument.codec.types):
                 raise ValueError(f"{key}: {type(self.args[key]).__name__} is not a {key} value")
         expectations.validate(self.op, self.expect)
 
@@ -198,16 +120,16 @@ def step_from_json(raw: Any, where: str = "step") -> Step:
     if not isinstance(raw, dict):
         raise TraceError(f"{where}: a step is a JSON object, got {type(raw).__name__}")
     op = raw.get("op")
-    if not isinstance(op, str) or op not in OPERATIONS:
-        known = ", ".join(OPERATIONS)
+    if not isinstance(op, str) or op not in TRACE_OPS:
+        known = ", ".join(TRACE_OPS)
         raise TraceError(f"{where}: unknown op {json.dumps(op, default=str)} (known: {known})")
     where = f"{where} ({op})"
-    arguments = OPERATIONS[op]
+    arguments = TRACE_OPS[op].arguments
     args: dict[str, Any] = {}
     for argument in arguments:
         if argument.key in raw:
             try:
-                args[argument.key] = argument.read(raw[argument.key])
+                args[argument.key] = argument.codec.from_json(raw[argument.key])
             except (ObjectError, ValueError) as error:
                 raise TraceError(f"{where}: {argument.key}: {error}") from None
     extra = [key for key in raw if key not in {"op", "expect", *(a.key for a in arguments)}]
@@ -292,15 +214,15 @@ def to_json(trace: Trace) -> dict[str, Any]:
         document["ttl_seconds"] = trace.ttl
     if trace.release != DEFAULT_RELEASE:
         document["release"] = trace.release.name
-    document["steps"] = [_step_json(step) for step in trace.steps]
+    document["steps"] = [step_to_json(step) for step in trace.steps]
     return exact_json.plain(document)  # type: ignore[no-any-return]
 
 
-def _step_json(step: Step) -> dict[str, Any]:
+def step_to_json(step: Step) -> dict[str, Any]:
     document: dict[str, Any] = {"op": step.op}
-    for argument in OPERATIONS[step.op]:
+    for argument in TRACE_OPS[step.op].arguments:
         if argument.key in step.args:
-            document[argument.key] = argument.write(step.args[argument.key])
+            document[argument.key] = argument.codec.to_json(step.args[argument.key])
     if step.expect:
         document["expect"] = step.expect
     return document

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from kcache import exact_json
 from kcache.errors import AdapterError
 from kcache.spec.cache import Cache
 from kcache.spec.errors import Fatal, PodNotFoundError, TransitionError, UnsupportedOperation
@@ -19,7 +20,7 @@ from kcache.spec.objects import node_from_manifest, pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36
 from kcache.targets.adapter import server
 from kcache.targets.adapter.client import AdapterCache, AdapterFactory
-from kcache.traces import exact_json, trace
+from kcache.traces import trace
 from kcache.traces.replay import Verdict, replay_trace
 
 TESTS = Path(__file__).parent.parent

@@ -1,4 +1,4 @@
-"""Tests for `kcache conform` (kcache/commands/conform.py and machine_run.py).
+"""Tests for `kcache conform` (kcache/cli/conform.py, machine_run.py, options.py, report.py).
 
 Budgets are a few examples, so each run takes seconds; every test runs in its
 own folder, so Hypothesis' example database starts empty and runs do not see
@@ -22,16 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from kcache.cli.machine_run import (
-    MachineRun,
-    StopBetweenExamples,
-    duration,
-    failure_details,
-    next_commands,
-    positive_int,
-    trace_label,
-)
+from kcache.cli.machine_run import MachineRun, StopBetweenExamples, trace_label
 from kcache.cli.main import main
+from kcache.cli.options import duration, positive_int
+from kcache.cli.report import failure_details, next_commands
 from kcache.machine.runner import ConformanceResult, Failure
 
 

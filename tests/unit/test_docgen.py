@@ -1,4 +1,4 @@
-"""Tests for `kcache.reporting.docgen`: the generated pages in docs/ are what the code generates."""
+"""Tests for `kcache.cli.docgen`: the generated pages in docs/ are what the code generates."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from kcache.cli.docgen import DOCS, PAGES, cli_page, help_text, main_docgen, stale_pages
 from kcache.cli.main import SUBCOMMANDS
-from kcache.reporting.docgen import DOCS, PAGES, cli_page, help_text, main_docgen, stale_pages
 
 
 def test_committed_pages_are_current() -> None:
     """docs/cli.md and docs/transitions.md match the code.
 
-    Regenerate them with `python -m kcache.reporting.docgen`.
+    Regenerate them with `python -m kcache.cli.docgen`.
     """
     assert stale_pages() == []
 

@@ -1,4 +1,4 @@
-"""Tests for `kcache.traces.exact_json`."""
+"""Tests for `kcache.exact_json`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from kcache.traces import exact_json
+from kcache import exact_json
 
 
 class TestLoads:

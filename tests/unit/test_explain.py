@@ -187,7 +187,7 @@ class TestTell:
             return SpecCache(ttl=ttl, release=release)
 
         only_v1_36.releases = ("v1.36",)  # type: ignore[attr-defined]
-        with pytest.raises(TargetError, match=r"pins release v1\.35"):
+        with pytest.raises(TargetError, match=r"--impl mine does not model release v1\.35"):
             tell(ASSUME_ON_N1, only_v1_36, "mine")
 
 

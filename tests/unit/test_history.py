@@ -13,15 +13,13 @@ from kcache.concurrency.history import (
     Event,
     History,
     HistoryError,
-    Snapshots,
     history_from_json,
     history_to_json,
-    perform,
     read_history,
     write_history,
 )
 from kcache.impl.cache import Cache as ImplCache
-from kcache.machine.rules import Outcome
+from kcache.ops import Outcome, Run, perform
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.releases import V1_35
 
@@ -32,7 +30,7 @@ U1 = pod("u1", node="n1", cpu="250m", ports=[8080])
 def one_of_each() -> History:
     """A history with every kind of argument, outcome and result."""
     cache = SpecCache(ttl=Decimal("0.5"))
-    subject = Snapshots(cache)
+    subject = Run(cache)
     calls = [
         ("add_node", {"node": N1}),
         ("update_node", {"old": None, "new": node("n1", zone="a")}),
@@ -81,7 +79,7 @@ class TestPerform:
         )
 
     def test_snapshots_are_made_by_the_cache_on_first_use(self) -> None:
-        subject = Snapshots(ImplCache())
+        subject = Run(ImplCache())
         first = subject.snapshot("t1")
         assert subject.snapshot("t1") is first
         assert subject.snapshot("t2") is not first
@@ -115,7 +113,7 @@ class TestJson:
         [
             (lambda d: d.update(kcache_history=2), 'expected an object with "kcache_history": 1'),
             (lambda d: d.update(release="v9"), "release: expected one of v1.35, v1.36"),
-            (lambda d: d.update(ttl_seconds="x"), "ttl_seconds: expected a number of seconds"),
+            (lambda d: d.update(ttl_seconds="x"), "ttl_seconds: expected seconds as a number"),
             (lambda d: d.update(events={}), "events: expected a list"),
             (lambda d: d["events"][0].update(op="fly"), "events[0].op: unknown operation 'fly'"),
             (lambda d: d["events"][0].pop("t_return"), "events[0]: missing t_return"),

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from builders import node
 
-from kcache.impl.node_tree import NodeTree, go_quote
+from kcache.impl.node_tree import NodeTree
 from kcache.spec.errors import NodeNotFoundError
+from kcache.spec.go_format import go_quote
 from kcache.spec.objects import Node
 
 

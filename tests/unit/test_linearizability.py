@@ -9,8 +9,8 @@ import pytest
 from builders import node, pod
 
 from kcache.concurrency.history import Event, History
-from kcache.concurrency.linearizability import ModelState, check, explain, minimise
-from kcache.machine.rules import Outcome
+from kcache.concurrency.linearizability import check, explain, minimise, model_copy
+from kcache.ops import Outcome, Run
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.releases import V1_35, V1_36
 from kcache.spec.views import SnapshotView
@@ -235,17 +235,17 @@ class TestCheck:
         assert verdict.steps < 2**12 * 14
 
 
-class TestModelState:
+class TestModelCopy:
     @staticmethod
-    def state() -> ModelState:
+    def state() -> Run:
         """A spec cache with one snapshot, "s"."""
         cache = SpecCache()
-        return ModelState(cache, {"s": cache.new_snapshot()})
+        return Run(cache, snapshots={"s": cache.new_snapshot()})
 
     def test_a_copy_is_independent_of_the_original(self) -> None:
         state = self.state()
         state.cache.add_node(N1)
-        copied = state.copy()
+        copied = model_copy(state)
         copied.cache.add_pod(U1)
         copied.cache.update_snapshot(copied.snapshot("s"))
         assert state.cache.pod_count() == 0
@@ -255,7 +255,7 @@ class TestModelState:
 
     def test_a_copy_updates_its_own_snapshots(self) -> None:
         """The spec refuses snapshots it did not make: a copy must own the copied ones."""
-        copied = self.state().copy()
+        copied = model_copy(self.state())
         copied.cache.add_node(N1)
         copied.cache.update_snapshot(copied.snapshot("s"))
         assert copied.snapshot("s").view().node_list == ("n1",)
@@ -323,11 +323,11 @@ def test_a_model_state_fingerprints_like_its_copy(ttl: int) -> None:
     from kcache.concurrency.linearizability import _Fingerprints  # noqa: PLC0415 -- the seam under test
 
     cache = SpecCache(ttl=Decimal(ttl))
-    state = ModelState(cache, {"s": cache.new_snapshot()})
+    state = Run(cache, snapshots={"s": cache.new_snapshot()})
     state.cache.add_node(N1)
     state.cache.assume_pod(U1)
     fingerprints = _Fingerprints()
-    assert fingerprints.of(state) == fingerprints.of(state.copy())
-    changed = state.copy()
+    assert fingerprints.of(state) == fingerprints.of(model_copy(state))
+    changed = model_copy(state)
     changed.cache.add_pod(U2)
     assert fingerprints.of(changed) != fingerprints.of(state)

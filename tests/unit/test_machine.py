@@ -17,13 +17,9 @@ from builders import node, pod
 
 from kcache.errors import AdapterError
 from kcache.impl.cache import Cache as ImplCache
-from kcache.machine.rules import (
-    ConformanceError,
-    ConformanceMachine,
-    Outcome,
-    call,
-    conformance_machine,
-)
+from kcache.machine.recorder import ConformanceError
+from kcache.machine.rules import ConformanceMachine, conformance_machine
+from kcache.ops import Outcome, call
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.errors import Fatal, TransitionError
 from kcache.spec.objects import Pod
@@ -132,7 +128,7 @@ class TestFatal:
             state.spec_and_impl_agree()  # the adapter answers: it was sent a fresh init
             state.snapshots_are_isolated()
             assert state.impl.pod_count() == state.spec.pod_count() == 1
-            assert state.impl_snapshots["s1"].view().node_list == ("n1",)
+            assert state.impl_run.snapshots["s1"].view().node_list == ("n1",)
             state.remove_pod(pod=held, fitting=False, data=NOT_DRAWN, missed_delete=False)
             state.spec_and_impl_agree()
             assert state.impl.pod_count() == 0

@@ -22,18 +22,25 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
-from typing import IO, Any, NoReturn, TypeVar
+from typing import IO, Any, NoReturn, TypeVar, cast
 
 import attrs
 
+from kcache import exact_json
 from kcache.errors import AdapterError
+from kcache.ops import OPS
 from kcache.spec.errors import Fatal
-from kcache.spec.objects import Node, Pod, pod_from_manifest
-from kcache.spec.protocol import Snapshot
+from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import RELEASES, Release
-from kcache.spec.views import Dump, SnapshotView
-from kcache.targets.adapter.wire import ERROR_CLASSES, PROTOCOL_VERSION, seconds_text
-from kcache.traces import exact_json
+from kcache.spec.views import SnapshotView
+from kcache.targets.adapter.wire import (
+    ERROR_CLASSES,
+    PROTOCOL_VERSION,
+    READ_ANSWERS,
+    READ_REQUESTS,
+    request_fields,
+    seconds_text,
+)
 
 T = TypeVar("T")
 
@@ -240,7 +247,7 @@ class AdapterFactory:
         """The releases the adapter said it models."""
         return self.process.releases
 
-    def __call__(self, *, ttl: Decimal, release: Release) -> AdapterCache:
+    def __call__(self, *, ttl: Decimal, release: Release) -> SchedulerCache:
         process = self.process
         if release.name not in process.releases:
             raise ValueError(f"adapter {process.name!r} does not model release {release.name}")
@@ -250,7 +257,8 @@ class AdapterFactory:
             timeout=self.start_timeout if first else None,
         )
         process.epoch += 1
-        return AdapterCache(process, release, process.epoch)
+        # its methods are made from the op table (`_as_requests`), which mypy cannot see
+        return cast(SchedulerCache, AdapterCache(process, release, process.epoch))
 
     def close(self) -> None:
         """Stop the adapter (a later call starts a new one)."""
@@ -273,8 +281,7 @@ class AdapterSnapshot:
     name: str
 
     def view(self) -> SnapshotView:
-        answer = self.cache.request("view_snapshot", snapshot=self.name)
-        return self.cache.read(answer, "snapshot", SnapshotView.from_json)
+        return cast(SnapshotView, self.cache.call("view_snapshot", self))
 
 
 class AdapterCache:
@@ -310,67 +317,34 @@ class AdapterCache:
             self.process.fail(f"the answer to {op} names an unknown error class: {_quote(error)}")
         raise ERROR_CLASSES[error["class"]](error["message"])
 
-    def add_node(self, node: Node) -> None:
-        self.request("add_node", node=node.manifest)
-
-    def update_node(self, old: Node | None, new: Node) -> None:
-        self.request("update_node", old=None if old is None else old.manifest, new=new.manifest)
-
-    def remove_node(self, node: Node) -> None:
-        self.request("remove_node", node=node.manifest)
-
-    def assume_pod(self, pod: Pod) -> None:
-        self.request("assume_pod", pod=pod.manifest)
-
-    def finish_binding(self, pod: Pod, now: Decimal) -> None:
-        self.request("finish_binding", pod=pod.manifest, now=seconds_text(now))
-
-    def forget_pod(self, pod: Pod) -> None:
-        self.request("forget_pod", pod=pod.manifest)
-
-    def add_pod(self, pod: Pod) -> None:
-        self.request("add_pod", pod=pod.manifest)
-
-    def update_pod(self, old: Pod, new: Pod) -> None:
-        self.request("update_pod", old=old.manifest, new=new.manifest)
-
-    def remove_pod(self, pod: Pod) -> None:
-        self.request("remove_pod", pod=pod.manifest)
-
-    def cleanup(self, now: Decimal) -> None:
-        self.request("cleanup", now=seconds_text(now))
-
-    def get_pod(self, pod: Pod) -> Pod:
-        """The pod the cache holds under `pod`'s key, read from the manifest the adapter answers.
-
-        A manifest that does not read as a pod is the adapter's fault (`ObjectError`
-        is a ValueError, so `read` reports it as an answer of the wrong shape).
-        """
-        answer = self.request("get_pod", pod=pod.manifest)
-        return self.read(answer, "pod", pod_from_manifest)
-
-    def is_assumed_pod(self, pod: Pod) -> bool:
-        answer = self.request("is_assumed_pod", pod=pod.manifest)
-        return self.read(answer, "assumed", _boolean)
-
     def new_snapshot(self) -> AdapterSnapshot:
         """A fresh name: the adapter creates the snapshot on the name's first use."""
         self._snapshots += 1
         return AdapterSnapshot(self, f"s{self._snapshots}")
 
-    def update_snapshot(self, snapshot: Snapshot) -> None:
-        if not isinstance(snapshot, AdapterSnapshot) or snapshot.cache is not self:
-            raise TypeError("update_snapshot needs a snapshot from this cache's new_snapshot()")
-        self.request("update_snapshot", snapshot=snapshot.name)
+    def call(self, op: str, *values: Any) -> Any:
+        """The cache method `op` as one request: its arguments out, its result back.
 
-    def dump(self) -> Dump:
-        return self.read(self.request("dump"), None, Dump.from_json)
-
-    def node_count(self) -> int:
-        return self.read(self.request("dump"), "node_count", _count)
-
-    def pod_count(self) -> int:
-        return self.read(self.request("dump"), "pod_count", _count)
+        Every method of the `SchedulerCache` protocol but `new_snapshot` is
+        this (`_as_requests` below), so an op added to `kcache.ops.OPS` needs
+        nothing here.
+        """
+        arguments = OPS[op].arguments
+        named = dict(zip((argument.key for argument in arguments), values, strict=True))
+        if "snapshot" in named:
+            snapshot = named["snapshot"]
+            if not isinstance(snapshot, AdapterSnapshot) or snapshot.cache is not self:
+                raise TypeError(f"{op} needs a snapshot from this cache's new_snapshot()")
+            named["snapshot"] = snapshot.name
+        request = READ_REQUESTS.get(op, op)
+        answer = self.request(request, **request_fields(request, named))
+        if op not in READ_REQUESTS:
+            return None
+        key = READ_ANSWERS.get(op, op)
+        codec = OPS[op].result
+        assert codec is not None
+        # a manifest that does not read as a pod, a wrong type: the adapter's fault
+        return self.read(answer, key, codec.from_json)
 
     def read(self, answer: dict[str, Any], key: str | None, convert: Callable[[Any], T]) -> T:
         """`convert(answer[key])` (or of the whole answer); a wrong shape is the adapter's fault."""
@@ -380,13 +354,20 @@ class AdapterCache:
             self.process.fail(f"an answer has the wrong shape ({error!r}): {_quote(answer)}")
 
 
-def _boolean(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError("expected true or false")
-    return value
+def _as_request(op: str) -> Callable[..., Any]:
+    def method(self: AdapterCache, *values: Any) -> Any:
+        return self.call(op, *values)
+
+    method.__name__ = op
+    method.__doc__ = f"`{op}` as one request to the adapter."
+    return method
 
 
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("expected an integer")
-    return value
+def _as_requests() -> None:
+    """Give `AdapterCache` one method per cache op of the table (`observe` asks nothing)."""
+    for op in OPS:
+        if op not in ("observe", "view_snapshot"):
+            setattr(AdapterCache, op, _as_request(op))
+
+
+_as_requests()

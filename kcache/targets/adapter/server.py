@@ -4,9 +4,8 @@ The protocol is docs/adapter-protocol.md.
 
 It serves `spec`, `impl` or any `MODULE:FACTORY`, so the protocol and the
 client are tested end to end in Python, and a third party can compare their
-own adapter's answers with the model's line by line.  Requests that are
-trace ops are read exactly as trace steps are (`kcache.traces.trace`) and run
-exactly as replay runs them (`kcache.traces.replay.Run`).
+own adapter's answers with the model's line by line.  Requests are read
+and run through the op table (`kcache.ops`), exactly as trace steps are.
 """
 
 from __future__ import annotations
@@ -15,19 +14,16 @@ import argparse
 import json
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
-from kcache import targets
+from kcache import exact_json, targets
 from kcache.errors import KcacheError
+from kcache.ops import OPS, Run, read_seconds
 from kcache.spec.errors import CacheError, Fatal, ObjectError
-from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import RELEASES
-from kcache.targets.adapter.wire import PROTOCOL_VERSION, error_class_name
-from kcache.traces import exact_json
-from kcache.traces.replay import Run
-from kcache.traces.trace import OPERATIONS, read_seconds, step_from_json
+from kcache.targets.adapter.wire import PROTOCOL_VERSION, READ_ANSWERS, REQUESTS, error_class_name
 
 Answer = dict[str, Any]
 
@@ -77,12 +73,29 @@ class Session:
 
     def _handle(self, request: Mapping[str, Any]) -> Answer:
         op = request["op"]
-        if op in _READS:
-            return _READS[op](self, request)
-        if op in OPERATIONS:
-            self.run.apply(step_from_json(request, "request"))
+        if op == "init":
+            return self.init(request)
+        if op not in REQUESTS:
+            raise _RefusedError(f"unknown op {json.dumps(op)}")
+        args = _arguments(op, request)
+        run = self.run
+        result = run.apply(op, args)
+        key = READ_ANSWERS.get(op, "")
+        if key is None:  # dump: the answer is the view, with the counts beside it
+            cache = run.cache
+            return {
+                **result.to_json(),
+                "node_count": cache.node_count(),
+                "pod_count": cache.pod_count(),
+            }
+        if not key:
             return {}
-        raise _RefusedError(f"unknown op {json.dumps(op)}")
+        codec = OPS[op].result
+        assert codec is not None
+        answer = {key: codec.to_json(result)}
+        if op == "get_pod":
+            answer["node"] = result.node_name  # for people reading the conversation
+        return answer
 
     def init(self, request: Mapping[str, Any]) -> Answer:
         release = request.get("release")
@@ -99,45 +112,23 @@ class Session:
         return {}
 
 
-def _pod(request: Mapping[str, Any]) -> Pod:
-    if "pod" not in request:
-        raise _RefusedError(f"{request['op']} needs 'pod'")
-    return pod_from_manifest(request["pod"])
-
-
-def _snapshot_name(request: Mapping[str, Any]) -> str:
-    name = request.get("snapshot")
-    if not isinstance(name, str):
-        raise _RefusedError(f"{request['op']} needs a 'snapshot' name")
-    return name
-
-
-def _dump(session: Session, request: Mapping[str, Any]) -> Answer:
-    cache = session.run.cache
-    return {
-        **cache.dump().to_json(),
-        "node_count": cache.node_count(),
-        "pod_count": cache.pod_count(),
-    }
-
-
-def _get_pod(session: Session, request: Mapping[str, Any]) -> Answer:
-    cached = session.run.cache.get_pod(_pod(request))
-    return {"node": cached.node_name, "pod": cached.manifest}
-
-
-#: the requests that are not trace ops
-_READS: Mapping[str, Callable[[Session, Mapping[str, Any]], Answer]] = {
-    "init": Session.init,
-    "get_pod": _get_pod,
-    "is_assumed_pod": lambda session, request: {
-        "assumed": session.run.cache.is_assumed_pod(_pod(request))
-    },
-    "dump": _dump,
-    "view_snapshot": lambda session, request: {
-        "snapshot": session.run.snapshot(_snapshot_name(request)).view().to_json()
-    },
-}
+def _arguments(op: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    """The request's arguments, read as a trace step's are; a bad one is refused by name."""
+    arguments = OPS[op].arguments
+    extra = [key for key in request if key not in {"op", *(a.key for a in arguments)}]
+    if extra:
+        raise _RefusedError(f"{op} takes no key {extra[0]!r}")
+    args: dict[str, Any] = {}
+    for argument in arguments:
+        if argument.key not in request:
+            if not argument.optional:
+                raise _RefusedError(f"{op} needs {argument.key!r}")
+            continue
+        try:
+            args[argument.key] = argument.codec.from_json(request[argument.key])
+        except (ObjectError, ValueError) as error:
+            raise _RefusedError(f"{op}: {argument.key}: {error}") from None
+    return args
 
 
 def serve(factory: CacheFactory, name: str, requests: Iterable[str], answers: TextIO) -> int:

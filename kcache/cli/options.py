@@ -1,0 +1,106 @@
+"""The options `kcache conform`, `kcache fuzz` and the parallel mode share, and their parsing.
+
+Each parser turns one option's text into a value or an `ArgumentTypeError`
+that argparse prints as one usage line (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from kcache import targets
+from kcache.machine.profiles import PROFILES
+from kcache.ops import read_seconds
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
+
+#: duration units accepted by --time-budget and --duration, in seconds
+DURATION_UNITS: dict[str, int] = {"s": 1, "m": 60, "h": 3600}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smh])")
+DURATION_HELP = "seconds, or a number with s, m or h (90, 30s, 5m, 1h30m)"
+
+#: where failing traces go unless --out says otherwise
+DEFAULT_OUT = Path("kcache-failures")
+
+
+def duration(text: str) -> float:
+    """`--time-budget` / `--duration`: `90`, `30s`, `5m`, `1.5h`, `1h30m` as seconds (> 0)."""
+    try:
+        seconds = float(Decimal(text))
+    except InvalidOperation:
+        parts = _DURATION.findall(text)
+        if not parts or "".join(number + unit for number, unit in parts) != text:
+            raise argparse.ArgumentTypeError(
+                f"invalid duration {text!r}: use {DURATION_HELP}"
+            ) from None
+        seconds = sum(float(number) * DURATION_UNITS[unit] for number, unit in parts)
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: must be more than 0 seconds")
+    return seconds
+
+
+def ttl_seconds(text: str) -> Decimal:
+    """`--ttl`: a TTL in exact decimal seconds, 0 (never expire) or more."""
+    try:
+        seconds = read_seconds(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"invalid TTL {text!r}: {error}") from None
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"invalid TTL {text!r}: must be 0 or more seconds")
+    return seconds
+
+
+def positive_int(text: str) -> int:
+    """A count of at least 1 (`--max-examples`)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """--impl, --release, --seed and --out: what to check and where failures go."""
+    parser.add_argument(
+        "--impl",
+        required=True,
+        metavar="TARGET",
+        help=f"the implementation to check against the spec: {targets.TARGET_HELP}",
+    )
+    parser.add_argument(
+        "--release",
+        choices=sorted(RELEASES),
+        default=DEFAULT_RELEASE.name,
+        help=f"the upstream release the spec models (default: {DEFAULT_RELEASE.name})",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="seed the example generator, to repeat a run (default: a fresh seed, printed)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help=f"folder for failing traces (default: ./{DEFAULT_OUT}/)",
+    )
+
+
+def run_seed(seed: int | None, profile: str) -> int | None:
+    """The seed a run uses: the one asked for, else a fresh one to print with the summary.
+
+    A run without a printed seed cannot be repeated, and Hypothesis would
+    print its own `@seed(...)` advice instead, even when a run is only
+    stopped with Ctrl-C.  A derandomized profile (`ci`) keeps no seed: its
+    examples are fixed already, and a seed would undo that.
+    """
+    if seed is not None or PROFILES[profile].derandomize:
+        return seed
+    return random.SystemRandom().randrange(2**32)

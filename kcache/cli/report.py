@@ -1,0 +1,103 @@
+"""What `kcache conform` and `kcache fuzz` print and write when a run ends, and their status.
+
+The report is the same for both on purpose: a failure always ends with the
+trace path and the `kcache replay` and `kcache explain` commands to run
+next, so what a user pastes into a bug report does not depend on how the
+failure was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from kcache.cli.machine_run import MachineRun
+from kcache.machine.runner import ConformanceResult
+from kcache.reporting.junit import JUnitCase, write_junit
+from kcache.reporting.progress import Tally, describe
+
+
+def next_commands(trace: Path, target: str, *, check_invariants: bool = False) -> list[str]:
+    """The commands to run on a failing trace: replay it, and read it as a story."""
+    path, impl = shlex.quote(str(trace)), shlex.quote(target)
+    checking = " --check-invariants" if check_invariants else ""
+    return [
+        f"kcache replay {path} --impl {impl}{checking}",
+        f"kcache explain {path} --impl {impl}",
+        f"kcache explain {path} --impl spec",
+    ]
+
+
+def report(
+    run: MachineRun,
+    target: str,
+    release: str,
+    seed: int | None,
+    out: TextIO | None = None,
+) -> str:
+    """Print the run's summary and, on failure, where the trace is and what to run next.
+
+    Returns the failure's details (trace and commands), for a JUnit report.
+    """
+    out = out or sys.stdout
+    result = run.result
+    figures = describe_result(result) + ("" if seed is None else f", seed {seed}")
+    if result.failure is None:
+        stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
+        print(f"PASS {target} conforms to the spec ({release}){stopped}: {figures}", file=out)
+        return ""
+    failure = result.failure
+    print(f"FAIL {target} diverges from the spec ({release}): {figures}", file=out)
+    if result.found_after is not None:
+        examples, steps = result.found_after
+        print(f"  found after {examples} examples ({steps} steps); the rest shrank it", file=out)
+    print(f"  {failure.message}", file=out)
+    details = failure_details(run, target)
+    print("\n".join(f"  {line}" for line in details.splitlines()), file=out)
+    return details
+
+
+def failure_details(run: MachineRun, target: str) -> str:
+    """Where the trace is, whether replay shows the failure, and the commands to run next."""
+    trace = run.result.failure.trace_path if run.result.failure else None
+    if trace is None:
+        return "the trace was not written (no --out folder)"
+    lines = [f"trace: {trace}"]
+    if run.replayed is not None:
+        lines.append(f"replay shows it at {run.replayed}")
+    elif run.replayed_checked is not None:
+        lines.append(
+            "only the cache's own check_invariants() sees it: replay with --check-invariants "
+            f"shows it at {run.replayed_checked}"
+        )
+    else:
+        lines.append(
+            f"note: replaying it on {target} passes, with --check-invariants too: the "
+            "difference showed only in what the machine checks beyond a trace's observations "
+            "(e.g. a snapshot that changed without update_snapshot)"
+        )
+    lines.append("next:")
+    checking = run.replayed_checked is not None
+    lines += [f"  {command}" for command in next_commands(trace, target, check_invariants=checking)]
+    return "\n".join(lines)
+
+
+def describe_result(result: ConformanceResult) -> str:
+    """Examples, steps, steps/s, elapsed and failures, as the progress line shows them."""
+    tally = Tally(result.examples, result.steps, int(result.failure is not None))
+    return describe(tally, result.elapsed)
+
+
+def conclude(args: argparse.Namespace, case: JUnitCase, *, failed: bool, interrupted: bool) -> int:
+    """Write the JUnit report if `--junit-xml` asks for one; the run's exit status.
+
+    0 passed, 1 a failure was found, 130 stopped by Ctrl-C with nothing found.
+    """
+    if getattr(args, "junit_xml", None) is not None:
+        write_junit(args.junit_xml, case)
+    if failed:
+        return 1
+    return 130 if interrupted else 0

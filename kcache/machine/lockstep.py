@@ -1,0 +1,209 @@
+"""The spec and the cache under test, driven in lockstep: state, steps, observation, failure.
+
+`LockstepMachine` holds both sides as `kcache.ops.Run`s and the run's
+recorded steps.  A rule hands it one trace `Step`; `take` applies that step
+to both sides through the op table, records it with the spec's outcome and
+requires the same outcome from the target.  The invariants
+(`kcache.machine.invariants`) and the rules (`kcache.machine.rules`) build
+on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any, ClassVar, NoReturn
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine
+
+from kcache.machine import strategies
+from kcache.machine.observation import Observation, observe
+from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
+from kcache.ops import Outcome, Run, call
+from kcache.spec.objects import Node, Pod
+from kcache.spec.protocol import CacheFactory, SchedulerCache
+from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.spec.views import SnapshotView
+from kcache.traces.trace import Step
+
+
+class LockstepMachine(RuleBasedStateMachine):
+    """Spec and `factory`'s cache side by side; configured by `conformance_machine`."""
+
+    factory: ClassVar[CacheFactory]
+    reference: ClassVar[CacheFactory]
+    release: ClassVar[Release] = DEFAULT_RELEASE
+    recorder: ClassVar[FailureRecorder]
+    #: what the target is called in failure messages
+    target_name: ClassVar[str] = "impl"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recorder.example_started()
+        self.now = Decimal(0)
+        self.ttl = Decimal(0)
+        #: one pod per UID ever used: enough to ask the caches about that key
+        self.known_pods: dict[str, Pod] = {}
+        self.fresh_snapshots = 0
+        #: the run's steps, as its trace records them
+        self.steps: list[RecordedStep] = []
+        #: the node object the caller last added or updated, per name (kept after removal)
+        self.last_node: dict[str, Node] = {}
+        #: False once a step leaves §13's caller contract: the definitional
+        #: invariants no longer apply, the lockstep comparison still does
+        self.within_contract = True
+        #: nodes whose pods ever shared a host port: their UsedPorts has history (§4.9)
+        self.port_collided: set[str] = set()
+        #: nodes whose affinity lists kept the UID of a pod forgotten through an
+        #: argument classified otherwise (§4.3): they may list pods no longer there
+        self.affinity_drifted: set[str] = set()
+        self._observed: tuple[Observation, Observation] | None = None
+        #: each snapshot's view as last observed since its last update
+        self._isolation: dict[str, SnapshotView] = {}
+
+    # -- the two sides --------------------------------------------------------------------------
+
+    def build(self, ttl: Decimal) -> None:
+        """Both caches with the same TTL, as a trace's `ttl_seconds` builds them.
+
+        `conformance_machine` makes this an `@initialize` rule, with the TTL
+        drawn from `TTLS` or fixed by its caller.
+        """
+        self.ttl = ttl
+        self.spec_run = Run(self.reference(ttl=ttl, release=self.release))
+        self.impl_run = Run(self.factory(ttl=ttl, release=self.release))
+
+    @property
+    def spec(self) -> SchedulerCache:
+        return self.spec_run.cache
+
+    @property
+    def impl(self) -> SchedulerCache:
+        return self.impl_run.cache
+
+    def take(self, step: Step) -> Outcome:
+        """Apply `step` to both sides, record it, and require the same outcome."""
+        self._observed = None
+        spec_outcome, _ = call(self.spec_run.apply, step.op, step.args)
+        impl_outcome, _ = call(self.impl_run.apply, step.op, step.args)
+        name = step.args.get("snapshot")
+        view = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
+        self.steps.append(RecordedStep(step, spec_outcome, snapshot_view=view))
+        self.recorder.step_taken()
+        if spec_outcome.kind == "crash":
+            self.fail(f"the spec crashed in {step.op}: {spec_outcome}", pin_error=True)
+        if spec_outcome != impl_outcome:
+            self.fail(
+                f"{step.op} outcome differs:\n    expected (spec): {spec_outcome}\n"
+                f"    actual ({self.target_name}):   {impl_outcome}",
+                pin_error=True,
+            )
+        if spec_outcome.kind == "fatal":
+            self._rebuild_after_fatal()
+        return spec_outcome
+
+    def _rebuild_after_fatal(self) -> None:
+        """Fresh caches that have run every step so far but the fatal last one.
+
+        Upstream's process ends at a fatal step, a trace runs nothing after
+        one, and an adapter holds no cache after a fatal answer.  A fatal call
+        changes nothing, so replaying the run's other steps into fresh caches
+        brings back the state both had, the run goes on from there, and a later
+        failure's trace is those steps, with no fatal step inside.  (Hypothesis
+        cannot end an example early instead: with no rule enabled it raises "No
+        progress can be made"; and a fatal step is common, so starting over
+        from empty caches would keep most runs shallow.)
+        """
+        self.steps.pop()
+        spec = Run(self.reference(ttl=self.ttl, release=self.release))
+        impl = Run(self.factory(ttl=self.ttl, release=self.release))
+        for recorded in self.steps:
+            for side, run in (("spec", spec), (self.target_name, impl)):
+                outcome, _ = call(run.apply, recorded.step.op, recorded.step.args)
+                if outcome != recorded.outcome:
+                    self.fail(
+                        f"replayed into a fresh {side} cache after a fatal step, {recorded.op} "
+                        f"ended {outcome}, not {recorded.outcome} as first",
+                        observed=False,
+                    )
+        self.spec_run, self.impl_run = spec, impl
+
+    # -- what the spec holds, for the rules to pick from ------------------------------------------
+
+    def known(self, pod: Pod) -> Pod:
+        """`pod`, remembered so that every later observation asks both caches about its UID."""
+        self.known_pods.setdefault(pod.uid, pod)
+        return pod
+
+    def pick(self, data: st.DataObject, label: str, default: Any, choices: Sequence[Any]) -> Any:
+        """One of `choices` (for a node name, the node last set under it), or `default` if none."""
+        if not choices:
+            return default
+        choice = data.draw(st.sampled_from(choices), label=label)
+        if label == "node":
+            return self.last_node.get(choice, default)
+        return choice
+
+    def held(self, *, assumed: bool | None = None) -> list[Pod]:
+        """The pods the spec holds (cached versions), optionally only (non-)assumed ones."""
+        held = []
+        for _, pod in sorted(self.known_pods.items()):
+            outcome, cached = call(self.spec.get_pod, pod)
+            if outcome.ok and (assumed is None or self.spec.is_assumed_pod(pod) == assumed):
+                held.append(cached)
+        return held
+
+    def cached(self, pod: Pod) -> Pod:
+        """The version of `pod` the spec holds, or `pod` itself when it holds none."""
+        outcome, cached = call(self.spec.get_pod, pod)
+        return cached if outcome.ok and isinstance(cached, Pod) else pod
+
+    def live(self, name: str) -> bool:
+        """Whether the spec holds node `name` with its node object (not a ghost)."""
+        view = self.spec.dump().nodes.get(name)
+        return view is not None and view.has_node
+
+    # -- observing and failing ------------------------------------------------------------------
+
+    def observations(self) -> tuple[Observation, Observation]:
+        """What the spec and the target show now (read once per step)."""
+        if self._observed is None:
+            known = [pod for uid, pod in sorted(self.known_pods.items()) if uid]
+            self._observed = (observe(self.spec_run, known), observe(self.impl_run, known))
+        return self._observed
+
+    def fail(self, message: str, *, pin_error: bool = False, observed: bool = True) -> NoReturn:
+        """Raise the failure with the trace so far.
+
+        An `observed` failure (the caches showed something wrong) ends the
+        trace with an `observe` step pinning the spec's view; an outcome
+        failure (`pin_error`) pins the last step's outcome instead; a failure
+        of the impl's own check has nothing to observe, and its trace fails
+        at the last step under `representation_checked`.
+        """
+        raise self.recorder.failure(
+            steps=self.steps,
+            ttl=self.ttl,
+            message=message,
+            final_observation=self._expectations() if observed and not pin_error else None,
+            pin_error=pin_error,
+        )
+
+    def _expectations(self) -> dict[str, Any]:
+        """The spec's observation as an `observe` step's `expect` (absent nodes as null)."""
+        expected, _ = self.observations()
+        names = set(strategies.POD_NODE_NAMES) | set(self.last_node)
+        nodes: dict[str, Any] = dict.fromkeys(sorted(names))
+        nodes.update((name, pinned(view.to_json())) for name, view in expected.dump.nodes.items())
+        return {
+            "node_count": expected.node_count[1],
+            "pod_count": expected.pod_count[1],
+            "assumed": sorted(expected.dump.assumed_pods),
+            "is_assumed": {uid: bool(answer) for uid, (_, answer) in expected.assumed.items()},
+            "pods": {
+                uid: {"node": pod.node_name} if outcome.ok and pod else "error"
+                for uid, (outcome, pod) in expected.pods.items()
+            },
+            "nodes": nodes,
+        }

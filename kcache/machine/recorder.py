@@ -1,0 +1,176 @@
+"""What a conformance run leaves behind: its steps as a trace, its failures as trace files.
+
+The machine records every step it takes (`RecordedStep`) with the spec's
+outcome, so a failing run becomes a trace that `kcache replay` reproduces:
+`FailureRecorder` turns it into a `ConformanceError` carrying that trace,
+writes the final, shrunk one under its folder, and counts the run's work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import attrs
+from hypothesis.control import current_build_context
+from hypothesis.errors import InvalidArgument
+
+from kcache.exact_json import dumps
+from kcache.machine import strategies
+from kcache.ops import Outcome
+from kcache.spec.releases import Release
+from kcache.spec.views import SnapshotView
+from kcache.traces.trace import Step, step_to_json
+
+
+@attrs.frozen
+class RecordedStep:
+    """One step the machine took, as its trace records it, with the spec's outcome."""
+
+    step: Step
+    outcome: Outcome
+    #: the spec's view of the updated snapshot, on `update_snapshot` steps
+    snapshot_view: SnapshotView | None = None
+
+    def to_trace(self, *, pin_message: bool = False) -> dict[str, Any]:
+        """The FORMAT.md step; `pin_message` expects the spec's exact error text."""
+        expect: dict[str, Any]
+        if self.outcome.kind == "fatal":
+            expect = {"fatal": True}
+        elif self.outcome.ok:
+            expect = {"error": False}
+        else:
+            expect = {"error": self.outcome.message if pin_message else True}
+        if self.snapshot_view is not None:
+            view = self.snapshot_view.to_json()
+            # FORMAT.md checks only the nodes listed: absent ones are listed as null
+            nodes: dict[str, Any] = dict.fromkeys(strategies.POD_NODE_NAMES)
+            nodes.update((name, pinned(node)) for name, node in view["nodes"].items())
+            expect["snapshot"] = {**view, "nodes": nodes}
+        return {**step_to_json(self.step), "expect": expect}
+
+    @property
+    def op(self) -> str:
+        return self.step.op
+
+
+#: FORMAT.md compares resource maps only on the keys listed, and absent is 0,
+#: so a pinning expectation lists every resource the strategies use, zeros too
+PINNED_RESOURCES = {
+    "requested": ("cpu", "memory", "ephemeral-storage", *strategies.SCALAR_RESOURCES),
+    "non_zero_requested": ("cpu", "memory"),
+    "allocatable": ("cpu", "memory", "ephemeral-storage", "pods", *strategies.SCALAR_RESOURCES),
+}
+
+
+def pinned(node_view: dict[str, Any]) -> dict[str, Any]:
+    """A NODE-VIEW whose resource maps list zeros explicitly, so that they are checked."""
+    return {
+        **node_view,
+        **{
+            field: {**dict.fromkeys(names, 0), **node_view[field]}
+            for field, names in PINNED_RESOURCES.items()
+        },
+    }
+
+
+class ConformanceError(AssertionError):
+    """The cache under test disagreed with the spec, or an invariant broke."""
+
+    def __init__(self, message: str, *, step: int, op: str, trace: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.step = step
+        self.op = op
+        self.trace = trace
+        self.trace_path: Path | None = None
+
+
+class FailureRecorder:
+    """Counts a machine's work and turns its failing runs into trace files.
+
+    Every failing run is kept in memory (so an interrupted shrink still leaves
+    the smallest failure found so far); the final, shrunk run that Hypothesis
+    replays is also written to `out_dir`.
+    """
+
+    def __init__(self, *, target: str, release: Release, out_dir: Path | None) -> None:
+        self.target = target
+        self.release = release
+        self.out_dir = out_dir
+        self.examples = 0
+        self.steps = 0
+        self.last_failure: ConformanceError | None = None
+        #: (examples, steps) run when the first failure appeared, before shrinking
+        self.first_failure_at: tuple[int, int] | None = None
+        #: called with (examples, steps, failures) after every example
+        self.progress: Callable[[int, int, int], None] | None = None
+
+    def example_started(self) -> None:
+        self.examples += 1
+
+    def step_taken(self) -> None:
+        self.steps += 1
+
+    def example_finished(self) -> None:
+        if self.progress is not None:
+            self.progress(self.examples, self.steps, int(self.last_failure is not None))
+
+    def failure(
+        self,
+        *,
+        steps: list[RecordedStep],
+        ttl: Decimal,
+        message: str,
+        final_observation: dict[str, Any] | None,
+        pin_error: bool,
+    ) -> ConformanceError:
+        """The exception to raise for a failing run, with its trace (written if final).
+
+        A fatal step ends a run (FORMAT.md), so `steps` hold no fatal step but
+        perhaps the failing last one.
+        """
+        trace_steps = [step.to_trace() for step in steps]
+        if pin_error and steps:
+            trace_steps[-1] = steps[-1].to_trace(pin_message=True)
+        if final_observation is not None:
+            trace_steps.append({"op": "observe", "expect": final_observation})
+        op = trace_steps[-1]["op"] if trace_steps else "build"
+        step = len(trace_steps) - 1  # counted from 0, as `kcache replay` reports steps
+        headline = f"step {step} ({op}): {message}"
+        trace = {
+            "name": f"{self.target} diverges from the spec at step {step} ({op})",
+            "description": headline,
+            "release": self.release.name,
+            "ttl_seconds": ttl,
+            "steps": trace_steps,
+        }
+        failure = ConformanceError(headline, step=step, op=op, trace=trace)
+        if _is_final_run() and self.out_dir is not None:
+            self.write(failure)
+            failure.add_note(f"counterexample trace: {failure.trace_path}")
+        self.last_failure = failure
+        if self.first_failure_at is None:
+            self.first_failure_at = (self.examples, self.steps)
+        return failure
+
+    def write(self, failure: ConformanceError) -> Path:
+        """Write `failure`'s trace under `out_dir`, named by its content."""
+        assert self.out_dir is not None
+        text = dumps(failure.trace) + "\n"
+        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        path = self.out_dir / f"{self.target}-{digest}.json"
+        path.write_text(text, encoding="utf-8")
+        failure.trace_path = path
+        return path
+
+
+def _is_final_run() -> bool:
+    """Whether Hypothesis is replaying its final, shrunk example (or not running at all)."""
+    try:
+        return current_build_context().is_final
+    except InvalidArgument:  # driven by hand, outside a Hypothesis test
+        return True

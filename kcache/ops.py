@@ -1,0 +1,271 @@
+"""The operations of the trace format as one table, and how a call of one ends.
+
+Every op of docs/trace-format.md, and every read that concurrent histories
+and the adapter protocol make, is one `Op` in `OPS`: its arguments (how each
+is read from and written to JSON), the cache method it calls, and how its
+result is written.  Traces, replay, histories, the linearizability model,
+both ends of the adapter protocol, the conformance machine and the parallel
+programs all take their operations from here, so adding an operation is one
+entry below (plus the rules that generate it).
+
+A `Run` is a cache being driven by operations: the cache, its virtual clock
+and its snapshots by name.  `call` runs anything and says how it ended as an
+`Outcome`, the harness's one vocabulary for success, refusal and crash.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import attrs
+
+from kcache.errors import KcacheError
+from kcache.spec.errors import CacheError, Fatal
+from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+from kcache.spec.protocol import SchedulerCache, Snapshot
+from kcache.spec.views import Dump, SnapshotView
+
+# -- how a call ends ----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Outcome:
+    """How one call ended: `ok`, `error` (a `CacheError`), `fatal`, or `crash` (anything else).
+
+    Outcomes compare by kind and error class only: the harness holds caches to
+    upstream's error classes, while texts are pinned by the vectors.
+    """
+
+    kind: str
+    error_class: str = ""
+    message: str = attrs.field(default="", eq=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+    def __str__(self) -> str:
+        if self.ok:
+            return "ok"
+        return f"{self.kind} {self.error_class}: {self.message}".rstrip(": ")
+
+
+def call(operation: Callable[..., Any], *args: Any) -> tuple[Outcome, Any]:
+    """Run `operation(*args)`; its outcome, and its result when it succeeded.
+
+    A `KcacheError` (an adapter died or broke the protocol) is no outcome of
+    the cache: it propagates, so the run ends as kcache's one-line exit 2.
+    """
+    try:
+        result = operation(*args)
+    except CacheError as error:
+        return Outcome("error", type(error).__name__, str(error)), None
+    except Fatal as error:
+        return Outcome("fatal", "Fatal", str(error)), None
+    except KcacheError:
+        raise
+    except Exception as error:  # a crash is an outcome to compare, not a harness failure
+        return Outcome("crash", type(error).__name__, str(error)), None
+    return Outcome("ok"), result
+
+
+# -- values and their JSON ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Codec:
+    """How one kind of value is written to JSON and read back, and the types it takes."""
+
+    to_json: Callable[[Any], Any]
+    from_json: Callable[[Any], Any]
+    types: tuple[type, ...]
+
+
+def read_seconds(value: Any) -> Decimal:
+    """A JSON number, or (our extension) a decimal string, as an exact `Decimal`."""
+    if isinstance(value, float):
+        raise ValueError(f"got the float {value!r}: times are exact, pass a Decimal or a string")
+    if isinstance(value, bool) or not isinstance(value, int | Decimal | str):
+        raise ValueError(f"expected seconds as a number, got {json.dumps(value, default=str)}")
+    try:
+        seconds = Decimal(value)
+    except InvalidOperation:
+        raise ValueError(f"expected seconds as a number, got {json.dumps(value)}") from None
+    if not seconds.is_finite():
+        raise ValueError(f"expected a finite number of seconds, got {value}")
+    return seconds
+
+
+def _manifest(value: Pod | Node) -> Any:
+    """The Kubernetes object a parsed value was read from, as steps carry it."""
+    if not value.manifest:
+        kind = "pod" if isinstance(value, Pod) else "node"
+        raise ValueError(
+            f"{kind} {value.name!r} has no manifest to write (read it with spec.objects)"
+        )
+    return value.manifest
+
+
+def _typed(kind: type) -> Callable[[Any], Any]:
+    def read(value: Any) -> Any:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ValueError(f"expected {kind.__name__}, got {json.dumps(value, default=str)}")
+        return value
+
+    return read
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+POD = Codec(_manifest, pod_from_manifest, (Pod,))
+NODE = Codec(_manifest, node_from_manifest, (Node,))
+OPTIONAL_NODE = Codec(
+    lambda node: None if node is None else _manifest(node),
+    lambda data: None if data is None else node_from_manifest(data),
+    (Node, type(None)),
+)
+TIME = Codec(_same, read_seconds, (Decimal,))
+NAME = Codec(_same, _typed(str), (str,))
+FLAG = Codec(_same, _typed(bool), (bool,))
+COUNT = Codec(_same, _typed(int), (int,))
+DUMP = Codec(lambda dump: dump.to_json(), Dump.from_json, (Dump,))
+SNAPSHOT_VIEW = Codec(lambda view: view.to_json(), SnapshotView.from_json, (SnapshotView,))
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Argument:
+    """One argument of an op: its key in steps, requests and events, and its codec."""
+
+    key: str
+    codec: Codec
+    #: a trace step without `now` uses the run's clock (the last `now` seen)
+    optional: bool = False
+
+
+@attrs.define
+class Run:
+    """A cache being driven by operations: its virtual clock and its snapshots by name."""
+
+    cache: SchedulerCache
+    clock: Decimal = Decimal(0)
+    snapshots: dict[str, Snapshot] = attrs.field(factory=dict)
+
+    def snapshot(self, name: str) -> Snapshot:
+        """The snapshot called `name`; its first use makes it with the cache's `new_snapshot()`."""
+        if name not in self.snapshots:
+            self.snapshots[name] = self.cache.new_snapshot()
+        return self.snapshots[name]
+
+    def apply(self, op: str, args: Mapping[str, Any]) -> Any:
+        """Make the call; whatever the cache raises propagates.  A `now` becomes the clock."""
+        return OPS[op].apply(self, args)
+
+    def value(self, argument: Argument, args: Mapping[str, Any]) -> Any:
+        """What the cache method is given for `argument`: snapshots by object, time by clock."""
+        if argument.key == "now":
+            return self.clock
+        if argument.key == "snapshot":
+            return self.snapshot(args[argument.key])
+        return args[argument.key]
+
+
+@attrs.frozen
+class Op:
+    """One operation: its arguments, the cache method it calls, how its result is written."""
+
+    name: str
+    arguments: tuple[Argument, ...] = ()
+    #: the call, when it is not `cache.<name>(arguments in order)`
+    custom: Callable[[Run, Mapping[str, Any]], Any] | None = None
+    #: how the result is written; None when there is nothing to compare
+    result: Codec | None = None
+    #: read after the call, whatever its outcome, as the result (update_snapshot's view)
+    result_after: Callable[[Run, Mapping[str, Any]], Any] | None = None
+    #: the call never changes the cache (an observation)
+    reads: bool = False
+    #: a step of traces (docs/trace-format.md); the others are reads of histories and adapters
+    traced: bool = True
+
+    def apply(self, run: Run, args: Mapping[str, Any]) -> Any:
+        if "now" in args:
+            run.clock = args["now"]
+        if self.custom is not None:
+            return self.custom(run, args)
+        method = getattr(run.cache, self.name)
+        return method(*(run.value(argument, args) for argument in self.arguments))
+
+
+def _view(run: Run, args: Mapping[str, Any]) -> SnapshotView:
+    return run.snapshot(args["snapshot"]).view()
+
+
+_POD = Argument("pod", POD)
+_NOW = Argument("now", TIME, optional=True)
+_SNAPSHOT = Argument("snapshot", NAME)
+
+#: every operation, trace ops first in docs/trace-format.md's order
+OPS: Mapping[str, Op] = {
+    op.name: op
+    for op in (
+        Op("add_node", (Argument("node", NODE),)),
+        Op("update_node", (Argument("old", OPTIONAL_NODE), Argument("new", NODE))),
+        Op("remove_node", (Argument("node", NODE),)),
+        Op("assume_pod", (_POD,)),
+        Op("finish_binding", (_POD, _NOW)),
+        Op("forget_pod", (_POD,)),
+        Op("add_pod", (_POD,)),
+        Op("update_pod", (Argument("old", POD), Argument("new", POD))),
+        Op("remove_pod", (_POD,)),
+        Op("cleanup", (_NOW,)),
+        # the consistency error of §10.3 repairs the snapshot before it is raised,
+        # so the view after the call is the result even when the call failed
+        Op("update_snapshot", (_SNAPSHOT,), result=SNAPSHOT_VIEW, result_after=_view),
+        Op("observe", custom=lambda run, args: None, reads=True),
+        Op("get_pod", (_POD,), result=POD, reads=True, traced=False),
+        Op("is_assumed_pod", (_POD,), result=FLAG, reads=True, traced=False),
+        Op("node_count", result=COUNT, reads=True, traced=False),
+        Op("pod_count", result=COUNT, reads=True, traced=False),
+        Op("dump", result=DUMP, reads=True, traced=False),
+        Op(
+            "view_snapshot",
+            (_SNAPSHOT,),
+            custom=_view,
+            result=SNAPSHOT_VIEW,
+            reads=True,
+            traced=False,
+        ),
+    )
+}
+
+#: the ops a trace step may name
+TRACE_OPS: Mapping[str, Op] = {name: op for name, op in OPS.items() if op.traced}
+#: the trace ops that may change a cache
+MUTATORS: frozenset[str] = frozenset(name for name, op in TRACE_OPS.items() if not op.reads)
+
+
+def perform(run: Run, op: str, args: Mapping[str, Any]) -> tuple[Outcome, Any]:
+    """Make the call `op(args)` on `run`: its outcome, and its result as the table writes it."""
+    operation = OPS[op]
+    outcome, result = call(operation.apply, run, args)
+    if operation.result_after is not None:
+        after, result = call(operation.result_after, run, args)
+        if outcome.ok and not after.ok:
+            outcome = after
+    return outcome, result if operation.result is not None else None
+
+
+def args_to_json(op: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """`args` as steps, requests and events carry them."""
+    return {
+        argument.key: argument.codec.to_json(args[argument.key])
+        for argument in OPS[op].arguments
+        if argument.key in args
+    }
