@@ -1,4 +1,4 @@
-"""The optimized scheduler cache, shaped like upstream's v1.35 `cacheImpl`.
+"""The optimized scheduler cache, shaped like upstream's `cacheImpl` (v1.35 to v1.37).
 
 Pods are keyed by UID; each pod event edits one NodeInfo in place and moves it
 to the head of the generation-ordered list (`impl.node_list`), so pod
@@ -39,7 +39,7 @@ from kcache.spec.errors import (
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import Snapshot as SnapshotProtocol
 from kcache.spec.releases import DEFAULT_RELEASE, Release
-from kcache.spec.views import Dump
+from kcache.spec.views import Dump, NodeView
 
 _log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def _key(pod: Pod) -> str:
 
 
 class Cache:
-    """The scheduler cache of upstream v1.35 (or v1.36), engineered for speed."""
+    """The scheduler cache of upstream v1.35, v1.36 or v1.37, engineered for speed."""
 
     # Representation:
     #   _pod_states     pod key -> PodState, for every pod assumed or added; each
@@ -106,6 +106,7 @@ class Cache:
         "_lock",
         "_node_infos",
         "_node_tree",
+        "_non_host_scoped",
         "_pod_states",
         "_release",
         "_ttl",
@@ -129,6 +130,10 @@ class Cache:
         self._image_states = ImageStates()
         self._expiry: ExpiryLoop | None = None
         self._contract_kept = True
+        # Whether NodeInfos keep the non-host-scoped anti-affinity list (v1.37, gated).
+        self._non_host_scoped = release.has_non_host_scoped_list and release.gate(
+            "InterPodAffinityHostnameFastPath"
+        )
 
     @property
     def release(self) -> Release:
@@ -233,6 +238,21 @@ class Cache:
         argument's, or is not assumed.  A pod the cache does not hold is
         already forgotten: success.
         """
+        self._forget(pod)
+
+    def remove_assumed_pod(self, pod: Pod) -> None:
+        """Drop an assumed pod that was deleted before binding (upstream `RemoveAssumedPod`, v1.37).
+
+        The same checks and node effect as `forget_pod`.
+        """
+        if not self._release.has_remove_assumed_pod:
+            raise UnsupportedOperation(
+                f"remove_assumed_pod does not exist in release {self._release.name}"
+            )
+        self._forget(pod)
+
+    def _forget(self, pod: Pod) -> None:
+        """What ForgetPod and RemoveAssumedPod share: upstream's `validateAssumedPod`, a removal."""
         key = _key(pod)
         with self._lock.write:
             state = self._pod_states.get(key)
@@ -245,11 +265,19 @@ class Cache:
                     f"but assigned to {state.pod.node_name}"
                 )
             if key not in self._assumed_pods:
-                # Every modelled release says this; upstream rewords it only in v1.37.
-                raise TransitionError(f"pod {key}({pod.ref}) wasn't assumed so cannot be forgotten")
-            if (pod.has_affinity, pod.has_required_anti_affinity) != (
+                raise TransitionError(
+                    f"pod {key}({pod.ref}) is not assumed, so it cannot be removed or forgotten"
+                    if self._release.has_remove_assumed_pod
+                    else f"pod {key}({pod.ref}) wasn't assumed so cannot be forgotten"
+                )
+            if (
+                pod.has_affinity,
+                pod.has_required_anti_affinity,
+                self._non_host_scoped and pod.has_required_non_host_scoped_anti_affinity,
+            ) != (
                 state.pod.has_affinity,
                 state.pod.has_required_anti_affinity,
+                self._non_host_scoped and state.pod.has_required_non_host_scoped_anti_affinity,
             ):
                 self._contract_kept = False
             self._remove_pod(pod)
@@ -365,6 +393,19 @@ class Cache:
         with self._lock.read:
             return key in self._assumed_pods
 
+    def get_node(self, name: str) -> NodeView:
+        """A fresh clone of the NodeInfo called `name`, ghosts included (upstream `GetNode`, v1.36).
+
+        Raises NodeNotFoundError for a name the cache does not hold.
+        """
+        if not self._release.has_get_node:
+            raise UnsupportedOperation(f"get_node does not exist in release {self._release.name}")
+        with self._lock.read:
+            item = self._node_infos.items.get(name)
+            if item is None:
+                raise NodeNotFoundError(f"node {name} does not exist in scheduler cache")
+            return item.info.clone().view()
+
     def node_count(self) -> int:
         """How many NodeInfos the cache holds, ghosts included."""
         with self._lock.read:
@@ -389,7 +430,7 @@ class Cache:
 
     def new_snapshot(self) -> Snapshot:
         """An empty snapshot for `update_snapshot` to fill (upstream `NewEmptySnapshot`)."""
-        return Snapshot()
+        return Snapshot(counts_pvc_references=self._release.counts_pvc_references)
 
     def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
         """Refresh `snapshot` with what changed since its last refresh (upstream `UpdateSnapshot`).
@@ -462,7 +503,7 @@ class Cache:
         item = self._node_infos.items.get(pod.node_name)
         if item is None:
             item = self._node_infos.insert(pod.node_name, NodeInfo(next_generation()))
-        item.info.add_pod(pod)
+        item.info.add_pod(pod, non_host_scoped=self._non_host_scoped)
         self._node_infos.move_to_head(item)
         self._pod_states[key] = PodState(pod)
         if assumed:
@@ -482,7 +523,7 @@ class Cache:
             # its pod state keeps: finding that object is finding the first
             # pod with the UID, and it needs no look at the other pods.
             held = self._pod_states[pod.uid].pod if self._contract_kept else None
-            item.info.remove_pod(pod, held)
+            item.info.remove_pod(pod, held, non_host_scoped=self._non_host_scoped)
             self._drop_or_refresh(item)
         del self._pod_states[pod.uid]
         self._assumed_pods.pop(pod.uid, None)

@@ -36,6 +36,7 @@ class NodeInfo:
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
+        "pods_with_required_non_host_scoped_anti_affinity",
         "pvc_ref_counts",
         "requested",
         "used_ports",
@@ -48,6 +49,8 @@ class NodeInfo:
         self.pods: list[Pod] = []
         self.pods_with_affinity: list[Pod] = []
         self.pods_with_required_anti_affinity: list[Pod] = []
+        # Kept only while the cache's release and gate ask for it (v1.37, §19.10).
+        self.pods_with_required_non_host_scoped_anti_affinity: list[Pod] = []
         self.used_ports: UsedPorts = {}
         self.requested = ResourceTotals()
         # Only milli_cpu and memory are used, as upstream.
@@ -57,16 +60,23 @@ class NodeInfo:
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = generation
 
-    def add_pod(self, pod: Pod) -> None:
-        """Append the pod and add its requests, ports and claims (no duplicate check)."""
+    def add_pod(self, pod: Pod, *, non_host_scoped: bool = False) -> None:
+        """Append the pod and add its requests, ports and claims (no duplicate check).
+
+        `non_host_scoped`: keep the non-host-scoped anti-affinity list too.
+        """
         self.pods.append(pod)
         if pod.has_affinity:
             self.pods_with_affinity.append(pod)
         if pod.has_required_anti_affinity:
             self.pods_with_required_anti_affinity.append(pod)
+        if non_host_scoped and pod.has_required_non_host_scoped_anti_affinity:
+            self.pods_with_required_non_host_scoped_anti_affinity.append(pod)
         self._account(pod, 1)
 
-    def remove_pod(self, pod: Pod, held: Pod | None = None) -> None:
+    def remove_pod(
+        self, pod: Pod, held: Pod | None = None, *, non_host_scoped: bool = False
+    ) -> None:
         """Remove the first pod with `pod`'s UID and subtract the *stored* pod's usage.
 
         The affinity lists are edited by the argument's classification, before
@@ -96,6 +106,9 @@ class NodeInfo:
         if pod.has_required_anti_affinity:
             anti = self.pods_with_required_anti_affinity
             _swap_remove(anti, _index_of(anti, uid))
+        if non_host_scoped and pod.has_required_non_host_scoped_anti_affinity:
+            non_host = self.pods_with_required_non_host_scoped_anti_affinity
+            _swap_remove(non_host, _index_of(non_host, uid))
         if index < 0:
             assert self.node is not None
             raise PodNotOnNodeError(
@@ -139,6 +152,9 @@ class NodeInfo:
         target.pods = self.pods.copy()
         target.pods_with_affinity = self.pods_with_affinity.copy()
         target.pods_with_required_anti_affinity = self.pods_with_required_anti_affinity.copy()
+        target.pods_with_required_non_host_scoped_anti_affinity = (
+            self.pods_with_required_non_host_scoped_anti_affinity.copy()
+        )
         target.used_ports = {ip: pairs.copy() for ip, pairs in self.used_ports.items()}
         target.requested = self.requested.clone()
         target.non_zero_requested = self.non_zero_requested.clone()
@@ -158,7 +174,7 @@ class NodeInfo:
 
     def view(self) -> NodeView:
         """What FORMAT.md's NODE-VIEW shows of this NodeInfo (image counts as stored)."""
-        return NodeView.make(
+        return NodeView(
             has_node=self.node is not None,
             pods=[pod.uid for pod in self.pods],
             requested=self.requested.as_view(),
@@ -175,6 +191,9 @@ class NodeInfo:
             pods_with_affinity=[pod.uid for pod in self.pods_with_affinity],
             pods_with_required_anti_affinity=[
                 pod.uid for pod in self.pods_with_required_anti_affinity
+            ],
+            pods_with_required_non_host_scoped_anti_affinity=[
+                pod.uid for pod in self.pods_with_required_non_host_scoped_anti_affinity
             ],
             pvc_ref_counts=self.pvc_ref_counts,
             image_states={

@@ -5,6 +5,13 @@ changes only when it is refreshed.  A refresh re-clones just the NodeInfos
 whose generation is newer than the snapshot's, overwriting its entries in
 place so that its ordered lists, which point at those entries, stay valid;
 the lists are rebuilt only when a flag says their membership may have moved.
+
+From v1.37 the snapshot counts PVC references instead of keeping a set
+(§19.9), and keeps the counts incrementally: a refresh applies, for each
+listed entry it re-clones, the difference between the entry's old and new
+claim counts, and only a full rebuild sums them afresh.  (Upstream records
+those differences in one cache-wide delta as events happen, which is where
+its counts can leave the sum: docs/upstream-divergences.md.)
 """
 
 from __future__ import annotations
@@ -24,33 +31,47 @@ class Snapshot:
     """Name -> NodeInfo clone, the frozen node order, and what is derived from it."""
 
     __slots__ = (
+        "counts_pvc_references",
         "generation",
         "have_pods_with_affinity",
         "have_pods_with_required_anti_affinity",
+        "have_pods_with_required_non_host_scoped_anti_affinity",
+        "listed",
         "node_infos",
         "node_list",
+        "pvc_ref_counts",
         "used_pvcs",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, *, counts_pvc_references: bool = False) -> None:
         """An empty snapshot (upstream `NewEmptySnapshot`): everything in the cache is newer."""
         self.node_infos: dict[str, NodeInfo] = {}
         # Entries of `node_infos`, in the tree's interleaved order as of the last full rebuild.
         self.node_list: list[NodeInfo] = []
+        # The names of `node_list`'s entries.
+        self.listed: set[str] = set()
         self.have_pods_with_affinity: list[NodeInfo] = []
         self.have_pods_with_required_anti_affinity: list[NodeInfo] = []
+        self.have_pods_with_required_non_host_scoped_anti_affinity: list[NodeInfo] = []
+        # Until v1.36 the claims the listed entries use; from v1.37 how often each is used.
+        self.counts_pvc_references = counts_pvc_references
         self.used_pvcs: set[str] = set()
+        self.pvc_ref_counts: dict[str, int] = {}
         self.generation = 0
 
     def view(self) -> SnapshotView:
         """What the snapshot holds now; its `nodes` come from the map, not the list."""
-        return SnapshotView.make(
+        return SnapshotView(
             node_list=[_name(info) for info in self.node_list],
             have_pods_with_affinity=[_name(info) for info in self.have_pods_with_affinity],
             have_pods_with_required_anti_affinity=[
                 _name(info) for info in self.have_pods_with_required_anti_affinity
             ],
+            have_pods_with_required_non_host_scoped_anti_affinity=[
+                _name(info) for info in self.have_pods_with_required_non_host_scoped_anti_affinity
+            ],
             used_pvcs=self.used_pvcs,
+            used_pvc_ref_counts=self.pvc_ref_counts,
             nodes={name: info.view() for name, info in self.node_infos.items()},
         )
 
@@ -68,7 +89,9 @@ def update_snapshot(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree
     rebuild, when the rebuilt list and the tree disagree in length.
     """
     seen_generation = snapshot.generation
-    rebuild_all = affinity_changed = anti_affinity_changed = pvcs_changed = False
+    rebuild_all = False
+    #: the derived lists (or the PVC set) whose membership may have changed
+    lists_changed = False
     entries = snapshot.node_infos
 
     # Invariant: every item before `item` is newer than the snapshot and has
@@ -85,19 +108,7 @@ def update_snapshot(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree
                 rebuild_all = True
                 entries[live.node.name] = live.clone()
             else:
-                if bool(existing.pods_with_affinity) != bool(live.pods_with_affinity):
-                    affinity_changed = True
-                if bool(existing.pods_with_required_anti_affinity) != bool(
-                    live.pods_with_required_anti_affinity
-                ):
-                    anti_affinity_changed = True
-                if (
-                    not pvcs_changed
-                    and existing.pvc_ref_counts.keys() != live.pvc_ref_counts.keys()
-                ):
-                    pvcs_changed = True
-                # In place: the snapshot's lists hold this very object.
-                live.clone_into(existing)
+                lists_changed |= _reclone(snapshot, existing, live)
         item = item.next
     if node_infos.head is not None:
         snapshot.generation = node_infos.head.info.generation
@@ -108,7 +119,7 @@ def update_snapshot(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree
         _remove_deleted_nodes(snapshot, node_infos, tree)
         rebuild_all = True
 
-    if rebuild_all or affinity_changed or anti_affinity_changed or pvcs_changed:
+    if rebuild_all or lists_changed:
         _rebuild_lists(snapshot, tree, rebuild_all)
 
     if len(snapshot.node_list) != tree.num_nodes:
@@ -121,6 +132,34 @@ def update_snapshot(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree
         _log.error(message)
         _rebuild_lists(snapshot, tree, rebuild_all=True)
         raise SnapshotInconsistentError(message)
+
+
+def _reclone(snapshot: Snapshot, existing: NodeInfo, live: NodeInfo) -> bool:
+    """Overwrite an entry in place (the lists hold this very object) with the live NodeInfo.
+
+    Returns whether a derived list may have to change: an affinity list went
+    from empty to not (or back), or, until v1.36, the entry's claims changed.
+    From v1.37 the PVC counts take the entry's difference at once, if listed.
+    """
+    changed = any(
+        bool(getattr(existing, field)) != bool(getattr(live, field)) for field in _LISTED_BY
+    )
+    if snapshot.counts_pvc_references:
+        if _name(live) in snapshot.listed:
+            _count_claims(snapshot.pvc_ref_counts, existing.pvc_ref_counts, -1)
+            _count_claims(snapshot.pvc_ref_counts, live.pvc_ref_counts, 1)
+    elif existing.pvc_ref_counts.keys() != live.pvc_ref_counts.keys():
+        changed = True
+    live.clone_into(existing)
+    return changed
+
+
+#: a NodeInfo's pod lists whose emptiness decides the snapshot's node lists
+_LISTED_BY = (
+    "pods_with_affinity",
+    "pods_with_required_anti_affinity",
+    "pods_with_required_non_host_scoped_anti_affinity",
+)
 
 
 def _remove_deleted_nodes(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree) -> None:
@@ -142,7 +181,8 @@ def _remove_deleted_nodes(snapshot: Snapshot, node_infos: NodeInfoList, tree: No
 
 
 def _rebuild_lists(snapshot: Snapshot, tree: NodeTree, rebuild_all: bool) -> None:
-    """Recompute the affinity lists and the PVC set, and with `rebuild_all` the node order too."""
+    """Recompute the affinity lists and the PVC set, and with `rebuild_all` the node order and,
+    from v1.37, the PVC counts too."""
     if rebuild_all:
         entries = snapshot.node_infos
         node_list = []
@@ -156,10 +196,29 @@ def _rebuild_lists(snapshot: Snapshot, tree: NodeTree, rebuild_all: bool) -> Non
             else:
                 node_list.append(info)
         snapshot.node_list = node_list
+        snapshot.listed = {_name(info) for info in node_list}
+        if snapshot.counts_pvc_references:
+            snapshot.pvc_ref_counts = {}
+            for info in node_list:
+                _count_claims(snapshot.pvc_ref_counts, info.pvc_ref_counts, 1)
     snapshot.have_pods_with_affinity = [
         info for info in snapshot.node_list if info.pods_with_affinity
     ]
     snapshot.have_pods_with_required_anti_affinity = [
         info for info in snapshot.node_list if info.pods_with_required_anti_affinity
     ]
-    snapshot.used_pvcs = {key for info in snapshot.node_list for key in info.pvc_ref_counts}
+    snapshot.have_pods_with_required_non_host_scoped_anti_affinity = [
+        info for info in snapshot.node_list if info.pods_with_required_non_host_scoped_anti_affinity
+    ]
+    if not snapshot.counts_pvc_references:
+        snapshot.used_pvcs = {key for info in snapshot.node_list for key in info.pvc_ref_counts}
+
+
+def _count_claims(counts: dict[str, int], claims: dict[str, int], sign: int) -> None:
+    """Add (`sign` 1) or withdraw (-1) one entry's claim counts; a count reaching 0 goes."""
+    for key, count in claims.items():
+        total = counts.get(key, 0) + sign * count
+        if total:
+            counts[key] = total
+        else:
+            del counts[key]

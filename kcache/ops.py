@@ -26,7 +26,7 @@ from kcache.errors import KcacheError
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
-from kcache.spec.views import Dump, SnapshotView
+from kcache.spec.views import Dump, NodeView, SnapshotView
 
 # -- how a call ends ----------------------------------------------------------------------------
 
@@ -134,6 +134,7 @@ NAME = Codec(_same, _typed(str), (str,))
 FLAG = Codec(_same, _typed(bool), (bool,))
 COUNT = Codec(_same, _typed(int), (int,))
 DUMP = Codec(lambda dump: dump.to_json(), Dump.from_json, (Dump,))
+NODE_VIEW = Codec(lambda view: view.to_json(), NodeView.from_json, (NodeView,))
 SNAPSHOT_VIEW = Codec(lambda view: view.to_json(), SnapshotView.from_json, (SnapshotView,))
 
 
@@ -228,6 +229,7 @@ OPS: Mapping[str, Op] = {
         # the consistency error of §10.3 repairs the snapshot before it is raised,
         # so the view after the call is the result even when the call failed
         Op("update_snapshot", (_SNAPSHOT,), result=SNAPSHOT_VIEW, result_after=_view),
+        Op("get_node", (Argument("name", NAME),), result=NODE_VIEW, reads=True),
         Op("observe", custom=lambda run, args: None, reads=True),
         Op("get_pod", (_POD,), result=POD, reads=True, traced=False),
         Op("is_assumed_pod", (_POD,), result=FLAG, reads=True, traced=False),

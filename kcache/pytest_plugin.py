@@ -104,7 +104,7 @@ class ConformanceItem(pytest.Item):
             seed = options.run_seed(config.getoption("kcache_seed"), profile)
             finished = machine_run.run_machine(
                 self.target,
-                release=release,
+                release=RELEASES[release],
                 seed=seed,
                 out_dir=Path(config.getoption("kcache_out")),
                 profile=profile,

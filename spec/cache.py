@@ -1,11 +1,12 @@
-"""The reference model of the kube-scheduler cache, release v1.35 ("R-TTL").
+"""The reference model of the kube-scheduler cache, for every release of `spec.releases`.
 
-Life cycle of a pod key (`spec.lifecycle.TABLE` has every cell):
+Life cycle of a pod key (`spec.lifecycle.TABLE` has every cell, and the cache
+runs the effect the cell names):
 
     Initial --assume_pod--> Assumed --add_pod--> Added --update_pod--> Added
     Initial --add_pod--> Added
-    Assumed --forget_pod--> Initial
-    Assumed --cleanup, once binding finished, ttl != 0 and now > deadline--> Expired
+    Assumed --forget_pod, remove_assumed_pod (v1.37)--> Initial
+    Assumed --cleanup, once finish_binding set a deadline and now > deadline--> Expired
     Assumed, Added --remove_pod--> Deleted
     (Expired and Deleted are the key's absence: later calls see Initial.)
 
@@ -29,7 +30,7 @@ saw) is kept.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 
 import attrs
@@ -41,6 +42,7 @@ from kcache.spec.errors import (
     NodeNotFoundError,
     PodNotFoundError,
     PodNotOnNodeError,
+    UnsupportedOperation,
 )
 from kcache.spec.lifecycle import Effect, Move, Operation, State
 from kcache.spec.node_info import ImageSummary, NodeInfo
@@ -59,8 +61,8 @@ class PodRecord:
     pod: Pod
     #: ASSUMED or ADDED
     state: State
+    #: set by finish_binding when the TTL is not 0: the pod expires once now is past it
     deadline: Decimal | None = None
-    binding_finished: bool = False
 
 
 @attrs.frozen
@@ -105,10 +107,8 @@ class Cache:
                 yield f"pod {key!r} is kept as {record!r}"
             if record.pod not in holder.pods:
                 yield f"pod {key!r} is not on its node {record.pod.node_name!r}"
-            if (record.deadline is not None) != (record.binding_finished and self.ttl != 0):
-                yield f"pod {key!r} must have a deadline exactly when binding finished, ttl != 0"
-            if record.binding_finished and record.state is not State.ASSUMED:
-                yield f"pod {key!r} finished binding but is not assumed"
+            if record.deadline is not None and (record.state is State.ADDED or self.ttl == 0):
+                yield f"pod {key!r} has a deadline but is added, or the TTL is 0"
         for name, node in self.nodes.items():
             if node.node is None and not node.pods:
                 yield f"node {name!r} has neither a node nor pods"
@@ -124,33 +124,29 @@ class Cache:
             f"image {name!r} has no nodes" for name, e in self.images.items() if not e.nodes
         )
 
-    # --- pod operations -------------------------------------------------------------------
+    # --- pod operations: each consults the table, then runs the effect it names ----------
 
     def assume_pod(self, pod: Pod) -> None:
         """AssumePod (§8.1): count the pod on its node before binding; TransitionError if cached."""
-        move = self._consult(Operation.ASSUME_POD, pod)
-        self._add(pod, move.to)
+        self._transition(Operation.ASSUME_POD, pod)
 
     def finish_binding(self, pod: Pod, now: Decimal) -> None:
         """FinishBinding (§8.2): start an assumed pod's TTL; anything else is ignored.
 
         UnsupportedOperation in releases without expiry.
         """
-        move = self._consult(Operation.FINISH_BINDING, pod)
-        if move.effect is Effect.SET_DEADLINE:
-            deadline = None if self.ttl == 0 else now + self.ttl
-            self.pods[pod.uid] = attrs.evolve(
-                self.pods[pod.uid], deadline=deadline, binding_finished=True
-            )
+        self._transition(Operation.FINISH_BINDING, pod, now=now)
 
     def forget_pod(self, pod: Pod) -> None:
         """ForgetPod (§8.3): take an assumption back, removing the *argument* pod.
 
         TransitionError when the pod is cached on another node or is not assumed.
         """
-        move = self._consult(Operation.FORGET_POD, pod)
-        if move.effect is Effect.FORGET:
-            self._remove(pod)
+        self._transition(Operation.FORGET_POD, pod)
+
+    def remove_assumed_pod(self, pod: Pod) -> None:
+        """RemoveAssumedPod (§19.3, v1.37): forget_pod's checks and node effect."""
+        self._transition(Operation.REMOVE_ASSUMED_POD, pod)
 
     def add_pod(self, pod: Pod) -> None:
         """AddPod (§8.4): the informer reports a bound pod; TransitionError if already added.
@@ -159,11 +155,7 @@ class Cache:
         whatever node this one names.  Upstream only logs a failure there; none
         can happen, as the cached pod is always on its node (check_well_formed).
         """
-        move = self._consult(Operation.ADD_POD, pod)
-        if move.effect is Effect.CONFIRM:
-            self._update(self.pods[pod.uid].pod, pod)
-        else:
-            self._add(pod, move.to)
+        self._transition(Operation.ADD_POD, pod)
 
     def update_pod(self, old: Pod, new: Pod) -> None:
         """UpdatePod (§8.5): remove `old` (as given) from its node, add `new`; keyed by `old`.
@@ -173,16 +165,14 @@ class Cache:
         node does not hold the pod.  Only `old`'s key is checked up front, so a
         `new` without UID fails with EmptyUIDError after `old` was removed.
         """
-        self._consult(Operation.UPDATE_POD, old, named_node=new.node_name)
-        self._update(old, new)
+        self._transition(Operation.UPDATE_POD, old, new=new)
 
     def remove_pod(self, pod: Pod) -> None:
         """RemovePod (§8.6): remove the *cached* pod; TransitionError if unknown.
 
         Fatal when the argument names another non-empty node than the cached pod.
         """
-        self._consult(Operation.REMOVE_POD, pod)
-        self._remove(self.pods[pod.uid].pod)
+        self._transition(Operation.REMOVE_POD, pod)
 
     def cleanup(self, now: Decimal) -> None:
         """cleanupAssumedPods (§9): expire assumed pods whose deadline is before `now`.
@@ -191,13 +181,40 @@ class Cache:
         """
         lifecycle.require(self.release, Operation.CLEANUP)
         for record in list(self.pods.values()):
-            move = lifecycle.outcome(self.release, record.state, Operation.CLEANUP)
-            if isinstance(move, Move) and move.effect is Effect.EXPIRE and self._due(record, now):
-                self._remove(record.pod)
+            move = lifecycle.entry(self.release, record.state, Operation.CLEANUP)
+            assert isinstance(move, Move)  # cleanup refuses no state
+            _EFFECTS[move.effect](self, record.pod, _Call(now=now))
 
-    def _due(self, record: PodRecord, now: Decimal) -> bool:
-        deadline = record.deadline
-        return record.binding_finished and self.ttl != 0 and deadline is not None and now > deadline
+    def _transition(
+        self, operation: Operation, pod: Pod, *, new: Pod | None = None, now: Decimal = Decimal(0)
+    ) -> None:
+        """Look the call up in the tables, raise what they refuse with, else run the effect."""
+        lifecycle.require(self.release, operation)
+        key = _key(pod)
+        record = self.pods.get(key)
+        state = record.state if record else State.INITIAL
+        guard = lifecycle.NODE_GUARDS.get((state, operation))
+        named = pod.node_name if new is None else new.node_name
+        if guard and record and guard.blocks(named, record.pod.node_name):
+            raise guard.error(
+                lifecycle.fill(guard.template, key, pod.ref, named, record.pod.node_name)
+            )
+        found = lifecycle.entry(self.release, state, operation)
+        if isinstance(found, lifecycle.Refuse):
+            raise found.error(lifecycle.fill(found.template, key, pod.ref))
+        _EFFECTS[found.effect](self, pod, _Call(new=new, now=now))
+
+    def _set_deadline(self, pod: Pod, now: Decimal) -> None:
+        deadline = None if self.ttl == 0 else now + self.ttl
+        self.pods[pod.uid] = attrs.evolve(self.pods[pod.uid], deadline=deadline)
+
+    def _expire_if_due(self, pod: Pod, now: Decimal) -> None:
+        deadline = self.pods[pod.uid].deadline
+        if deadline is not None and now > deadline:
+            self._remove(pod)
+
+    def _cached(self, pod: Pod) -> Pod:
+        return self.pods[pod.uid].pod
 
     def get_pod(self, pod: Pod) -> Pod:
         """GetPod (§8.7): the cached pod object; PodNotFoundError if unknown."""
@@ -213,23 +230,6 @@ class Cache:
         record = self.pods.get(_key(pod))
         return record is not None and record.state is State.ASSUMED
 
-    def _consult(self, operation: Operation, pod: Pod, named_node: str | None = None) -> Move:
-        """Look the call up in the life-cycle tables and raise what they refuse with."""
-        lifecycle.require(self.release, operation)
-        key = _key(pod)
-        record = self.pods.get(key)
-        state = record.state if record else State.INITIAL
-        guard = lifecycle.NODE_GUARDS.get((state, operation))
-        named = pod.node_name if named_node is None else named_node
-        if guard and record and guard.blocks(named, record.pod.node_name):
-            raise guard.error(
-                lifecycle.fill(guard.template, key, pod.ref, named, record.pod.node_name)
-            )
-        outcome = lifecycle.outcome(self.release, state, operation)
-        if isinstance(outcome, lifecycle.Refuse):
-            raise outcome.error(lifecycle.fill(outcome.template, key, pod.ref))
-        return outcome
-
     def _add(self, pod: Pod, state: State) -> None:
         """cache.addPod: the pod joins its node (a new ghost if unknown) and gets a fresh record.
 
@@ -238,7 +238,8 @@ class Cache:
         with another UID).
         """
         key = _key(pod)
-        self._store(pod.node_name, self.nodes.get(pod.node_name, NodeInfo()).with_pod(pod))
+        holder = self.nodes.get(pod.node_name, NodeInfo())
+        self._store(pod.node_name, holder.with_pod(pod, non_host_scoped=self._non_host_scoped))
         previous = self.pods.get(key)
         if previous is not None and previous.state is State.ASSUMED:
             state = State.ASSUMED
@@ -255,7 +256,7 @@ class Cache:
         name = pod.node_name
         record = self.nodes.get(name)
         if record is not None:
-            edited, removed = record.without_pod(pod)
+            edited, removed = record.without_pod(pod, non_host_scoped=self._non_host_scoped)
             if removed is None and record.node is None:
                 raise Fatal("nil pointer dereference: NodeInfo.RemovePod on a node without node")
             if removed is None:
@@ -271,6 +272,12 @@ class Cache:
         """cache.updatePod: remove `old`; only if that worked, add `new` as added."""
         self._remove(old)
         self._add(new, State.ADDED)
+
+    @property
+    def _non_host_scoped(self) -> bool:
+        """Whether NodeInfos keep the non-host-scoped anti-affinity list (§19.10)."""
+        release = self.release
+        return release.has_non_host_scoped_list and release.gate("InterPodAffinityHostnameFastPath")
 
     # --- node operations ------------------------------------------------------------------
 
@@ -353,7 +360,10 @@ class Cache:
 
     def new_snapshot(self) -> Snapshot:
         """NewEmptySnapshot, tied to this cache: every current NodeInfo counts as changed."""
-        snapshot = Snapshot(changed=dict.fromkeys(self.nodes))
+        snapshot = Snapshot(
+            changed=dict.fromkeys(self.nodes),
+            counts_pvc_references=self.release.counts_pvc_references,
+        )
         self._snapshots.add(snapshot)
         return snapshot
 
@@ -376,6 +386,15 @@ class Cache:
             assumed_pods=frozenset(k for k, r in self.pods.items() if r.state is State.ASSUMED),
         )
 
+    def get_node(self, name: str) -> NodeView:
+        """GetNode (§19.5, v1.36 on): a fresh clone of any NodeInfo held, ghosts included."""
+        if not self.release.has_get_node:
+            raise UnsupportedOperation(f"get_node does not exist in release {self.release.name}")
+        record = self.nodes.get(name)
+        if record is None:
+            raise NodeNotFoundError(f"node {name} does not exist in scheduler cache")
+        return record.view(self._num_nodes)
+
     def node_count(self) -> int:
         """NodeCount (§8.12): NodeInfos, ghosts included."""
         return len(self.nodes)
@@ -387,3 +406,30 @@ class Cache:
     def _num_nodes(self, image: str, summary: ImageSummary) -> int:
         entry = self.images.get(image)
         return len(entry.nodes) if entry is not None and entry.summary is summary else 0
+
+
+@attrs.frozen
+class _Call:
+    """What an effect may need besides the pod: update_pod's new pod, the time."""
+
+    new: Pod | None = None
+    now: Decimal = Decimal(0)
+
+
+def _update_from(cache: Cache, old: Pod, call: _Call) -> None:
+    assert call.new is not None  # update_pod always passes its new pod
+    cache._update(old, call.new)
+
+
+#: what each effect of `spec.lifecycle.Effect` does to the cache, for the pod a call names
+_EFFECTS: Mapping[Effect, Callable[[Cache, Pod, _Call], None]] = {
+    Effect.NOTHING: lambda cache, pod, call: None,
+    Effect.ASSUME: lambda cache, pod, call: cache._add(pod, State.ASSUMED),
+    Effect.SET_DEADLINE: lambda cache, pod, call: cache._set_deadline(pod, call.now),
+    Effect.FORGET: lambda cache, pod, call: cache._remove(pod),
+    Effect.ADD: lambda cache, pod, call: cache._add(pod, State.ADDED),
+    Effect.CONFIRM: lambda cache, pod, call: cache._update(cache._cached(pod), pod),
+    Effect.UPDATE: _update_from,
+    Effect.REMOVE: lambda cache, pod, call: cache._remove(cache._cached(pod)),
+    Effect.EXPIRE: lambda cache, pod, call: cache._expire_if_due(pod, call.now),
+}

@@ -1,17 +1,18 @@
-"""The pod life cycle of the scheduler cache, as one table of data.
+"""The pod life cycle of the scheduler cache, as one table of data (§8.15).
 
 A pod key is in one of three states: Initial (the cache does not hold it),
 Assumed or Added.  Expired and Deleted are where a transition leaves a key,
 but like Initial they are the key's absence, so a later call sees Initial.
 
-`TABLE` gives every (state, operation) cell exactly one outcome for v1.35
-(as released: v1.35.0 already lets `forget_pod` of an unknown pod succeed):
-a `Move` (next state and what the cache does) or a `Refuse` (the error class
-and upstream's message template, semantics doc §15).  `RELEASE_CHANGES`
-overrides a few cells for releases whose flags differ (v1.36, §16).
-`NODE_GUARDS` are checked before a cell's outcome when the key is cached:
-they compare the cached pod's node with the node the call names.  The cache
-consults these tables; it decides nothing about legality itself.
+`TABLE` gives every (state, operation) cell exactly one entry: a `Move`
+(the next state and the `Effect` the cache then carries out) or a `Refuse`
+(the error class and upstream's message template, §15).  The cache consults
+the table and runs the effect it names, so the effect column of the
+generated docs is what the code does.  `RELEASE_CELLS` holds the cells a
+release reworded; which operations a release has at all is
+`spec.releases`'s.  `NODE_GUARDS` are checked before a cell's entry when the
+key is cached: they compare the cached pod's node with the node the call
+names.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 import attrs
 
 from kcache.spec.errors import CacheError, Fatal, TransitionError, UnsupportedOperation
-from kcache.spec.releases import RELEASES, Release
+from kcache.spec.releases import RELEASES, Release, since
 
 
 class State(enum.Enum):
@@ -40,15 +41,24 @@ ROWS = (State.INITIAL, State.ASSUMED, State.ADDED)
 
 
 class Operation(enum.Enum):
-    """The pod operations of FORMAT.md; `cleanup` is the expiry pass."""
+    """The pod operations of the trace format; `cleanup` is the expiry pass."""
 
     ASSUME_POD = "assume_pod"
     FINISH_BINDING = "finish_binding"
     FORGET_POD = "forget_pod"
+    REMOVE_ASSUMED_POD = "remove_assumed_pod"
     ADD_POD = "add_pod"
     UPDATE_POD = "update_pod"
     REMOVE_POD = "remove_pod"
     CLEANUP = "cleanup"
+
+
+#: the release flag an operation needs (operations not listed are in every release)
+REQUIRES: Mapping[Operation, str] = {
+    Operation.FINISH_BINDING: "has_expiry",
+    Operation.CLEANUP: "has_expiry",
+    Operation.REMOVE_ASSUMED_POD: "has_remove_assumed_pod",
+}
 
 
 class Effect(enum.Enum):
@@ -56,13 +66,13 @@ class Effect(enum.Enum):
 
     NOTHING = "nothing changes"
     ASSUME = "adds the pod to its node, recorded as assumed"
-    SET_DEADLINE = "marks binding finished and sets the deadline (now + ttl, none when ttl is 0)"
+    SET_DEADLINE = "sets the deadline: now + ttl (none when ttl is 0)"
     FORGET = "removes the argument pod from its node and drops the record"
     ADD = "adds the pod to its node, recorded as added"
     CONFIRM = "removes the cached pod, then adds the argument pod as added (any node)"
     UPDATE = "removes the old pod from its node, then adds the new pod as added"
     REMOVE = "removes the cached pod from its node and drops the record"
-    EXPIRE = "removes the cached pod if binding finished, ttl != 0 and now > deadline"
+    EXPIRE = "removes the cached pod once now is past its deadline"
 
 
 @attrs.frozen
@@ -83,7 +93,8 @@ class Refuse:
     description: str
 
 
-Outcome = Move | Refuse
+#: one cell's entry
+Entry = Move | Refuse
 Cell = tuple[State, Operation]
 
 
@@ -119,20 +130,41 @@ def fill(template: str, *values: object) -> str:
     return pieces[0] + "".join(value + piece for value, piece in filled)
 
 
-_NOT_ASSUMED = "pod %v(%v) wasn't assumed so cannot be forgotten"
 _IN_CACHE = "pod %v(%v) is in the cache, so can't be assumed"
+_NOTHING = "nothing changes"
 
-TABLE: Mapping[Cell, Outcome] = {
+
+def _forgetting(how: str) -> Mapping[Cell, Entry]:
+    """forget_pod's and remove_assumed_pod's cells: the same checks and the same node effect."""
+    return (
+        {
+            (State.INITIAL, operation): Move(
+                State.INITIAL,
+                Effect.NOTHING,
+                "a pod the cache no longer holds (expired, deleted) is gone already",
+            )
+            for operation in (Operation.FORGET_POD, Operation.REMOVE_ASSUMED_POD)
+        }
+        | {
+            (State.ASSUMED, operation): Move(State.INITIAL, Effect.FORGET, description)
+            for operation, description in (
+                (Operation.FORGET_POD, "binding failed; the scheduler takes its decision back"),
+                (Operation.REMOVE_ASSUMED_POD, "the assumed pod was deleted before it was bound"),
+            )
+        }
+        | {
+            (State.ADDED, operation): Refuse(TransitionError, how, "only an assumed pod can go")
+            for operation in (Operation.FORGET_POD, Operation.REMOVE_ASSUMED_POD)
+        }
+    )
+
+
+TABLE: Mapping[Cell, Entry] = {
     (State.INITIAL, Operation.ASSUME_POD): Move(
         State.ASSUMED, Effect.ASSUME, "the scheduler picked a node; the pod counts there at once"
     ),
     (State.INITIAL, Operation.FINISH_BINDING): Move(
         State.INITIAL, Effect.NOTHING, "a pod the cache does not hold is ignored"
-    ),
-    (State.INITIAL, Operation.FORGET_POD): Move(
-        State.INITIAL,
-        Effect.NOTHING,
-        "a pod the cache no longer holds (expired, deleted) is forgotten already",
     ),
     (State.INITIAL, Operation.ADD_POD): Move(
         State.ADDED, Effect.ADD, "the informer reports a pod never assumed here, or expired"
@@ -156,9 +188,6 @@ TABLE: Mapping[Cell, Outcome] = {
     (State.ASSUMED, Operation.FINISH_BINDING): Move(
         State.ASSUMED, Effect.SET_DEADLINE, "binding ended; calling again moves the deadline"
     ),
-    (State.ASSUMED, Operation.FORGET_POD): Move(
-        State.INITIAL, Effect.FORGET, "binding failed; the scheduler takes its decision back"
-    ),
     (State.ASSUMED, Operation.ADD_POD): Move(
         State.ADDED, Effect.CONFIRM, "the informer confirms the binding, on whatever node it names"
     ),
@@ -179,9 +208,6 @@ TABLE: Mapping[Cell, Outcome] = {
     (State.ADDED, Operation.FINISH_BINDING): Move(
         State.ADDED, Effect.NOTHING, "a pod that is not assumed is ignored"
     ),
-    (State.ADDED, Operation.FORGET_POD): Refuse(
-        TransitionError, _NOT_ASSUMED, "only an assumed pod can be forgotten"
-    ),
     (State.ADDED, Operation.ADD_POD): Refuse(
         TransitionError,
         "pod %v(%v) was already in added state",
@@ -196,6 +222,18 @@ TABLE: Mapping[Cell, Outcome] = {
     (State.ADDED, Operation.CLEANUP): Move(
         State.ADDED, Effect.NOTHING, "an added pod never expires"
     ),
+    **_forgetting("pod %v(%v) wasn't assumed so cannot be forgotten"),
+}
+
+#: cells a release reworded, by the release that did; later releases keep the change
+RELEASE_CELLS: Mapping[str, Mapping[Cell, Entry]] = {
+    "v1.37": {
+        cell: entry
+        for cell, entry in _forgetting(
+            "pod %v(%v) is not assumed, so it cannot be removed or forgotten"
+        ).items()
+        if cell[0] is State.ADDED
+    },
 }
 
 _FORGET_ELSEWHERE = NodeGuard(
@@ -219,78 +257,51 @@ _UPDATE_ELSEWHERE = NodeGuard(
 )
 
 NODE_GUARDS: Mapping[Cell, NodeGuard] = {
-    (State.ASSUMED, Operation.FORGET_POD): _FORGET_ELSEWHERE,
-    (State.ADDED, Operation.FORGET_POD): _FORGET_ELSEWHERE,
+    **{
+        (state, operation): _FORGET_ELSEWHERE
+        for state in (State.ASSUMED, State.ADDED)
+        for operation in (Operation.FORGET_POD, Operation.REMOVE_ASSUMED_POD)
+    },
     (State.ASSUMED, Operation.REMOVE_POD): _REMOVE_ELSEWHERE,
     (State.ADDED, Operation.REMOVE_POD): _REMOVE_ELSEWHERE,
     (State.ADDED, Operation.UPDATE_POD): _UPDATE_ELSEWHERE,
 }
 
-
-@attrs.frozen
-class ReleaseChange:
-    """Cells that differ in every release whose flag `flag` equals `value`."""
-
-    flag: str
-    value: bool
-    description: str
-    cells: Mapping[Cell, Outcome] = attrs.field(factory=dict)
-    #: operations the release does not have at all (every cell refuses)
-    removed: frozenset[Operation] = frozenset()
-
-    def applies(self, release: Release) -> bool:
-        """Whether `release` has this change."""
-        return bool(getattr(release, self.flag)) == self.value
-
-
-RELEASE_CHANGES: tuple[ReleaseChange, ...] = (
-    ReleaseChange(
-        flag="has_expiry",
-        value=False,
-        description="assumed-pod expiry removed (#136204): no finish_binding, no cleanup",
-        removed=frozenset({Operation.FINISH_BINDING, Operation.CLEANUP}),
-    ),
-)
-
-
 _UNSUPPORTED = "%v does not exist in release %v"
 
 
-def _unsupported(release: Release, operation: Operation) -> Refuse:
-    return Refuse(
-        UnsupportedOperation,
-        fill(_UNSUPPORTED, operation.value, release.name),
-        "the release does not have this operation",
-    )
+def has(release: Release, operation: Operation) -> bool:
+    """Whether `release` has `operation` at all."""
+    return operation not in REQUIRES or bool(getattr(release, REQUIRES[operation]))
 
 
-def _changed_outcomes(release: Release, cell: Cell) -> list[Outcome]:
-    operation = cell[1]
-    return [
-        _unsupported(release, operation) if operation in change.removed else change.cells[cell]
-        for change in RELEASE_CHANGES
-        if change.applies(release) and (operation in change.removed or cell in change.cells)
-    ]
-
-
-def outcome(release: Release, state: State, operation: Operation) -> Outcome:
-    """The one outcome of `operation` on a key in `state` under `release`.
+def entry(release: Release, state: State, operation: Operation) -> Entry:
+    """The one entry of `operation` on a key in `state` under `release`.
 
     pre: state in ROWS
     post: isinstance(__return__, (Move, Refuse))
     """
-    changed = _changed_outcomes(release, (state, operation))
-    return changed[0] if changed else TABLE[state, operation]
+    if not has(release, operation):
+        return Refuse(
+            UnsupportedOperation,
+            fill(_UNSUPPORTED, operation.value, release.name),
+            "the release does not have this operation",
+        )
+    found = TABLE[state, operation]
+    for name, cells in RELEASE_CELLS.items():
+        if since(release, name):
+            found = cells.get((state, operation), found)
+    return found
 
 
 def require(release: Release, operation: Operation) -> None:
     """Raise UnsupportedOperation when `release` lacks `operation`, before anything else is read."""
-    if any(operation in change.removed for change in RELEASE_CHANGES if change.applies(release)):
+    if not has(release, operation):
         raise UnsupportedOperation(fill(_UNSUPPORTED, operation.value, release.name))
 
 
 def check_total() -> list[str]:
-    """Problems with the tables: every release must give every cell exactly one outcome.
+    """Problems with the tables: every cell has exactly one entry, reworded cells exist.
 
     post: __return__ == []
     """
@@ -298,10 +309,9 @@ def check_total() -> list[str]:
     problems = [f"TABLE lacks {cell}" for cell in grid - TABLE.keys()]
     problems += [f"TABLE has stray {cell}" for cell in TABLE.keys() - grid]
     problems += [f"NODE_GUARDS has stray {cell}" for cell in NODE_GUARDS.keys() - grid]
-    for change in RELEASE_CHANGES:
-        problems += [f"{change.description}: stray {cell}" for cell in change.cells.keys() - grid]
-    for release in RELEASES.values():
-        for cell in grid:
-            if len(_changed_outcomes(release, cell)) > 1:
-                problems.append(f"{release.name} changes {cell} more than once")
+    for name, cells in RELEASE_CELLS.items():
+        problems += [f"{name} rewords unknown cell {cell}" for cell in cells.keys() - grid]
+        problems += [
+            f"RELEASE_CELLS names unknown release {name}" for _ in [1] if name not in RELEASES
+        ]
     return problems

@@ -53,11 +53,16 @@ class NodeInfo:
     pods: tuple[Pod, ...] = ()
     with_affinity: tuple[str, ...] = ()
     with_required_anti_affinity: tuple[str, ...] = ()
+    #: §19.10: kept only while the release's InterPodAffinityHostnameFastPath gate is on
+    with_non_host_scoped_anti_affinity: tuple[str, ...] = ()
     used_ports: frozenset[HostPort] = frozenset()
     images: Mapping[str, ImageSummary] = attrs.field(factory=dict)
 
-    def with_pod(self, pod: Pod) -> NodeInfo:
-        """NodeInfo.AddPod: append the pod, classify it, take its ports."""
+    def with_pod(self, pod: Pod, *, non_host_scoped: bool) -> NodeInfo:
+        """NodeInfo.AddPod: append the pod, classify it, take its ports.
+
+        `non_host_scoped`: whether the non-host-scoped anti-affinity list is kept.
+        """
         return attrs.evolve(
             self,
             pods=(*self.pods, pod),
@@ -65,10 +70,15 @@ class NodeInfo:
             with_required_anti_affinity=_add_one(
                 self.with_required_anti_affinity, pod.uid, pod.has_required_anti_affinity
             ),
+            with_non_host_scoped_anti_affinity=_add_one(
+                self.with_non_host_scoped_anti_affinity,
+                pod.uid,
+                non_host_scoped and pod.has_required_non_host_scoped_anti_affinity,
+            ),
             used_ports=self.used_ports | set(pod.host_ports),
         )
 
-    def without_pod(self, pod: Pod) -> tuple[NodeInfo, Pod | None]:
+    def without_pod(self, pod: Pod, *, non_host_scoped: bool) -> tuple[NodeInfo, Pod | None]:
         """NodeInfo.RemovePod: the removed pod, or None with only the affinity lists edited.
 
         The affinity lists lose the UID by the *argument's* classification,
@@ -80,6 +90,11 @@ class NodeInfo:
             with_affinity=_drop_one(self.with_affinity, pod.uid, pod.has_affinity),
             with_required_anti_affinity=_drop_one(
                 self.with_required_anti_affinity, pod.uid, pod.has_required_anti_affinity
+            ),
+            with_non_host_scoped_anti_affinity=_drop_one(
+                self.with_non_host_scoped_anti_affinity,
+                pod.uid,
+                non_host_scoped and pod.has_required_non_host_scoped_anti_affinity,
             ),
         )
         uids = [held.uid for held in self.pods]
@@ -93,7 +108,7 @@ class NodeInfo:
 
     def view(self, num_nodes: NodeCounter) -> NodeView:
         """A clone (`SnapshotConcrete`): totals from the pods, image node counts as of now."""
-        return NodeView.make(
+        return NodeView(
             has_node=self.node is not None,
             pods=(pod.uid for pod in self.pods),
             requested=_requested(self.pods),
@@ -105,6 +120,7 @@ class NodeInfo:
             used_ports=self.used_ports,
             pods_with_affinity=self.with_affinity,
             pods_with_required_anti_affinity=self.with_required_anti_affinity,
+            pods_with_required_non_host_scoped_anti_affinity=self.with_non_host_scoped_anti_affinity,
             pvc_ref_counts=Counter(key for pod in self.pods for key in pod.pvc_keys),
             image_states={
                 name: ImageView(size=summary.size, num_nodes=num_nodes(name, summary))

@@ -70,6 +70,8 @@ class Pod:
     has_affinity: bool
     #: §4.7: podAntiAffinity has required terms
     has_required_anti_affinity: bool
+    #: §19.6: a required anti-affinity term has a topology key other than the hostname
+    has_required_non_host_scoped_anti_affinity: bool
     manifest: Mapping[str, Any] = attrs.field(eq=False, repr=False, factory=dict)
 
     @property
@@ -103,6 +105,10 @@ class Node:
         return tuple(name for image in self.images for name in image.names)
 
 
+#: the topology key that scopes a term to one node
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
 def pod_from_manifest(obj: object) -> Pod:
     """Read a `v1.Pod` (decoded JSON or YAML) into the values the cache uses.
 
@@ -129,6 +135,11 @@ def pod_from_manifest(obj: object) -> Pod:
     counted = pod_resources.pod_requests(resources)
     affinity = spec.optional_mapping("affinity")
     anti_affinity = None if affinity is None else affinity.optional_mapping("podAntiAffinity")
+    required_anti = (
+        []
+        if anti_affinity is None
+        else anti_affinity.items("requiredDuringSchedulingIgnoredDuringExecution")
+    )
     return Pod(
         uid=metadata.string("uid"),
         namespace=namespace,
@@ -145,8 +156,10 @@ def pod_from_manifest(obj: object) -> Pod:
         ),
         has_affinity=affinity is not None
         and (affinity.optional_mapping("podAffinity") is not None or anti_affinity is not None),
-        has_required_anti_affinity=anti_affinity is not None
-        and bool(anti_affinity.sequence("requiredDuringSchedulingIgnoredDuringExecution")),
+        has_required_anti_affinity=bool(required_anti),
+        has_required_non_host_scoped_anti_affinity=any(
+            term.string("topologyKey") != HOSTNAME_LABEL for term in required_anti
+        ),
         manifest=manifest.raw,
     )
 

@@ -1,16 +1,22 @@
-"""Upstream release profiles: the few places where behaviour moved between releases.
+"""Upstream release lines, and every place where the cache's behaviour moved between them.
 
-The model follows v1.35 (the last releases with assumed-pod expiry).  v1.36
-removed expiry (`finish_binding`, `cleanup`, the TTL); nothing else the
-cache shows changed between the two (checked against upstream v1.35.8 and
-v1.36.0 through the Go adapter, docs/upstream-divergences.md).  Forgetting an
-unknown pod succeeds in both: that shipped in v1.35.0, not at HEAD as the
-semantics doc says; the reworded "is not assumed" error is v1.37.
+This is the one table of release differences: each release is the one before
+it with the changes its line names.  The life-cycle texts that moved are in
+`spec.lifecycle.RELEASE_CELLS`, keyed by these names.  Checked against
+upstream v1.35.8, v1.36.0 and v1.37.2 through the Go adapter
+(docs/upstream-divergences.md); §16 and §19 tell the story.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
+
+#: the feature gates the model reads, with their default in each release that has them
+GATE_DEFAULTS: Mapping[str, Mapping[str, bool]] = {
+    "InterPodAffinityHostnameFastPath": {"v1.37": False},
+}
 
 
 @attrs.frozen
@@ -18,12 +24,83 @@ class Release:
     """What one upstream release line does where releases differ."""
 
     name: str
-    #: FinishBinding, cleanupAssumedPods and the TTL exist
-    has_expiry: bool
+    has_expiry: bool = attrs.field(
+        metadata={"doc": "FinishBinding, cleanupAssumedPods and the assumed-pod TTL exist"}
+    )
+    has_get_node: bool = attrs.field(metadata={"doc": "GetNode is part of the cache's interface"})
+    has_remove_assumed_pod: bool = attrs.field(
+        metadata={"doc": "RemoveAssumedPod exists; forget's refusal is worded for both (§19.3)"}
+    )
+    counts_pvc_references: bool = attrs.field(
+        metadata={"doc": "the snapshot counts references to each PVC instead of a set (§19.9)"}
+    )
+    has_non_host_scoped_list: bool = attrs.field(
+        metadata={
+            "doc": "NodeInfo and snapshot keep the non-host-scoped anti-affinity list while "
+            "InterPodAffinityHostnameFastPath is on (§19.10)"
+        }
+    )
+    #: feature gates set otherwise than the release's default (a trace's `feature_gates`)
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+
+    def gate(self, name: str) -> bool:
+        """Whether the feature gate `name` is on in this release as configured."""
+        return dict(self.feature_gates).get(name, GATE_DEFAULTS[name].get(self.name, False))
+
+    def with_gates(self, gates: Mapping[str, bool]) -> Release:
+        """This release with `gates` set; ValueError names a gate the release does not have."""
+        for name, value in gates.items():
+            if self.name not in GATE_DEFAULTS.get(name, {}):
+                known = [gate for gate, defaults in GATE_DEFAULTS.items() if self.name in defaults]
+                raise ValueError(
+                    f"release {self.name} has no feature gate {name!r} the model reads "
+                    f"(it reads: {', '.join(known) or 'none'})"
+                )
+            if not isinstance(value, bool):
+                raise ValueError(f"feature gate {name}: expected true or false, got {value!r}")
+        return attrs.evolve(
+            self, feature_gates=tuple(sorted({**dict(self.feature_gates), **gates}.items()))
+        )
 
 
-V1_35 = Release(name="v1.35", has_expiry=True)
-V1_36 = Release(name="v1.36", has_expiry=False)
+V1_35 = Release(
+    name="v1.35",
+    has_expiry=True,
+    has_get_node=False,
+    has_remove_assumed_pod=False,
+    counts_pvc_references=False,
+    has_non_host_scoped_list=False,
+)
+#: assumed-pod expiry removed (kubernetes#136204); GetNode joins the interface
+V1_36 = attrs.evolve(V1_35, name="v1.36", has_expiry=False, has_get_node=True)
+#: RemoveAssumedPod; snapshot PVC reference counts; the non-host-scoped anti-affinity list
+V1_37 = attrs.evolve(
+    V1_36,
+    name="v1.37",
+    has_remove_assumed_pod=True,
+    counts_pvc_references=True,
+    has_non_host_scoped_list=True,
+)
 
-RELEASES: dict[str, Release] = {release.name: release for release in (V1_35, V1_36)}
+#: every modelled release, oldest first
+RELEASES: dict[str, Release] = {release.name: release for release in (V1_35, V1_36, V1_37)}
+#: the release a user gets when none is named
 DEFAULT_RELEASE = V1_35
+
+
+def since(release: Release, name: str) -> bool:
+    """Whether `release` is the release called `name` or a later one."""
+    order = list(RELEASES)
+    return order.index(release.name) >= order.index(name)
+
+
+def differences() -> list[tuple[str, tuple[bool, ...]]]:
+    """Each way releases differ, described, with its value in every release (oldest first)."""
+    return [
+        (
+            field.metadata["doc"],
+            tuple(getattr(release, field.name) for release in RELEASES.values()),
+        )
+        for field in attrs.fields(Release)
+        if "doc" in field.metadata
+    ]

@@ -9,13 +9,17 @@ walk would visit, and in the same order (most recent change first).
 What a snapshot holds is history: an entry is a clone taken when the entry
 last changed (so image `num_nodes` goes stale, §5), and the node list keeps
 the tree order of the last full rebuild (§10.5).  The affinity lists and the
-PVC set are not stored: upstream rebuilds them whenever they could differ
-from what the node list's entries say, so they are always that, derived.
+PVC uses are not stored: until v1.36 upstream rebuilds them whenever they
+could differ from what the node list's entries say, so they are always that,
+derived.  v1.37 keeps PVC reference counts incrementally; the model holds
+them to what it means, the sum over the listed entries (§19.9), and where
+upstream's counts leave that sum, docs/upstream-divergences.md records it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -35,6 +39,9 @@ class Snapshot:
     node_list: tuple[str, ...] = ()
     #: names changed in the cache since the last update, least recent change first
     changed: dict[str, None] = attrs.field(factory=dict)
+    #: v1.37 (§19.9): the PVC keys come with how many (pod, claim volume) pairs of the
+    #: listed nodes use each, instead of as a set
+    counts_pvc_references: bool = False
 
     def mark_changed(self, name: str) -> None:
         """Note that the cache changed the NodeInfo `name` (moves it to most recent)."""
@@ -42,15 +49,22 @@ class Snapshot:
         self.changed[name] = None
 
     def view(self) -> SnapshotView:
-        """What the snapshot holds, with the lists derived from its node list."""
-        listed = [(name, self.nodes[name]) for name in self.node_list]
-        return SnapshotView.make(
+        """What the snapshot holds, with the lists and PVC uses derived from its node list."""
+        listed = [self.nodes[name] for name in self.node_list]
+        counts: Counter[str] = Counter()
+        for node in listed:
+            counts.update(node.pvc_ref_counts)
+        return SnapshotView(
             node_list=self.node_list,
-            have_pods_with_affinity=(name for name, node in listed if node.pods_with_affinity),
-            have_pods_with_required_anti_affinity=(
-                name for name, node in listed if node.pods_with_required_anti_affinity
+            have_pods_with_affinity=_having(self.node_list, listed, "pods_with_affinity"),
+            have_pods_with_required_anti_affinity=_having(
+                self.node_list, listed, "pods_with_required_anti_affinity"
             ),
-            used_pvcs=(key for _, node in listed for key in node.pvc_ref_counts),
+            have_pods_with_required_non_host_scoped_anti_affinity=_having(
+                self.node_list, listed, "pods_with_required_non_host_scoped_anti_affinity"
+            ),
+            used_pvcs=() if self.counts_pvc_references else set(counts),
+            used_pvc_ref_counts=counts if self.counts_pvc_references else {},
             nodes=self.nodes,
         )
 
@@ -100,3 +114,8 @@ class Snapshot:
     def _listed(self, tree: NodeTree) -> tuple[str, ...]:
         """The tree's interleaved order, keeping the names this snapshot has."""
         return tuple(name for name in tree.list() if name in self.nodes)
+
+
+def _having(names: Sequence[str], listed: Sequence[NodeView], field: str) -> list[str]:
+    """The listed nodes whose `field` list is not empty."""
+    return [name for name, node in zip(names, listed, strict=True) if getattr(node, field)]

@@ -1,9 +1,12 @@
-"""Observations: what a cache shows, in the shape of FORMAT.md's views.
+"""Observations: what a cache shows, in the shape of the trace format's views.
 
 Spec, impl and adapters all report through these values, so comparing two
-caches is `==` on views.  Construct them with the `make` helpers, which put
-every field into canonical form (multisets sorted, zero amounts dropped,
-generations never present).
+caches is `==` on views.  Every field is put into canonical form by its
+converter as the value is built (multisets sorted, zero amounts dropped, sets
+frozen), whatever iterable or mapping it is given, so equal observations are
+equal values.  The JSON form is derived from the fields: `to_json` writes
+each one, `from_json` hands the JSON back to the converters.  A field a
+release does not have keeps its empty default.
 """
 
 from __future__ import annotations
@@ -16,173 +19,149 @@ import attrs
 from kcache.spec.objects import HostPort
 
 
+def _sorted(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(items))
+
+
+def _ordered(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(items)
+
+
+def _set(items: Iterable[str]) -> frozenset[str]:
+    return frozenset(items)
+
+
+def _amounts(amounts: Mapping[str, int]) -> Mapping[str, int]:
+    return {name: int(amount) for name, amount in sorted(amounts.items()) if amount != 0}
+
+
+def _counts(counts: Mapping[str, int]) -> Mapping[str, int]:
+    return {name: int(count) for name, count in sorted(counts.items())}
+
+
+def _ports(ports: Iterable[HostPort | list[Any]]) -> frozenset[HostPort]:
+    return frozenset((str(ip), str(protocol), int(port)) for ip, protocol, port in ports)
+
+
 @attrs.frozen
 class ImageView:
     """An image's size and how many nodes have it, as a NodeInfo clone shows it."""
 
-    size: int
-    num_nodes: int
+    size: int = attrs.field(converter=int)
+    num_nodes: int = attrs.field(converter=int)
 
 
-def _amounts(amounts: Mapping[str, int]) -> Mapping[str, int]:
-    return {name: amount for name, amount in sorted(amounts.items()) if amount != 0}
+def _images(images: Mapping[str, ImageView | Mapping[str, int]]) -> Mapping[str, ImageView]:
+    return {
+        name: image if isinstance(image, ImageView) else ImageView(**image)
+        for name, image in sorted(images.items())
+    }
 
 
-@attrs.frozen
+@attrs.frozen(kw_only=True)
 class NodeView:
-    """FORMAT.md NODE-VIEW: one NodeInfo as `Dump()` or a snapshot shows it."""
+    """NODE-VIEW: one NodeInfo as `Dump()`, `get_node` or a snapshot shows it."""
 
-    has_node: bool
-    pods: tuple[str, ...]
-    requested: Mapping[str, int]
-    non_zero_requested: Mapping[str, int]
-    allocatable: Mapping[str, int]
-    used_ports: frozenset[HostPort]
-    pods_with_affinity: tuple[str, ...]
-    pods_with_required_anti_affinity: tuple[str, ...]
-    pvc_ref_counts: Mapping[str, int]
-    image_states: Mapping[str, ImageView]
-
-    @classmethod
-    def make(
-        cls,
-        *,
-        has_node: bool,
-        pods: Iterable[str],
-        requested: Mapping[str, int],
-        non_zero_requested: Mapping[str, int],
-        allocatable: Mapping[str, int],
-        used_ports: Iterable[HostPort],
-        pods_with_affinity: Iterable[str],
-        pods_with_required_anti_affinity: Iterable[str],
-        pvc_ref_counts: Mapping[str, int],
-        image_states: Mapping[str, ImageView],
-    ) -> NodeView:
-        """Build a view in canonical form from any iterables and mappings."""
-        return cls(
-            has_node=has_node,
-            pods=tuple(sorted(pods)),
-            requested=_amounts(requested),
-            non_zero_requested=_amounts(non_zero_requested),
-            allocatable=_amounts(allocatable),
-            used_ports=frozenset(used_ports),
-            pods_with_affinity=tuple(sorted(pods_with_affinity)),
-            pods_with_required_anti_affinity=tuple(sorted(pods_with_required_anti_affinity)),
-            pvc_ref_counts=dict(sorted(pvc_ref_counts.items())),
-            image_states=dict(sorted(image_states.items())),
-        )
+    has_node: bool = attrs.field(converter=bool)
+    pods: tuple[str, ...] = attrs.field(converter=_sorted)
+    requested: Mapping[str, int] = attrs.field(converter=_amounts)
+    non_zero_requested: Mapping[str, int] = attrs.field(converter=_amounts)
+    allocatable: Mapping[str, int] = attrs.field(converter=_amounts)
+    used_ports: frozenset[HostPort] = attrs.field(converter=_ports)
+    pods_with_affinity: tuple[str, ...] = attrs.field(converter=_sorted)
+    pods_with_required_anti_affinity: tuple[str, ...] = attrs.field(converter=_sorted)
+    #: v1.37, while InterPodAffinityHostnameFastPath is on (§19.10)
+    pods_with_required_non_host_scoped_anti_affinity: tuple[str, ...] = attrs.field(
+        default=(), converter=_sorted
+    )
+    pvc_ref_counts: Mapping[str, int] = attrs.field(converter=_counts)
+    image_states: Mapping[str, ImageView] = attrs.field(converter=_images)
 
     def to_json(self) -> dict[str, Any]:
-        """The NODE-VIEW object of FORMAT.md."""
-        return {
-            "has_node": self.has_node,
-            "pods": list(self.pods),
-            "requested": dict(self.requested),
-            "non_zero_requested": dict(self.non_zero_requested),
-            "allocatable": dict(self.allocatable),
-            "used_ports": [list(port) for port in sorted(self.used_ports)],
-            "pods_with_affinity": list(self.pods_with_affinity),
-            "pods_with_required_anti_affinity": list(self.pods_with_required_anti_affinity),
-            "pvc_ref_counts": dict(self.pvc_ref_counts),
-            "image_states": {
-                name: {"size": image.size, "num_nodes": image.num_nodes}
-                for name, image in self.image_states.items()
-            },
-        }
+        """The NODE-VIEW object of the trace format."""
+        return dict(_json(self))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> NodeView:
         """Read back what `to_json` wrote (adapters answer in this form)."""
-        return cls.make(
-            has_node=bool(data["has_node"]),
-            pods=data["pods"],
-            requested=data["requested"],
-            non_zero_requested=data["non_zero_requested"],
-            allocatable=data["allocatable"],
-            used_ports=(
-                (str(ip), str(protocol), int(port)) for ip, protocol, port in data["used_ports"]
-            ),
-            pods_with_affinity=data["pods_with_affinity"],
-            pods_with_required_anti_affinity=data["pods_with_required_anti_affinity"],
-            pvc_ref_counts=data["pvc_ref_counts"],
-            image_states={
-                name: ImageView(size=int(image["size"]), num_nodes=int(image["num_nodes"]))
-                for name, image in data["image_states"].items()
-            },
-        )
+        return cls(**_fields(cls, data))
 
 
-@attrs.frozen
+def _nodes_later(nodes: Mapping[str, NodeView | Mapping[str, Any]]) -> Mapping[str, NodeView]:
+    return _nodes(nodes)
+
+
+@attrs.frozen(kw_only=True)
 class SnapshotView:
-    """FORMAT.md SNAPSHOT-VIEW: what a snapshot object holds right now."""
+    """SNAPSHOT-VIEW: what a snapshot object holds right now."""
 
-    node_list: tuple[str, ...]
-    have_pods_with_affinity: frozenset[str]
-    have_pods_with_required_anti_affinity: frozenset[str]
-    used_pvcs: frozenset[str]
-    nodes: Mapping[str, NodeView]
-
-    @classmethod
-    def make(
-        cls,
-        *,
-        node_list: Iterable[str],
-        have_pods_with_affinity: Iterable[str],
-        have_pods_with_required_anti_affinity: Iterable[str],
-        used_pvcs: Iterable[str],
-        nodes: Mapping[str, NodeView],
-    ) -> SnapshotView:
-        """Build a view in canonical form."""
-        return cls(
-            node_list=tuple(node_list),
-            have_pods_with_affinity=frozenset(have_pods_with_affinity),
-            have_pods_with_required_anti_affinity=frozenset(have_pods_with_required_anti_affinity),
-            used_pvcs=frozenset(used_pvcs),
-            nodes=dict(sorted(nodes.items())),
-        )
+    node_list: tuple[str, ...] = attrs.field(converter=_ordered)
+    have_pods_with_affinity: frozenset[str] = attrs.field(converter=_set)
+    have_pods_with_required_anti_affinity: frozenset[str] = attrs.field(converter=_set)
+    #: v1.37, while InterPodAffinityHostnameFastPath is on (§19.10)
+    have_pods_with_required_non_host_scoped_anti_affinity: frozenset[str] = attrs.field(
+        default=frozenset(), converter=_set
+    )
+    #: the PVC keys in use, until v1.36
+    used_pvcs: frozenset[str] = attrs.field(default=frozenset(), converter=_set)
+    #: how many (pod, claim volume) pairs use each PVC key, from v1.37 (§19.9)
+    used_pvc_ref_counts: Mapping[str, int] = attrs.field(factory=dict, converter=_counts)
+    nodes: Mapping[str, NodeView] = attrs.field(converter=_nodes_later)
 
     def to_json(self) -> dict[str, Any]:
-        """The SNAPSHOT-VIEW object of FORMAT.md."""
-        return {
-            "node_list": list(self.node_list),
-            "have_pods_with_affinity": sorted(self.have_pods_with_affinity),
-            "have_pods_with_required_anti_affinity": sorted(
-                self.have_pods_with_required_anti_affinity
-            ),
-            "used_pvcs": sorted(self.used_pvcs),
-            "nodes": {name: view.to_json() for name, view in self.nodes.items()},
-        }
+        """The SNAPSHOT-VIEW object of the trace format."""
+        return dict(_json(self))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SnapshotView:
         """Read back what `to_json` wrote."""
-        return cls.make(
-            node_list=data["node_list"],
-            have_pods_with_affinity=data["have_pods_with_affinity"],
-            have_pods_with_required_anti_affinity=data["have_pods_with_required_anti_affinity"],
-            used_pvcs=data["used_pvcs"],
-            nodes={name: NodeView.from_json(view) for name, view in data["nodes"].items()},
-        )
+        return cls(**_fields(cls, data))
 
 
-@attrs.frozen
+def _nodes(nodes: Mapping[str, NodeView | Mapping[str, Any]]) -> Mapping[str, NodeView]:
+    """Node views by name, sorted; JSON objects are read as views."""
+    return {
+        name: view if isinstance(view, NodeView) else NodeView.from_json(view)
+        for name, view in sorted(nodes.items())
+    }
+
+
+@attrs.frozen(kw_only=True)
 class Dump:
     """Upstream's `Dump()`: every NodeInfo (ghosts included) and the assumed pods."""
 
-    nodes: Mapping[str, NodeView]
-    assumed_pods: frozenset[str]
+    nodes: Mapping[str, NodeView] = attrs.field(converter=_nodes)
+    assumed_pods: frozenset[str] = attrs.field(converter=_set)
 
     def to_json(self) -> dict[str, Any]:
         """`{"nodes": {name: NODE-VIEW}, "assumed": [keys]}`."""
-        return {
-            "nodes": {name: view.to_json() for name, view in sorted(self.nodes.items())},
-            "assumed": sorted(self.assumed_pods),
-        }
+        return {"nodes": _json(self.nodes), "assumed": sorted(self.assumed_pods)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Dump:
         """Read back what `to_json` wrote."""
-        return cls(
-            nodes={name: NodeView.from_json(view) for name, view in sorted(data["nodes"].items())},
-            assumed_pods=frozenset(data["assumed"]),
-        )
+        return cls(nodes=data["nodes"], assumed_pods=data["assumed"])
+
+
+def _json(value: Any) -> Any:
+    """A view as JSON: records field by field, sets sorted, ports as `[ip, protocol, port]`."""
+    if attrs.has(type(value)):
+        return {
+            field.name: _json(getattr(value, field.name)) for field in attrs.fields(type(value))
+        }
+    if isinstance(value, Mapping):
+        return {name: _json(item) for name, item in value.items()}
+    if isinstance(value, frozenset):
+        return [_json(item) for item in sorted(value)]
+    if isinstance(value, tuple):
+        return [_json(item) for item in value]
+    return value
+
+
+def _fields(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON object's values for `cls`'s fields; absent ones keep their defaults."""
+    return {
+        field.name: data[field.name]
+        for field in attrs.fields(cls)
+        if field.name in data or field.default is attrs.NOTHING
+    }

@@ -60,7 +60,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     seed = options.run_seed(args.seed, "fuzz")
     finished = machine_run.run_machine(
         args.impl,
-        release=args.release,
+        release=options.release(args),
+        acknowledge_upstream_defects=args.acknowledge_upstream_defects,
         seed=seed,
         out_dir=args.out,
         profile="fuzz",

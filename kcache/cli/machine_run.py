@@ -27,7 +27,7 @@ from kcache.errors import KcacheError
 from kcache.machine.runner import ConformanceResult, run_conformance
 from kcache.reporting.progress import ProgressLine, Tally
 from kcache.spec.protocol import CacheFactory
-from kcache.spec.releases import RELEASES
+from kcache.spec.releases import Release
 from kcache.traces.expectations import Mismatch
 from kcache.traces.replay import replay_trace, representation_checked
 from kcache.traces.trace import load_file
@@ -36,7 +36,7 @@ from kcache.traces.trace import load_file
 def run_machine(
     target: str,
     *,
-    release: str,
+    release: Release,
     seed: int | None,
     out_dir: Path,
     profile: str,
@@ -45,6 +45,7 @@ def run_machine(
     progress: ProgressLine | None = None,
     ttl: Decimal | None = None,
     database: Path | None = None,
+    acknowledge_upstream_defects: bool = False,
 ) -> MachineRun:
     """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
 
@@ -66,7 +67,7 @@ def run_machine(
         try:
             result = run_conformance(
                 factory,
-                release=RELEASES[release],
+                release=release,
                 max_examples=max_examples,
                 time_budget=time_budget,
                 seed=seed,
@@ -76,6 +77,7 @@ def run_machine(
                 name=trace_label(target),
                 ttl=ttl,
                 database=database,
+                acknowledge_upstream_defects=acknowledge_upstream_defects,
             )
         except Exception as error:
             # Hypothesis re-raises what broke a run under its own errors
@@ -191,15 +193,15 @@ def _muted_logs() -> Iterator[None]:
 
 
 def checked_release(
-    factory: CacheFactory, target: str, release: str, ttl: Decimal = Decimal(0)
+    factory: CacheFactory, target: str, release: Release, ttl: Decimal = Decimal(0)
 ) -> None:
     """Refuse, before running, a release the target does not model or a cache it cannot build.
 
     A factory that raises would otherwise fail the machine's first step and
     be reported as a disagreement with the spec, with a traceback.
     """
-    targets.require_release(factory, target, release)
-    cache = targets.build_cache(factory, ttl=ttl, release=RELEASES[release], who=f"--impl {target}")
+    targets.require_release(factory, target, release.name)
+    cache = targets.build_cache(factory, ttl=ttl, release=release, who=f"--impl {target}")
     close = getattr(cache, "close", None)  # impl's expiry thread, for one
     if close is not None:
         close()

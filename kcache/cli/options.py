@@ -13,9 +13,10 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from kcache import targets
+from kcache.errors import KcacheError
 from kcache.machine.profiles import PROFILES
 from kcache.ops import read_seconds
-from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
 
 #: duration units accepted by --time-budget and --duration, in seconds
 DURATION_UNITS: dict[str, int] = {"s": 1, "m": 60, "h": 3600}
@@ -79,6 +80,21 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the upstream release the spec models (default: {DEFAULT_RELEASE.name})",
     )
     parser.add_argument(
+        "--feature-gate",
+        type=feature_gate,
+        action="append",
+        default=[],
+        metavar="NAME=true|false",
+        help="set a feature gate the model reads, for both sides (repeatable), e.g. "
+        "InterPodAffinityHostnameFastPath=true with --release v1.37",
+    )
+    parser.add_argument(
+        "--acknowledge-upstream-defects",
+        action="store_true",
+        help="leave the known upstream defects of the release out of the comparison, counting "
+        "and reporting what was left out (for --impl go...; docs/upstream-divergences.md)",
+    )
+    parser.add_argument(
         "--seed",
         type=int,
         metavar="N",
@@ -91,6 +107,22 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help=f"folder for failing traces (default: ./{DEFAULT_OUT}/)",
     )
+
+
+def feature_gate(text: str) -> tuple[str, bool]:
+    """`--feature-gate NAME=true|false`."""
+    name, equals, value = text.partition("=")
+    if not name or not equals or value.lower() not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"expected NAME=true or NAME=false, got {text!r}")
+    return name, value.lower() == "true"
+
+
+def release(args: argparse.Namespace) -> Release:
+    """The release `--release` names, with the gates `--feature-gate` sets."""
+    try:
+        return RELEASES[args.release].with_gates(dict(args.feature_gate))
+    except ValueError as error:
+        raise KcacheError(f"--feature-gate: {error}") from None
 
 
 def run_seed(seed: int | None, profile: str) -> int | None:

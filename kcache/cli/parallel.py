@@ -20,7 +20,6 @@ from kcache.concurrency.parallel import THREAD_COUNTS, ParallelResult, run_paral
 from kcache.errors import KcacheError, TargetError
 from kcache.reporting.junit import JUnitCase
 from kcache.reporting.progress import ProgressLine, Tally, format_elapsed
-from kcache.spec.releases import RELEASES
 from kcache.targets.adapter.client import AdapterFactory
 
 
@@ -81,13 +80,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 f"--impl {args.impl}: --parallel needs a cache in this process; an adapter "
                 "answers one request at a time, so its calls can never overlap"
             )
-        machine_run.checked_release(factory, args.impl, args.release)
+        machine_run.checked_release(factory, args.impl, options.release(args))
         previous = logging.root.manager.disable
         logging.disable(logging.CRITICAL)  # impl logs upstream's recoveries, by the thousand
         try:
             result = run_parallel(
                 factory,
-                release=RELEASES[args.release],
+                release=options.release(args),
                 threads=args.threads,
                 rounds=args.rounds,
                 time_budget=args.time_budget,

@@ -7,7 +7,10 @@ path, expected and actual) or SKIP (the trace pins a release the target does
 not model), and a summary line.  With --check-invariants the cache's own
 check_invariants() (impl has one) runs after every step, and a failing check
 fails the trace at that step: that is how a failure `kcache conform` found
-only through that check shows again.
+only through that check shows again.  With --acknowledge-upstream-defects a
+trace that shows a known upstream defect of its release (its
+`upstream_defect`, docs/upstream-divergences.md) is KNOWN when it fails as
+recorded, and XPASS, a failure, when it passes.
 
 exit status: 0 every trace that ran passed and at least one ran,
 1 a trace failed or none ran, 2 kcache could not run (bad path, trace,
@@ -50,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the cache's own check_invariants(), when it has one, after every step",
     )
     parser.add_argument(
+        "--acknowledge-upstream-defects",
+        action="store_true",
+        help="report a trace showing a known upstream defect of its release as KNOWN, not FAIL "
+        "(for --impl go...; docs/upstream-divergences.md lists them)",
+    )
+    parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -66,11 +75,20 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     with targets.opened(args.impl) as opened:
         factory = representation_checked(opened) if args.check_invariants else opened
         for trace in traces:
-            result = replay_trace(trace, factory)
+            result = replay_trace(
+                trace, factory, acknowledge_upstream_defects=args.acknowledge_upstream_defects
+            )
             tally[result.verdict] += 1
             _report(result, args.verbose, out)
-    passed, failed = tally[Verdict.PASSED], tally[Verdict.FAILED]
-    print(f"{passed} passed, {failed} failed, {tally[Verdict.SKIPPED]} skipped", file=out)
+    passed = tally[Verdict.PASSED] + tally[Verdict.KNOWN_DEFECT]
+    failed = tally[Verdict.FAILED] + tally[Verdict.DEFECT_GONE]
+    summary = f"{tally[Verdict.PASSED]} passed, {failed} failed, {tally[Verdict.SKIPPED]} skipped"
+    if args.acknowledge_upstream_defects:
+        summary += (
+            f", {tally[Verdict.KNOWN_DEFECT]} known upstream defects, "
+            f"{tally[Verdict.DEFECT_GONE]} no longer shown"
+        )
+    print(summary, file=out)
     if failed == 0 and passed == 0:
         print("kcache: no trace ran: every trace was skipped", file=sys.stderr)
     return 0 if failed == 0 and passed > 0 else 1
@@ -81,6 +99,13 @@ def _report(result: TraceResult, verbose: bool, out: TextIO) -> None:
     line = f"{result.verdict.value} {trace.name}"
     if result.skip_reason:
         line += f" ({result.skip_reason})"
+    if result.verdict is Verdict.KNOWN_DEFECT:
+        line += f" (upstream defect {trace.upstream_defect}, acknowledged)"
+    if result.verdict is Verdict.DEFECT_GONE:
+        line += (
+            f" (upstream defect {trace.upstream_defect} did not show: fixed upstream? "
+            "update docs/upstream-divergences.md and the vector)"
+        )
     print(line, file=out)
     if verbose:
         print(

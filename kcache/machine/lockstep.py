@@ -18,13 +18,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 
 from kcache.machine import strategies
-from kcache.machine.observation import Observation, observe
+from kcache.machine.observation import Observation, compare_results, observe
 from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
-from kcache.ops import Outcome, Run, call
+from kcache.ops import OPS, Outcome, Run, call
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.views import SnapshotView
+from kcache.traces.defects import UPSTREAM_DEFECTS
 from kcache.traces.trace import Step
 
 
@@ -37,6 +38,8 @@ class LockstepMachine(RuleBasedStateMachine):
     recorder: ClassVar[FailureRecorder]
     #: what the target is called in failure messages
     target_name: ClassVar[str] = "impl"
+    #: ids of the upstream defects whose differences the comparison leaves out
+    acknowledged: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         super().__init__()
@@ -85,23 +88,46 @@ class LockstepMachine(RuleBasedStateMachine):
     def take(self, step: Step) -> Outcome:
         """Apply `step` to both sides, record it, and require the same outcome."""
         self._observed = None
-        spec_outcome, _ = call(self.spec_run.apply, step.op, step.args)
-        impl_outcome, _ = call(self.impl_run.apply, step.op, step.args)
+        spec_outcome, spec_result = call(self.spec_run.apply, step.op, step.args)
+        impl_outcome, impl_result = call(self.impl_run.apply, step.op, step.args)
         name = step.args.get("snapshot")
         view = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
-        self.steps.append(RecordedStep(step, spec_outcome, snapshot_view=view))
+        accepted = self._acknowledged_outcome(step.op, spec_outcome, impl_outcome)
+        self.steps.append(
+            RecordedStep(
+                step,
+                spec_outcome,
+                snapshot_view=view,
+                result=spec_result,
+                target_outcome=None if accepted is None else impl_outcome,
+            )
+        )
         self.recorder.step_taken()
         if spec_outcome.kind == "crash":
             self.fail(f"the spec crashed in {step.op}: {spec_outcome}", pin_error=True)
-        if spec_outcome != impl_outcome:
+        if accepted is not None:
+            self.recorder.acknowledged[accepted] += 1
+        elif spec_outcome != impl_outcome:
             self.fail(
                 f"{step.op} outcome differs:\n    expected (spec): {spec_outcome}\n"
                 f"    actual ({self.target_name}):   {impl_outcome}",
                 pin_error=True,
             )
+        if OPS[step.op].result is not None and spec_result != impl_result:
+            differences = compare_results(step.op, spec_result, impl_result, self.target_name)
+            self.fail("\n  ".join([f"{step.op} returned something else:", *differences]))
         if spec_outcome.kind == "fatal":
             self._rebuild_after_fatal()
         return spec_outcome
+
+    def _acknowledged_outcome(self, op: str, spec: Outcome, target: Outcome) -> str | None:
+        """The acknowledged upstream defect that explains a difference in outcome, if one does."""
+        if spec == target:
+            return None
+        for defect_id in self.acknowledged:
+            if (op, spec.error_class, target.kind) in UPSTREAM_DEFECTS[defect_id].outcomes:
+                return defect_id
+        return None
 
     def _rebuild_after_fatal(self) -> None:
         """Fresh caches that have run every step so far but the fatal last one.
@@ -119,12 +145,14 @@ class LockstepMachine(RuleBasedStateMachine):
         spec = Run(self.reference(ttl=self.ttl, release=self.release))
         impl = Run(self.factory(ttl=self.ttl, release=self.release))
         for recorded in self.steps:
+            first = {"spec": recorded.outcome}
+            first[self.target_name] = recorded.target_outcome or recorded.outcome
             for side, run in (("spec", spec), (self.target_name, impl)):
                 outcome, _ = call(run.apply, recorded.step.op, recorded.step.args)
-                if outcome != recorded.outcome:
+                if outcome != first[side]:
                     self.fail(
                         f"replayed into a fresh {side} cache after a fatal step, {recorded.op} "
-                        f"ended {outcome}, not {recorded.outcome} as first",
+                        f"ended {outcome}, not {first[side]} as first",
                         observed=False,
                     )
         self.spec_run, self.impl_run = spec, impl

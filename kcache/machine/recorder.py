@@ -9,6 +9,7 @@ writes the final, shrunk one under its folder, and counts the run's work.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -22,7 +23,7 @@ from kcache.exact_json import dumps
 from kcache.machine import strategies
 from kcache.ops import Outcome
 from kcache.spec.releases import Release
-from kcache.spec.views import SnapshotView
+from kcache.spec.views import NodeView, SnapshotView
 from kcache.traces.trace import Step, step_to_json
 
 
@@ -34,22 +35,35 @@ class RecordedStep:
     outcome: Outcome
     #: the spec's view of the updated snapshot, on `update_snapshot` steps
     snapshot_view: SnapshotView | None = None
+    #: what the call returned to the spec (get_node's NodeInfo), else None
+    result: Any = None
+    #: the target's outcome where an acknowledged upstream defect made it differ, else None
+    target_outcome: Outcome | None = None
 
-    def to_trace(self, *, pin_message: bool = False) -> dict[str, Any]:
-        """The FORMAT.md step; `pin_message` expects the spec's exact error text."""
+    def to_trace(
+        self, *, pin_message: bool = False, unpinned: frozenset[str] = frozenset()
+    ) -> dict[str, Any]:
+        """The trace step; `pin_message` expects the spec's exact error text.
+
+        `unpinned`: snapshot fields left out of the expectation (acknowledged defects).
+        """
         expect: dict[str, Any]
-        if self.outcome.kind == "fatal":
+        if self.target_outcome is not None:
+            expect = {}
+        elif self.outcome.kind == "fatal":
             expect = {"fatal": True}
         elif self.outcome.ok:
             expect = {"error": False}
         else:
             expect = {"error": self.outcome.message if pin_message else True}
         if self.snapshot_view is not None:
-            view = self.snapshot_view.to_json()
+            view = {k: v for k, v in self.snapshot_view.to_json().items() if k not in unpinned}
             # FORMAT.md checks only the nodes listed: absent ones are listed as null
             nodes: dict[str, Any] = dict.fromkeys(strategies.POD_NODE_NAMES)
             nodes.update((name, pinned(node)) for name, node in view["nodes"].items())
             expect["snapshot"] = {**view, "nodes": nodes}
+        if isinstance(self.result, NodeView):
+            expect["node"] = pinned(self.result.to_json())
         return {**step_to_json(self.step), "expect": expect}
 
     @property
@@ -96,10 +110,21 @@ class FailureRecorder:
     replays is also written to `out_dir`.
     """
 
-    def __init__(self, *, target: str, release: Release, out_dir: Path | None) -> None:
+    def __init__(
+        self,
+        *,
+        target: str,
+        release: Release,
+        out_dir: Path | None,
+        unpinned: frozenset[str] = frozenset(),
+    ) -> None:
         self.target = target
         self.release = release
         self.out_dir = out_dir
+        #: snapshot fields left out of the comparison and of traces (acknowledged defects)
+        self.unpinned = unpinned
+        #: upstream defect id -> how many differences were left out of the comparison
+        self.acknowledged: Counter[str] = Counter()
         self.examples = 0
         self.steps = 0
         self.last_failure: ConformanceError | None = None
@@ -132,9 +157,9 @@ class FailureRecorder:
         A fatal step ends a run (FORMAT.md), so `steps` hold no fatal step but
         perhaps the failing last one.
         """
-        trace_steps = [step.to_trace() for step in steps]
+        trace_steps = [step.to_trace(unpinned=self.unpinned) for step in steps]
         if pin_error and steps:
-            trace_steps[-1] = steps[-1].to_trace(pin_message=True)
+            trace_steps[-1] = steps[-1].to_trace(pin_message=True, unpinned=self.unpinned)
         if final_observation is not None:
             trace_steps.append({"op": "observe", "expect": final_observation})
         op = trace_steps[-1]["op"] if trace_steps else "build"
@@ -144,6 +169,7 @@ class FailureRecorder:
             "name": f"{self.target} diverges from the spec at step {step} ({op})",
             "description": headline,
             "release": self.release.name,
+            **_gates(self.release),
             "ttl_seconds": ttl,
             "steps": trace_steps,
         }
@@ -174,3 +200,8 @@ def _is_final_run() -> bool:
         return current_build_context().is_final
     except InvalidArgument:  # driven by hand, outside a Hypothesis test
         return True
+
+
+def _gates(release: Release) -> dict[str, Any]:
+    """The trace header's `feature_gates`, when the run set any."""
+    return {"feature_gates": dict(release.feature_gates)} if release.feature_gates else {}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, MultipleResults, initialize, multiple, rule
+from hypothesis.stateful import Bundle, MultipleResults, initialize, multiple, precondition, rule
 
 from kcache.machine import strategies
 from kcache.machine.invariants import CheckedMachine
@@ -24,6 +24,7 @@ from kcache.machine.recorder import FailureRecorder
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.traces.defects import acknowledged_for
 from kcache.traces.trace import Step
 
 #: TTLs drawn once per run: never expire (production since v1.25), and a few seconds
@@ -40,9 +41,13 @@ SNAPSHOT_NAMES = ("s1", "s2", "s3")
 FRESH = "fresh"
 
 
-def affinity_class(pod: Pod) -> tuple[bool, bool]:
-    """Which of a NodeInfo's affinity lists `pod` belongs in (§4.7)."""
-    return pod.has_affinity, pod.has_required_anti_affinity
+def affinity_class(pod: Pod) -> tuple[bool, bool, bool]:
+    """Which of a NodeInfo's affinity lists `pod` belongs in (§4.7, §19.6)."""
+    return (
+        pod.has_affinity,
+        pod.has_required_anti_affinity,
+        pod.has_required_non_host_scoped_anti_affinity,
+    )
 
 
 class ConformanceMachine(CheckedMachine):
@@ -163,9 +168,12 @@ class ConformanceMachine(CheckedMachine):
     @rule(pod=pods, fitting=FITTING, data=st.data())
     def forget_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
         """Forget an assumed pod: the version assumed, or (not `fitting`) any version."""
+        self._forget("forget_pod", pod, fitting, data)
+
+    def _forget(self, op: str, pod: Pod, fitting: bool, data: st.DataObject) -> None:
         pod = self.pick(data, "pod", pod, self.held(assumed=True)) if fitting else pod
         cached = self.cached(pod)
-        forgotten = self.take(Step("forget_pod", {"pod": pod}))
+        forgotten = self.take(Step(op, {"pod": pod}))
         if forgotten.ok and affinity_class(pod) != affinity_class(cached):
             # Outside §13's contract (the scheduler forgets the pod it assumed):
             # the lists drop the UID by the argument's classification (§4.3)
@@ -231,6 +239,12 @@ class ConformanceMachine(CheckedMachine):
         self.now += advance
         self.take(Step("cleanup", {"now": self.now}))
 
+    @precondition(lambda self: self.release.has_get_node)
+    @rule(name=st.sampled_from(strategies.POD_NODE_NAMES))
+    def get_node(self, name: str) -> None:
+        """Read one NodeInfo, a ghost or an unknown name included (v1.36 on)."""
+        self.take(Step("get_node", {"name": name}))
+
     # -- snapshots --------------------------------------------------------------------
 
     @rule(name=snapshots)
@@ -258,13 +272,19 @@ def conformance_machine(
     name: str = "impl",
     out_dir: Path | None = Path("kcache-failures"),
     ttl: Decimal | None = None,
+    acknowledge_upstream_defects: bool = False,
 ) -> type[ConformanceMachine]:
     """A state machine checking `factory`'s caches against the spec (or `reference`).
 
     A failing run's shrunk trace is written under `out_dir` (None: kept in
     memory only, on the returned class's `recorder`).  Every example builds
     its caches with `ttl` seconds, or with one drawn from `TTLS` when None.
+    With `acknowledge_upstream_defects` the known defects of `release`
+    (`kcache.traces.defects`) are left out of the comparison and counted on
+    the recorder instead.
     """
+    defects = acknowledged_for(release.name, acknowledge_upstream_defects)
+    unpinned = frozenset(field for defect in defects for field in defect.snapshot_fields)
     ttls = st.sampled_from(TTLS) if ttl is None else st.just(ttl)
     if reference is None:
         from kcache.spec.cache import Cache as SpecCache  # noqa: PLC0415 -- spec lands independently
@@ -278,7 +298,10 @@ def conformance_machine(
             "reference": staticmethod(reference),
             "build": initialize(ttl=ttls)(ConformanceMachine.build),
             "release": release,
-            "recorder": FailureRecorder(target=name, release=release, out_dir=out_dir),
+            "recorder": FailureRecorder(
+                target=name, release=release, out_dir=out_dir, unpinned=unpinned
+            ),
             "target_name": name,
+            "acknowledged": tuple(defect.id for defect in defects),
         },
     )

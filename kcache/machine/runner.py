@@ -9,7 +9,7 @@ stops it and keeps what was found (the smallest failing trace so far, if any).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,8 @@ class ConformanceResult:
     interrupted: bool = False
     #: (examples, steps) it took to find the failure, before shrinking began
     found_after: tuple[int, int] | None = None
+    #: acknowledged upstream defect id -> differences left out of the comparison
+    acknowledged: Mapping[str, int] = attrs.field(factory=dict)
 
     @property
     def steps_per_second(self) -> float:
@@ -76,6 +78,7 @@ def run_conformance(
     use_database: bool = True,
     database: Path | None = None,
     ttl: Decimal | None = None,
+    acknowledge_upstream_defects: bool = False,
 ) -> ConformanceResult:
     """Check `factory`'s caches against the spec until a failure, the budget, or Ctrl-C.
 
@@ -96,7 +99,14 @@ def run_conformance(
     per_round = max_examples if max_examples is not None else base.max_examples
     if time_budget is not None and max_examples is None:
         per_round = min(per_round, _ROUND_WHEN_TIMED)
-    machine = conformance_machine(factory, release=release, name=name, out_dir=out_dir, ttl=ttl)
+    machine = conformance_machine(
+        factory,
+        release=release,
+        name=name,
+        out_dir=out_dir,
+        ttl=ttl,
+        acknowledge_upstream_defects=acknowledge_upstream_defects,
+    )
     examples_db = base.database if database is None else DirectoryBasedExampleDatabase(database)
     recorder = machine.recorder
     recorder.progress = progress
@@ -139,6 +149,7 @@ def run_conformance(
         ),
         interrupted=interrupted,
         found_after=recorder.first_failure_at,
+        acknowledged=dict(recorder.acknowledged),
     )
 
 

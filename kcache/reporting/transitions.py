@@ -1,9 +1,9 @@
 """The pod life cycle of `spec.lifecycle`, drawn for people: Markdown, Mermaid, Graphviz dot.
 
 Everything here is read from the spec's tables (`TABLE`, `NODE_GUARDS`,
-`RELEASE_CHANGES`, through `outcome`), so the pictures cannot disagree with
-the model: docs/transitions.md is this module's Markdown output, committed,
-and a test fails when the two differ.
+`RELEASE_CELLS` through `entry`, and the release table of `spec.releases`),
+so the pictures cannot disagree with the model: docs/transitions.md is this
+module's Markdown output, committed, and a test fails when the two differ.
 
 The diagrams show allowed calls only (a refused call leaves the key where it
 was, and drawing every refusal as a loop hides the life cycle); the tables
@@ -16,17 +16,16 @@ from collections.abc import Callable, Iterator, Sequence
 
 from kcache.spec.lifecycle import (
     NODE_GUARDS,
-    RELEASE_CHANGES,
     ROWS,
     Effect,
+    Entry,
     Move,
     NodeGuard,
     Operation,
-    Outcome,
     State,
-    outcome,
+    entry,
 )
-from kcache.spec.releases import RELEASES, Release
+from kcache.spec.releases import RELEASES, Release, differences
 
 #: what each state means, for the states table
 STATE_MEANINGS: dict[State, str] = {
@@ -53,11 +52,9 @@ def edges(release: Release) -> list[Edge]:
     by_pair: dict[tuple[State, State], list[str]] = {}
     for state in ROWS:
         for operation in Operation:
-            cell = outcome(release, state, operation)
+            cell = entry(release, state, operation)
             if isinstance(cell, Move) and not _is_noop(state, cell):
                 by_pair.setdefault((state, cell.to), []).append(operation.value)
-    for state in reached_absent_states(release):
-        by_pair[state, State.INITIAL] = ["reads as Initial"]
     return [(source, target, ", ".join(names)) for (source, target), names in by_pair.items()]
 
 
@@ -67,18 +64,28 @@ def reached_absent_states(release: Release) -> list[State]:
         cell.to
         for state in ROWS
         for operation in Operation
-        if isinstance(cell := outcome(release, state, operation), Move)
+        if isinstance(cell := entry(release, state, operation), Move)
     }
     return [state for state in _ABSENT if state in targets]
 
 
+#: what a state that is the key's absence becomes, as the diagrams say it
+_GONE = "gone: the next call sees Initial"
+
+
 def mermaid(release: Release) -> str:
-    """A Mermaid `stateDiagram-v2` of the allowed calls under `release`."""
+    """A Mermaid `stateDiagram-v2` of the allowed calls under `release`.
+
+    Expired and Deleted end at the final state with a note, not with an edge
+    back to Initial: that is no call, and an edge would read as one.
+    """
     lines = ["stateDiagram-v2", f"    [*] --> {State.INITIAL.value}"]
     lines += [
         f"    {source.value} --> {target.value}: {label}"
         for source, target, label in edges(release)
     ]
+    for state in reached_absent_states(release):
+        lines += [f"    {state.value} --> [*]", f"    note right of {state.value}: {_GONE}"]
     return "\n".join(lines) + "\n"
 
 
@@ -94,12 +101,27 @@ def dot(release: Release) -> str:
         ),
     ]
     lines += [
-        f'    {source.value} -> {target.value} [label="{label}"'
-        + (", style=dashed" if source in _ABSENT else "")
-        + "];"
+        f'    {source.value} -> {target.value} [label="{label}"{_ports(source, target)}];'
         for source, target, label in edges(release)
     ]
+    lines += [
+        f'    {state.value} -> {State.INITIAL.value} [label="{_GONE}", style=dashed, '
+        "arrowhead=empty, tailport=s, headport=s];"
+        for state in reached_absent_states(release)
+    ]
     return "\n".join([*lines, "}"]) + "\n"
+
+
+#: the states left to right, as the diagrams lay them out
+_ORDER = (State.INITIAL, State.ASSUMED, State.ADDED, *_ABSENT)
+
+
+def _ports(source: State, target: State) -> str:
+    """Forward edges leave and enter on top, backward ones below, so a pair never overlaps."""
+    if source == target:
+        return ""
+    side = "n" if _ORDER.index(source) < _ORDER.index(target) else "s"
+    return f", tailport={side}, headport={side}"
 
 
 def markdown(release: Release) -> str:
@@ -129,7 +151,7 @@ def _markdown_sections(release: Release) -> Iterator[str]:
     grid = [
         (
             state.value,
-            *(_short(state, outcome(release, state, operation)) for operation in Operation),
+            *(_short(state, entry(release, state, operation)) for operation in Operation),
         )
         for state in ROWS
     ]
@@ -141,7 +163,7 @@ def _markdown_sections(release: Release) -> Iterator[str]:
 
 def _operation_section(release: Release, operation: Operation) -> Iterator[str]:
     yield f"## `{operation.value}`\n"
-    rows = [_long(state, outcome(release, state, operation)) for state in ROWS]
+    rows = [_long(state, entry(release, state, operation)) for state in ROWS]
     yield _table(("from", "outcome", "what the cache does", "why"), rows)
     guards = _guards(operation)
     if guards:
@@ -162,24 +184,24 @@ def _guards(operation: Operation) -> list[str]:
 
 
 def _release_section(release: Release) -> Iterator[str]:
-    yield "## Other releases\n"
+    yield "## Releases\n"
+    yield "Where the modelled releases differ (`spec/releases.py`):\n"
+    names = list(RELEASES)
+    rows = [
+        (description, *("yes" if value else "no" for value in values))
+        for description, values in differences()
+    ]
+    yield _table(("difference", *names), rows)
     for other in RELEASES.values():
         if other == release:
             continue
-        changes = [change.description for change in RELEASE_CHANGES if change.applies(other)]
-        changes += [
-            f"not in {other.name}: {change.description}"
-            for change in RELEASE_CHANGES
-            if change.applies(release) and not change.applies(other)
-        ]
-        yield f"### {other.name}\n"
-        yield "\n".join(f"- {change}" for change in changes) + "\n"
         rows = [
             (f"`{operation.value}`", *_long(state, theirs))
             for operation in Operation
             for state in ROWS
-            if (theirs := outcome(other, state, operation)) != outcome(release, state, operation)
+            if (theirs := entry(other, state, operation)) != entry(release, state, operation)
         ]
+        yield f"### {other.name}: cells that differ from {release.name}\n"
         yield _table(("operation", "from", "outcome", "what the cache does", "why"), rows)
         yield f"The whole page for it: `kcache transitions --release {other.name}`.\n"
 
@@ -188,13 +210,13 @@ def _is_noop(state: State, cell: Move) -> bool:
     return cell.to == state and cell.effect is Effect.NOTHING
 
 
-def _short(state: State, cell: Outcome) -> str:
+def _short(state: State, cell: Entry) -> str:
     if isinstance(cell, Move):
         return "no change" if _is_noop(state, cell) else f"→ {cell.to.value}"
     return f"✗ {cell.error.__name__}"
 
 
-def _long(state: State, cell: Outcome) -> tuple[str, ...]:
+def _long(state: State, cell: Entry) -> tuple[str, ...]:
     """(from, outcome, what the cache does, why) for one cell."""
     if isinstance(cell, Move):
         return state.value, _short(state, cell), cell.effect.value, cell.description

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import attrs
 
 from kcache.spec.errors import CacheError, Fatal
-from kcache.spec.objects import Pod, Resource
+from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
 from kcache.spec.views import Dump
 
@@ -241,6 +241,7 @@ NODE_VIEW_RULES: Mapping[str, _Rule] = {
     "used_ports": _Rule(_list_of(_port, "a list of [ip, protocol, port]"), _port_set),
     "pods_with_affinity": _STRINGS,
     "pods_with_required_anti_affinity": _STRINGS,
+    "pods_with_required_non_host_scoped_anti_affinity": _STRINGS,
     "pvc_ref_counts": _Rule(_map_of(_int, "an object of integer counts"), _exact),
     "image_states": _Rule(_map_of(_IMAGE_STATE, "an object of image states"), _exact),
 }
@@ -288,7 +289,9 @@ SNAPSHOT_VIEW_RULES: Mapping[str, _Rule] = {
     "node_list": _Rule(_STRINGS.validate, _exact),
     "have_pods_with_affinity": _Rule(_STRINGS.validate, _as_set),
     "have_pods_with_required_anti_affinity": _Rule(_STRINGS.validate, _as_set),
+    "have_pods_with_required_non_host_scoped_anti_affinity": _Rule(_STRINGS.validate, _as_set),
     "used_pvcs": _Rule(_STRINGS.validate, _as_set),
+    "used_pvc_ref_counts": _Rule(_map_of(_int, "an object of integer counts"), _exact),
     "nodes": _NODES,
 }
 
@@ -299,9 +302,11 @@ SNAPSHOT_VIEW_RULES: Mapping[str, _Rule] = {
 class _Observation:
     """What a step's checks read from the cache; the dump is taken at most once."""
 
-    def __init__(self, cache: SchedulerCache, snapshot: Snapshot | None) -> None:
+    def __init__(self, cache: SchedulerCache, snapshot: Snapshot | None, result: Any) -> None:
         self.cache = cache
         self.snapshot = snapshot
+        #: what the step's call returned (get_node's NODE-VIEW)
+        self.result = result
 
     @functools.cached_property
     def dump(self) -> Dump:
@@ -315,20 +320,7 @@ class _Observation:
 
 def probe_pod(key: str) -> Pod:
     """A pod that carries only `key` as its UID: how `is_assumed` and `pods` ask about a key."""
-    return Pod(
-        uid=key,
-        namespace="",
-        name="",
-        node_name="",
-        requests=Resource(),
-        non_zero_cpu=0,
-        non_zero_memory=0,
-        host_ports=(),
-        pvc_keys=(),
-        has_affinity=False,
-        has_required_anti_affinity=False,
-        manifest={"metadata": {"uid": key}},
-    )
+    return pod_from_manifest({"metadata": {"uid": key}})
 
 
 def _is_assumed(cache: SchedulerCache, key: str) -> Any:
@@ -397,6 +389,11 @@ _SNAPSHOT_KEY = _Key(
     lambda seen, _: seen.snapshot_view(),
 )
 
+#: the keys of one op's result: get_node's NodeInfo
+RESULT_KEYS: Mapping[str, _Key] = {
+    "node": _Key(_NODE_VIEW, lambda seen, _: seen.result.to_json()),
+}
+
 #: outcome keys: allowed on every step that changes the cache
 OUTCOME_KEYS: Mapping[str, Validator] = {
     "error": _one_of(
@@ -411,6 +408,7 @@ OUTCOME_KEYS: Mapping[str, Validator] = {
 _KEYS_BY_OP: Mapping[str, frozenset[str]] = {
     "observe": frozenset(OBSERVATION_KEYS),
     "update_snapshot": frozenset(OUTCOME_KEYS) | frozenset(OBSERVATION_KEYS) | {"snapshot"},
+    "get_node": frozenset(OUTCOME_KEYS) | frozenset(RESULT_KEYS),
 }
 
 
@@ -433,6 +431,8 @@ def validate(op: str, expect: Any) -> None:
             OUTCOME_KEYS[key](value, f"expect.{key}")
         elif key == "snapshot":
             _SNAPSHOT_KEY.rule.validate(value, "expect.snapshot")
+        elif key in RESULT_KEYS:
+            RESULT_KEYS[key].rule.validate(value, f"expect.{key}")
         else:
             OBSERVATION_KEYS[key].rule.validate(value, f"expect.{key}")
 
@@ -480,16 +480,18 @@ def check(
     *,
     cache: SchedulerCache,
     snapshot: Snapshot | None = None,
+    result: Any = None,
 ) -> Mismatch | None:
     """The first disagreement between a step's `expect` and what the step and cache show.
 
     `outcome` is None for success, else the `CacheError` or `Fatal` the step
-    raised; `snapshot` is the step's snapshot object (update_snapshot only).
+    raised; `snapshot` is the step's snapshot object (update_snapshot only);
+    `result` what the step's call returned.
     Exceptions of other kinds raised by the cache while it is read propagate.
     """
     difference = _outcome_difference(expect, outcome)
     if difference is None:
-        difference = _first_observed_difference(expect, _Observation(cache, snapshot))
+        difference = _first_observed_difference(expect, _Observation(cache, snapshot, result))
     if difference is None:
         return None
     path, expected, actual = difference
@@ -500,6 +502,7 @@ def _first_observed_difference(expect: Mapping[str, Any], seen: _Observation) ->
     keys = [(key, OBSERVATION_KEYS[key]) for key in OBSERVATION_KEYS if key in expect]
     if "snapshot" in expect:
         keys.append(("snapshot", _SNAPSHOT_KEY))
+    keys += [(key, RESULT_KEYS[key]) for key in RESULT_KEYS if key in expect]
     for key, rule in keys:
         wanted = expect[key]
         actual = rule.observe(seen, wanted)

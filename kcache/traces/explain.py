@@ -146,8 +146,9 @@ def _play(
 ) -> tuple[BaseException | None, Mismatch | None, Scene | None]:
     """Apply and check one step; a crash of the cache ends the story with its text."""
     outcome: BaseException | None = None
+    result: Any = None
     try:
-        run.apply(step.op, step.args)
+        result = run.apply(step.op, step.args)
     except (CacheError, Fatal) as error:
         outcome = error
     except Exception as error:  # the cache under test broke: that is what the story shows
@@ -157,7 +158,7 @@ def _play(
     try:
         snapshot = run.snapshot(step.args["snapshot"]) if "snapshot" in step.args else None
         mismatch = expectations.check(
-            index, step.op, step.expect, outcome, cache=run.cache, snapshot=snapshot
+            index, step.op, step.expect, outcome, cache=run.cache, snapshot=snapshot, result=result
         )
         return outcome, mismatch, observe(run)
     except Exception as error:  # reading the cache broke it

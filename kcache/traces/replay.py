@@ -24,6 +24,7 @@ from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import Release
 from kcache.traces import expectations
+from kcache.traces.defects import UPSTREAM_DEFECTS
 from kcache.traces.expectations import Mismatch, Prose
 from kcache.traces.trace import Step, Trace, load_paths
 
@@ -34,6 +35,15 @@ class Verdict(enum.Enum):
     PASSED = "PASS"
     FAILED = "FAIL"
     SKIPPED = "SKIP"
+    #: an acknowledged upstream defect showed, as its vector says it does
+    KNOWN_DEFECT = "KNOWN"
+    #: an acknowledged upstream defect did not show: fixed upstream, or the vector is wrong
+    DEFECT_GONE = "XPASS"
+
+    @property
+    def failed(self) -> bool:
+        """Whether the verdict fails a run."""
+        return self in (Verdict.FAILED, Verdict.DEFECT_GONE)
 
 
 @attrs.frozen
@@ -48,8 +58,26 @@ class TraceResult:
     skip_reason: str | None = None
 
 
-def replay_trace(trace: Trace, factory: CacheFactory) -> TraceResult:
-    """Build a cache for `trace` with `factory`, run every step and check every `expect`."""
+def replay_trace(
+    trace: Trace, factory: CacheFactory, *, acknowledge_upstream_defects: bool = False
+) -> TraceResult:
+    """Build a cache for `trace` with `factory`, run every step and check every `expect`.
+
+    With `acknowledge_upstream_defects`, a trace showing a known upstream
+    defect of its release (`kcache.traces.defects`) is KNOWN when it fails as
+    its vector says, and XPASS (a failure) when it passes.
+    """
+    result = _replayed(trace, factory)
+    defect = UPSTREAM_DEFECTS.get(trace.upstream_defect or "")
+    if acknowledge_upstream_defects and defect and trace.release.name in defect.releases:
+        if result.verdict is Verdict.FAILED:
+            return attrs.evolve(result, verdict=Verdict.KNOWN_DEFECT)
+        if result.verdict is Verdict.PASSED:
+            return attrs.evolve(result, verdict=Verdict.DEFECT_GONE)
+    return result
+
+
+def _replayed(trace: Trace, factory: CacheFactory) -> TraceResult:
     modelled = targets.modelled_releases(factory)
     if trace.release.name not in modelled:
         reason = f"pins release {trace.release.name}; the target models {', '.join(modelled)}"
@@ -74,14 +102,15 @@ def replay_trace(trace: Trace, factory: CacheFactory) -> TraceResult:
 def _run_step(run: Run, index: int, step: Step) -> tuple[Mismatch | None, BaseException | None]:
     """Apply one step and check it; an exception outside the protocol is the mismatch."""
     outcome: BaseException | None = None
+    result: Any = None
     try:
         try:
-            run.apply(step.op, step.args)
+            result = run.apply(step.op, step.args)
         except (CacheError, Fatal) as error:
             outcome = error
         snapshot = run.snapshot(step.args["snapshot"]) if "snapshot" in step.args else None
         mismatch = expectations.check(
-            index, step.op, step.expect, outcome, cache=run.cache, snapshot=snapshot
+            index, step.op, step.expect, outcome, cache=run.cache, snapshot=snapshot, result=result
         )
     except KcacheError:
         raise
@@ -151,11 +180,19 @@ def representation_checked(factory: CacheFactory) -> CacheFactory:
     return _RepresentationChecked(factory)
 
 
-def replay_paths(paths: Iterable[str | Path], factory: CacheFactory) -> Iterator[TraceResult]:
+def replay_paths(
+    paths: Iterable[str | Path],
+    factory: CacheFactory,
+    *,
+    acknowledge_upstream_defects: bool = False,
+) -> Iterator[TraceResult]:
     """Results of every trace in the files and folders named, in file order.
 
     All traces are read before this returns, so a bad trace raises TraceError
     before any cache is built; the results are produced as the traces run.
     """
     traces = load_paths(paths)
-    return (replay_trace(trace, factory) for trace in traces)
+    return (
+        replay_trace(trace, factory, acknowledge_upstream_defects=acknowledge_upstream_defects)
+        for trace in traces
+    )

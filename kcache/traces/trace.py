@@ -21,8 +21,12 @@ from kcache import exact_json
 from kcache.errors import TraceError
 from kcache.ops import TRACE_OPS, read_seconds
 from kcache.spec.errors import ObjectError
-from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
+from kcache.spec.releases import RELEASES, V1_35, Release
 from kcache.traces import expectations
+from kcache.traces.defects import UPSTREAM_DEFECTS
+
+#: the release of a trace that names none: v1.35, the release the format began with
+UNNAMED_RELEASE = V1_35
 
 #: file suffixes that hold traces: one document, or one document per line
 TRACE_SUFFIXES = (".json", ".jsonl")
@@ -63,15 +67,26 @@ class Trace:
     name: str
     steps: tuple[Step, ...]
     ttl: Decimal = Decimal(0)
-    release: Release = DEFAULT_RELEASE
+    release: Release = UNNAMED_RELEASE
     description: str | None = None
+    #: the id of a known upstream defect this trace shows (`UPSTREAM_DEFECTS`): upstream
+    #: fails it on purpose, and replay can acknowledge that instead of failing
+    upstream_defect: str | None = None
     #: where the trace was read ("file:line"), for messages; not part of the trace
     source: str = attrs.field(default="", eq=False)
 
 
 # -- reading -----------------------------------------------------------------------------------
 
-_TRACE_KEYS = ("name", "description", "ttl_seconds", "release", "steps")
+_TRACE_KEYS = (
+    "name",
+    "description",
+    "ttl_seconds",
+    "release",
+    "feature_gates",
+    "upstream_defect",
+    "steps",
+)
 
 
 def from_json(data: Any, source: str = "<trace>") -> Trace:
@@ -106,13 +121,26 @@ def _read_header(data: Mapping[str, Any]) -> dict[str, Any]:
     ttl = read_seconds(data.get("ttl_seconds", 0))
     if ttl < 0:
         raise ValueError(f"ttl_seconds must not be negative, got {ttl}")
-    release = data.get("release", DEFAULT_RELEASE.name)
+    release = data.get("release", UNNAMED_RELEASE.name)
     if release not in RELEASES:
         raise ValueError(f"unknown release {release!r} (known: {', '.join(RELEASES)})")
     description = data.get("description")
     if description is not None and not isinstance(description, str):
         raise ValueError('"description" must be a string')
-    return {"ttl": ttl, "release": RELEASES[release], "description": description}
+    gates = data.get("feature_gates", {})
+    if not isinstance(gates, dict):
+        raise ValueError('"feature_gates" must be an object of gate name -> true or false')
+    defect = data.get("upstream_defect")
+    if defect is not None and defect not in UPSTREAM_DEFECTS:
+        raise ValueError(
+            f"unknown upstream_defect {defect!r} (known: {', '.join(UPSTREAM_DEFECTS)})"
+        )
+    return {
+        "ttl": ttl,
+        "release": RELEASES[release].with_gates(gates),
+        "description": description,
+        "upstream_defect": defect,
+    }
 
 
 def step_from_json(raw: Any, where: str = "step") -> Step:
@@ -212,8 +240,12 @@ def to_json(trace: Trace) -> dict[str, Any]:
         document["description"] = trace.description
     if trace.ttl != 0:
         document["ttl_seconds"] = trace.ttl
-    if trace.release != DEFAULT_RELEASE:
+    if trace.release.name != UNNAMED_RELEASE.name:
         document["release"] = trace.release.name
+    if trace.release.feature_gates:
+        document["feature_gates"] = dict(trace.release.feature_gates)
+    if trace.upstream_defect is not None:
+        document["upstream_defect"] = trace.upstream_defect
     document["steps"] = [step_to_json(step) for step in trace.steps]
     return exact_json.plain(document)  # type: ignore[no-any-return]
 

@@ -65,7 +65,7 @@ class TestClient:
     ) -> None:
         """The server reports what it serves and that the model has both releases."""
         assert spec_server.process.name == "kcache --impl spec"
-        assert spec_server.releases == ("v1.35", "v1.36")
+        assert spec_server.releases == ("v1.35", "v1.36", "v1.37")
 
     def test_refusal_comes_back_as_its_spec_errors_class(self, cache: AdapterCache) -> None:
         """error.class maps back to the spec.errors class, with upstream's text."""
@@ -278,7 +278,7 @@ class TestServer:
     def test_handshake_first(self) -> None:
         """The first line is the handshake, before any request."""
         assert self.serve() == [
-            {"kcache_adapter": 1, "name": "test", "releases": ["v1.35", "v1.36"]}
+            {"kcache_adapter": 1, "name": "test", "releases": ["v1.35", "v1.36", "v1.37"]}
         ]
 
     def test_protocol_errors(self) -> None:

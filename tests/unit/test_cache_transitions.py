@@ -14,10 +14,10 @@ from kcache.spec.errors import PodNotFoundError, TransitionError, UnsupportedOpe
 from kcache.spec.lifecycle import ROWS, Move, Operation, State
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import SchedulerCache
-from kcache.spec.releases import V1_35, V1_36, Release
+from kcache.spec.releases import V1_35, V1_36, V1_37, Release
 
 INI, AS, AD = State.INITIAL, State.ASSUMED, State.ADDED
-(ASSUME, FINISH, FORGET, ADD, UPDATE, REMOVE, CLEANUP) = Operation
+(ASSUME, FINISH, FORGET, REMOVE_ASSUMED, ADD, UPDATE, REMOVE, CLEANUP) = Operation
 
 THE_POD = pod("u1", node="n1", cpu="100m")
 REF = "u1(default/p-u1)"
@@ -26,6 +26,7 @@ CALLS: dict[Operation, Callable[[SchedulerCache, Pod], None]] = {
     ASSUME: lambda cache, p: cache.assume_pod(p),
     FINISH: lambda cache, p: cache.finish_binding(p, Decimal(0)),
     FORGET: lambda cache, p: cache.forget_pod(p),
+    REMOVE_ASSUMED: lambda cache, p: cache.remove_assumed_pod(p),
     ADD: lambda cache, p: cache.add_pod(p),
     UPDATE: lambda cache, p: cache.update_pod(p, pod("u1", node="n1", cpu="200m")),
     REMOVE: lambda cache, p: cache.remove_pod(p),
@@ -38,6 +39,7 @@ V1_35_OUTCOMES: dict[tuple[State, Operation], State | tuple[type[Exception], str
     (INI, ASSUME): AS,
     (INI, FINISH): INI,
     (INI, FORGET): INI,
+    (INI, REMOVE_ASSUMED): (UnsupportedOperation, "remove_assumed_pod does not exist in release"),
     (INI, ADD): AD,
     (INI, UPDATE): (
         TransitionError,
@@ -51,6 +53,7 @@ V1_35_OUTCOMES: dict[tuple[State, Operation], State | tuple[type[Exception], str
     (AS, ASSUME): (TransitionError, f"pod {REF} is in the cache, so can't be assumed"),
     (AS, FINISH): AS,
     (AS, FORGET): INI,
+    (AS, REMOVE_ASSUMED): (UnsupportedOperation, "remove_assumed_pod does not exist in release"),
     (AS, ADD): AD,
     (AS, UPDATE): (TransitionError, f"assumed pod {REF} should not be updated"),
     (AS, REMOVE): INI,
@@ -58,6 +61,7 @@ V1_35_OUTCOMES: dict[tuple[State, Operation], State | tuple[type[Exception], str
     (AD, ASSUME): (TransitionError, f"pod {REF} is in the cache, so can't be assumed"),
     (AD, FINISH): AD,
     (AD, FORGET): (TransitionError, f"pod {REF} wasn't assumed so cannot be forgotten"),
+    (AD, REMOVE_ASSUMED): (UnsupportedOperation, "remove_assumed_pod does not exist in release"),
     (AD, ADD): (TransitionError, f"pod {REF} was already in added state"),
     (AD, UPDATE): AD,
     (AD, REMOVE): INI,
@@ -76,7 +80,25 @@ V1_36_OUTCOMES = {
     },
 }
 
-OUTCOMES = {V1_35: V1_35_OUTCOMES, V1_36: V1_36_OUTCOMES}
+#: §19.3: remove_assumed_pod does what forget_pod does; both refuse with the new text
+V1_37_NOT_ASSUMED = f"pod {REF} is not assumed, so it cannot be removed or forgotten"
+V1_37_OUTCOMES = {
+    **V1_36_OUTCOMES,
+    **{
+        (state, operation): (
+            UnsupportedOperation,
+            f"{operation.value} does not exist in release v1.37",
+        )
+        for state in ROWS
+        for operation in (FINISH, CLEANUP)
+    },
+    (INI, REMOVE_ASSUMED): INI,
+    (AS, REMOVE_ASSUMED): INI,
+    (AD, FORGET): (TransitionError, V1_37_NOT_ASSUMED),
+    (AD, REMOVE_ASSUMED): (TransitionError, V1_37_NOT_ASSUMED),
+}
+
+OUTCOMES = {V1_35: V1_35_OUTCOMES, V1_36: V1_36_OUTCOMES, V1_37: V1_37_OUTCOMES}
 CELLS = [(release, state, op) for release in OUTCOMES for state in ROWS for op in Operation]
 
 
@@ -136,10 +158,10 @@ def test_cell_does_what_the_semantics_doc_says(
 def test_cell_does_what_the_table_says(
     make_cache: MakeCache, cell: tuple[Release, State, Operation]
 ) -> None:
-    """Each state x operation follows `spec.lifecycle.outcome`, the table docs are made from."""
+    """Each state x operation follows `spec.lifecycle.entry`, the table docs are made from."""
     release, state, operation = cell
     cache = cache_with_pod_in(make_cache, release, state)
-    outcome = lifecycle.outcome(release, state, operation)
+    outcome = lifecycle.entry(release, state, operation)
     if isinstance(outcome, Move):
         absent = outcome.to in (State.EXPIRED, State.DELETED)
         check(cache, operation, INI if absent else outcome.to)

@@ -87,11 +87,12 @@ class TestBreakage:
         with pytest.raises(AssertionError, match="'u1' is not on its node 'n2'"):
             cache.check_well_formed()
 
-    def test_a_deadline_without_finished_binding(self) -> None:
-        """Only FinishBinding sets a deadline."""
+    def test_a_deadline_on_an_added_pod(self) -> None:
+        """Only FinishBinding sets a deadline, on an assumed pod, and an add takes it away."""
         cache = cache_holding(pod("u1"), node("n1"))
+        cache.add_pod(pod("u1"))
         cache.pods["u1"] = attrs.evolve(cache.pods["u1"], deadline=Decimal(3))
-        with pytest.raises(AssertionError, match="deadline exactly when binding finished"):
+        with pytest.raises(AssertionError, match="'u1' has a deadline but is added"):
             cache.check_well_formed()
 
     def test_an_empty_ghost(self) -> None:

@@ -34,7 +34,7 @@ def node_view(**fields: Any) -> NodeView:
         "pvc_ref_counts": {},
         "image_states": {},
     }
-    return NodeView.make(**{**defaults, **fields})
+    return NodeView(**{**defaults, **fields})
 
 
 @attrs.define
@@ -332,7 +332,7 @@ class TestNodeView:
 class TestSnapshot:
     """SNAPSHOT-VIEW on update_snapshot: node_list in order, other lists as sets."""
 
-    SHOWN = SnapshotView.make(
+    SHOWN = SnapshotView(
         node_list=["n1", "n3", "n2"],
         have_pods_with_affinity=["n1"],
         have_pods_with_required_anti_affinity=[],

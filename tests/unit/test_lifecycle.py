@@ -7,10 +7,10 @@ import pytest
 from kcache.spec import lifecycle
 from kcache.spec.errors import Fatal, TransitionError, UnsupportedOperation
 from kcache.spec.lifecycle import ROWS, Move, Operation, Refuse, State
-from kcache.spec.releases import RELEASES, V1_35, V1_36, Release
+from kcache.spec.releases import RELEASES, V1_35, V1_36, V1_37, Release
 
 INI, AS, AD, EX, DE = State.INITIAL, State.ASSUMED, State.ADDED, State.EXPIRED, State.DELETED
-(ASSUME, FINISH, FORGET, ADD, UPDATE, REMOVE, CLEANUP) = Operation
+(ASSUME, FINISH, FORGET, REMOVE_ASSUMED, ADD, UPDATE, REMOVE, CLEANUP) = Operation
 
 IN_CACHE = "is in the cache, so can't be assumed"
 NOT_ASSUMED = "wasn't assumed so cannot be forgotten"
@@ -20,6 +20,7 @@ V1_35_EXPECTED: dict[tuple[State, Operation], State | tuple[type[Exception], str
     (INI, ASSUME): AS,
     (INI, FINISH): INI,
     (INI, FORGET): INI,
+    (INI, REMOVE_ASSUMED): (UnsupportedOperation, "remove_assumed_pod does not exist"),
     (INI, ADD): AD,
     (INI, UPDATE): (TransitionError, "is not added to scheduler cache, so cannot be updated"),
     (INI, REMOVE): (TransitionError, "is not found in scheduler cache, so cannot be removed"),
@@ -27,6 +28,7 @@ V1_35_EXPECTED: dict[tuple[State, Operation], State | tuple[type[Exception], str
     (AS, ASSUME): (TransitionError, IN_CACHE),
     (AS, FINISH): AS,
     (AS, FORGET): INI,
+    (AS, REMOVE_ASSUMED): (UnsupportedOperation, "remove_assumed_pod does not exist"),
     (AS, ADD): AD,
     (AS, UPDATE): (TransitionError, "should not be updated"),
     (AS, REMOVE): DE,
@@ -34,6 +36,7 @@ V1_35_EXPECTED: dict[tuple[State, Operation], State | tuple[type[Exception], str
     (AD, ASSUME): (TransitionError, IN_CACHE),
     (AD, FINISH): AD,
     (AD, FORGET): (TransitionError, NOT_ASSUMED),
+    (AD, REMOVE_ASSUMED): (UnsupportedOperation, "remove_assumed_pod does not exist"),
     (AD, ADD): (TransitionError, "was already in added state"),
     (AD, UPDATE): AD,
     (AD, REMOVE): DE,
@@ -47,7 +50,16 @@ V1_36_EXPECTED = {
     **{(state, CLEANUP): (UnsupportedOperation, "cleanup") for state in ROWS},
 }
 
-EXPECTED = {V1_35: V1_35_EXPECTED, V1_36: V1_36_EXPECTED}
+#: §19.3, as upstream v1.37.2 has it: remove_assumed_pod is forget_pod, both reworded
+V1_37_EXPECTED = {
+    **V1_36_EXPECTED,
+    (INI, REMOVE_ASSUMED): INI,
+    (AS, REMOVE_ASSUMED): INI,
+    (AD, FORGET): (TransitionError, "is not assumed, so it cannot be removed or forgotten"),
+    (AD, REMOVE_ASSUMED): (TransitionError, "is not assumed, so it cannot be removed or forgotten"),
+}
+
+EXPECTED = {V1_35: V1_35_EXPECTED, V1_36: V1_36_EXPECTED, V1_37: V1_37_EXPECTED}
 CELLS = [(release, state, op) for release in EXPECTED for state in ROWS for op in Operation]
 
 
@@ -71,7 +83,7 @@ class TestTable:
     ) -> None:
         """Each cell's outcome is the one written by hand from the semantics doc."""
         release, state, operation = cell
-        outcome = lifecycle.outcome(release, state, operation)
+        outcome = lifecycle.entry(release, state, operation)
         expected = EXPECTED[release][state, operation]
         if isinstance(expected, State):
             assert isinstance(outcome, Move)
@@ -84,7 +96,7 @@ class TestTable:
 
     def test_every_entry_is_described(self) -> None:
         """Docs are generated from the table, so every entry carries a description."""
-        outcomes = [lifecycle.outcome(r, s, o) for r, s, o in CELLS]
+        outcomes = [lifecycle.entry(r, s, o) for r, s, o in CELLS]
         guards = list(lifecycle.NODE_GUARDS.values())
         assert all(entry.description for entry in [*outcomes, *guards])
 
@@ -95,6 +107,8 @@ class TestGuards:
         assert set(lifecycle.NODE_GUARDS) == {
             (AS, FORGET),
             (AD, FORGET),
+            (AS, REMOVE_ASSUMED),
+            (AD, REMOVE_ASSUMED),
             (AS, REMOVE),
             (AD, REMOVE),
             (AD, UPDATE),
@@ -127,10 +141,17 @@ class TestRequire:
         with pytest.raises(UnsupportedOperation, match=f"^{operation.value} does not exist in"):
             lifecycle.require(V1_36, operation)
 
-    @pytest.mark.parametrize("operation", list(Operation))
-    def test_v1_35_has_every_operation(self, operation: Operation) -> None:
-        """v1.35 refuses no operation outright."""
+    @pytest.mark.parametrize("operation", [op for op in Operation if op is not REMOVE_ASSUMED])
+    def test_v1_35_has_every_operation_but_remove_assumed_pod(self, operation: Operation) -> None:
+        """v1.35 refuses no operation outright but the one v1.37 added."""
         assert lifecycle.require(V1_35, operation) is None
+
+    @pytest.mark.parametrize("release", [V1_35, V1_36])
+    def test_remove_assumed_pod_is_v1_37s(self, release: Release) -> None:
+        """remove_assumed_pod came with v1.37."""
+        with pytest.raises(UnsupportedOperation, match=r"^remove_assumed_pod does not exist in"):
+            lifecycle.require(release, REMOVE_ASSUMED)
+        assert lifecycle.require(V1_37, REMOVE_ASSUMED) is None
 
 
 class TestFill:

@@ -157,7 +157,7 @@ class TestCheck:
         spec.add_node(N1)
         snapshot = spec.new_snapshot()
         spec.update_snapshot(snapshot)
-        empty = SnapshotView.make(
+        empty = SnapshotView(
             node_list=(),
             have_pods_with_affinity=(),
             have_pods_with_required_anti_affinity=(),

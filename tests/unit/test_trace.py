@@ -181,7 +181,10 @@ class TestLoadErrors:
     def test_unknown_release(self, tmp_path: Path) -> None:
         """A release kcache does not know is an input error, not a silent skip."""
         message = self.load_error(tmp_path, document(release="v1.53"))
-        assert message == "bad.jsonl:1: trace \"t\": unknown release 'v1.53' (known: v1.35, v1.36)"
+        assert (
+            message
+            == "bad.jsonl:1: trace \"t\": unknown release 'v1.53' (known: v1.35, v1.36, v1.37)"
+        )
 
     def test_negative_ttl(self, tmp_path: Path) -> None:
         """A TTL below zero has no meaning."""

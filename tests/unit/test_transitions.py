@@ -14,7 +14,7 @@ import pytest
 from kcache.cli.main import main
 from kcache.reporting.transitions import RENDERERS, dot, edges, markdown, mermaid
 from kcache.spec.lifecycle import State
-from kcache.spec.releases import V1_35, V1_36
+from kcache.spec.releases import V1_35, V1_36, V1_37
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -29,15 +29,17 @@ V1_35_EDGES = {
     ("Assumed", "Expired", "cleanup"),
     ("Added", "Added", "update_pod"),
     ("Added", "Deleted", "remove_pod"),
-    ("Expired", "Initial", "reads as Initial"),
-    ("Deleted", "Initial", "reads as Initial"),
 }
 
 #: §16: v1.36 has no finish_binding or cleanup, so nothing expires
 V1_36_EDGES = V1_35_EDGES - {
     ("Assumed", "Assumed", "finish_binding"),
     ("Assumed", "Expired", "cleanup"),
-    ("Expired", "Initial", "reads as Initial"),
+}
+
+#: §19.3: v1.37's remove_assumed_pod takes an assumed pod back to Initial, as forget_pod does
+V1_37_EDGES = (V1_36_EDGES - {("Assumed", "Initial", "forget_pod")}) | {
+    ("Assumed", "Initial", "forget_pod, remove_assumed_pod")
 }
 
 
@@ -54,6 +56,10 @@ class TestEdges:
         """v1.36 drops finish_binding, cleanup and the Expired state."""
         assert named(edges(V1_36)) == V1_36_EDGES
 
+    def test_v1_37_adds_remove_assumed_pod(self) -> None:
+        """v1.37's new call shares forget_pod's edge."""
+        assert named(edges(V1_37)) == V1_37_EDGES
+
     def test_no_change_calls_are_not_drawn(self) -> None:
         """forget_pod of an unknown pod succeeds in v1.36 but changes nothing, so it is no edge."""
         assert not any(
@@ -63,14 +69,22 @@ class TestEdges:
 
 class TestMermaid:
     def test_diagram_lines(self) -> None:
-        """The Mermaid diagram starts at Initial and has one line per edge."""
+        """The diagram starts at Initial, has one labelled line per edge, and ends the gone states.
+
+        Expired and Deleted lead to the final state with a note, not back to
+        Initial: that would be drawn like a call.
+        """
         lines = mermaid(V1_35).splitlines()
         assert lines[:2] == ["stateDiagram-v2", "    [*] --> Initial"]
         drawn = {
             tuple(line.strip().replace(" --> ", "|").replace(": ", "|").split("|"))
             for line in lines[2:]
+            if ": " in line and not line.strip().startswith("note")
         }
         assert drawn == V1_35_EDGES
+        for state in ("Expired", "Deleted"):
+            assert f"    {state} --> [*]" in lines
+            assert f"    note right of {state}: gone: the next call sees Initial" in lines
 
 
 class TestDot:
@@ -80,9 +94,14 @@ class TestDot:
         assert text.startswith('digraph "pod life cycle v1.36" {\n')
         assert text.endswith("}\n")
         arrows = {line.strip() for line in text.splitlines() if " -> " in line}
-        assert 'Assumed -> Initial [label="forget_pod"];' in arrows
-        assert 'Deleted -> Initial [label="reads as Initial", style=dashed];' in arrows
-        assert len(arrows) == len(V1_36_EDGES)
+        # a pair of opposite edges leaves on opposite sides, so it is never one double arrow
+        assert 'Assumed -> Initial [label="forget_pod", tailport=s, headport=s];' in arrows
+        assert 'Initial -> Assumed [label="assume_pod", tailport=n, headport=n];' in arrows
+        assert (
+            'Deleted -> Initial [label="gone: the next call sees Initial", style=dashed, '
+            "arrowhead=empty, tailport=s, headport=s];"
+        ) in arrows
+        assert len(arrows) == len(V1_36_EDGES) + 1
 
     def test_absent_states_are_dashed_only_when_reached(self) -> None:
         """Expired is drawn only where cleanup exists."""
@@ -95,12 +114,12 @@ class TestMarkdown:
         """The grid says, per cell, where the key goes or which error is raised."""
         page = markdown(V1_35)
         assert (
-            "| Initial | → Assumed | no change | no change | → Added "
+            "| Initial | → Assumed | no change | no change | ✗ UnsupportedOperation | → Added "
             "| ✗ TransitionError | ✗ TransitionError | no change |"
         ) in page
         assert (
-            "| Added | ✗ TransitionError | no change | ✗ TransitionError | ✗ TransitionError "
-            "| → Added | → Deleted | no change |"
+            "| Added | ✗ TransitionError | no change | ✗ TransitionError | ✗ UnsupportedOperation "
+            "| ✗ TransitionError | → Added | → Deleted | no change |"
         ) in page
 
     def test_upstream_messages_are_verbatim(self) -> None:
@@ -120,7 +139,7 @@ class TestMarkdown:
     def test_other_release_section_lists_changed_cells(self) -> None:
         """The v1.35 page lists what v1.36 lacks, and only that."""
         page = markdown(V1_35)
-        section = page[page.index("### v1.36") :]
+        section = page[page.index("### v1.36") : page.index("### v1.37")]
         assert "`forget_pod`" not in section
         assert "| `cleanup` | Assumed | ✗ UnsupportedOperation |" in section
         assert "| `assume_pod` |" not in section

@@ -252,10 +252,14 @@ class AdapterFactory:
         if release.name not in process.releases:
             raise ValueError(f"adapter {process.name!r} does not model release {release.name}")
         first = process.epoch == 0
-        process.request(
-            {"op": "init", "ttl_seconds": seconds_text(ttl), "release": release.name},
-            timeout=self.start_timeout if first else None,
-        )
+        init: dict[str, Any] = {
+            "op": "init",
+            "ttl_seconds": seconds_text(ttl),
+            "release": release.name,
+        }
+        if release.feature_gates:
+            init["feature_gates"] = dict(release.feature_gates)
+        process.request(init, timeout=self.start_timeout if first else None)
         process.epoch += 1
         # its methods are made from the op table (`_as_requests`), which mypy cannot see
         return cast(SchedulerCache, AdapterCache(process, release, process.epoch))

@@ -107,8 +107,15 @@ class Session:
             ttl = read_seconds(request.get("ttl_seconds", 0))
         except ValueError as error:
             raise _RefusedError(f"init: ttl_seconds: {error}") from None
+        gates = request.get("feature_gates", {})
+        try:
+            if not isinstance(gates, dict):
+                raise ValueError("expected an object of gate name -> true or false")
+            configured = RELEASES[release].with_gates(gates)
+        except ValueError as error:
+            raise _RefusedError(f"init: feature_gates: {error}") from None
         self._run = None
-        self._run = Run(self.factory(ttl=ttl, release=RELEASES[release]))
+        self._run = Run(self.factory(ttl=ttl, release=configured))
         return {}
 
 

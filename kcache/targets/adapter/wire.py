@@ -50,6 +50,7 @@ def seconds_text(seconds: Decimal) -> str:
 #: the reads that are requests, and the answer key their result travels under
 #: (None: the answer itself); `node_count` and `pod_count` travel in `dump`'s answer
 READ_ANSWERS: Mapping[str, str | None] = {
+    "get_node": "node",
     "get_pod": "pod",
     "is_assumed_pod": "assumed",
     "view_snapshot": "snapshot",
