@@ -222,6 +222,7 @@ OPS: Mapping[str, Op] = {
         Op("assume_pod", (_POD,)),
         Op("finish_binding", (_POD, _NOW)),
         Op("forget_pod", (_POD,)),
+        Op("remove_assumed_pod", (_POD,)),
         Op("add_pod", (_POD,)),
         Op("update_pod", (Argument("old", POD), Argument("new", POD))),
         Op("remove_pod", (_POD,)),

@@ -170,6 +170,12 @@ class ConformanceMachine(CheckedMachine):
         """Forget an assumed pod: the version assumed, or (not `fitting`) any version."""
         self._forget("forget_pod", pod, fitting, data)
 
+    @precondition(lambda self: self.release.has_remove_assumed_pod)
+    @rule(pod=pods, fitting=FITTING, data=st.data())
+    def remove_assumed_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+        """The informer deleted an assumed pod: forget_pod's checks and effect (v1.37)."""
+        self._forget("remove_assumed_pod", pod, fitting, data)
+
     def _forget(self, op: str, pod: Pod, fitting: bool, data: st.DataObject) -> None:
         pod = self.pick(data, "pod", pod, self.held(assumed=True)) if fitting else pod
         cached = self.cached(pod)
