@@ -49,7 +49,7 @@ from kcache.spec.node_info import ImageSummary, NodeInfo
 from kcache.spec.node_tree import NodeTree
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import Snapshot as SnapshotLike
-from kcache.spec.releases import V1_35, Release
+from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.snapshot import Snapshot
 from kcache.spec.views import Dump, NodeView
 
@@ -85,7 +85,7 @@ class Cache:
     """The scheduler cache of release `release` with assumed-pod TTL `ttl` seconds."""
 
     ttl: Decimal = Decimal(0)
-    release: Release = V1_35
+    release: Release = DEFAULT_RELEASE
     pods: dict[str, PodRecord] = attrs.field(init=False, factory=dict)
     #: every NodeInfo, ghosts included, least recently changed first
     nodes: dict[str, NodeInfo] = attrs.field(init=False, factory=dict)

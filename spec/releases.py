@@ -85,7 +85,7 @@ V1_37 = attrs.evolve(
 #: every modelled release, oldest first
 RELEASES: dict[str, Release] = {release.name: release for release in (V1_35, V1_36, V1_37)}
 #: the release a user gets when none is named
-DEFAULT_RELEASE = V1_35
+DEFAULT_RELEASE = V1_37
 
 
 def since(release: Release, name: str) -> bool:

@@ -47,7 +47,7 @@ class TestInterrupt:
         finally:
             fuzz.kill()
         assert fuzz.returncode == 0, err
-        assert "PASS impl conforms to the spec (v1.35) (stopped by Ctrl-C): " in out
+        assert "PASS impl conforms to the spec (v1.37) (stopped by Ctrl-C): " in out
         assert "Traceback" not in err
         assert not (tmp_path / "kcache-failures").exists()
 
@@ -69,7 +69,7 @@ def test_saved_failures_are_tried_first(
     capsys.readouterr()
     assert main(["fuzz", "--impl", BUG, "--duration", "1s"]) == 1
     out = capsys.readouterr().out
-    assert out.startswith(f"FAIL {BUG} diverges from the spec (v1.35): ")
+    assert out.startswith(f"FAIL {BUG} diverges from the spec (v1.37): ")
     examples = int(out.split(": ", 1)[1].split(" examples")[0])
     assert examples <= 3  # the saved example first, then only its (already minimal) shrink
     assert f"trace: kcache-failures/{found.name}" in out

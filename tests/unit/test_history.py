@@ -29,7 +29,7 @@ U1 = pod("u1", node="n1", cpu="250m", ports=[8080])
 
 def one_of_each() -> History:
     """A history with every kind of argument, outcome and result."""
-    cache = SpecCache(ttl=Decimal("0.5"))
+    cache = SpecCache(ttl=Decimal("0.5"), release=V1_35)
     subject = Run(cache)
     calls = [
         ("add_node", {"node": N1}),

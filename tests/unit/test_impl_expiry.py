@@ -14,7 +14,7 @@ from builders import pod
 from kcache.impl.cache import Cache
 from kcache.impl.expiry import ExpiryLoop
 from kcache.spec.errors import UnsupportedOperation
-from kcache.spec.releases import V1_36
+from kcache.spec.releases import V1_35, V1_36
 
 #: generous bound for a thread to react; assertions never depend on it elapsing
 WAIT = 10.0
@@ -54,7 +54,7 @@ class TestExpiryLoop:
 
     def test_loop_expires_pods_and_stops(self) -> None:
         """The loop cleans up with the clock's time, and close() leaves no thread behind."""
-        cache = Cache(ttl=Decimal(10))
+        cache = Cache(ttl=Decimal(10), release=V1_35)
         cache.assume_pod(pod("u1"))
         cache.finish_binding(pod("u1"), Decimal(0))
         clock = SteppingClock(Decimal(11))
@@ -70,7 +70,7 @@ class TestExpiryLoop:
 
     def test_not_yet_expired_pod_stays(self) -> None:
         """A pass at exactly the deadline does not expire the pod."""
-        with Cache(ttl=Decimal(10)) as cache:
+        with Cache(ttl=Decimal(10), release=V1_35) as cache:
             cache.assume_pod(pod("u1"))
             cache.finish_binding(pod("u1"), Decimal(0))
             clock = SteppingClock(Decimal(10))
@@ -81,7 +81,7 @@ class TestExpiryLoop:
 
     def test_close_is_idempotent(self) -> None:
         """Closing twice, or closing a cache that never started a loop, is harmless."""
-        cache = Cache()
+        cache = Cache(release=V1_35)
         cache.close()
         cache.start_expiry_loop(SteppingClock(Decimal(0)), period=3600)
         cache.close()
@@ -90,7 +90,7 @@ class TestExpiryLoop:
 
     def test_second_start_is_refused(self) -> None:
         """Only one loop runs per cache."""
-        with Cache() as cache:
+        with Cache(release=V1_35) as cache:
             cache.start_expiry_loop(SteppingClock(Decimal(0)), period=3600)
             with pytest.raises(
                 RuntimeError, match=r"^start_expiry_loop: the expiry loop is already running$"
@@ -101,7 +101,7 @@ class TestExpiryLoop:
     def test_negative_period_is_refused(self) -> None:
         """A negative period is refused with a one-line message, and no thread starts."""
         with pytest.raises(ValueError, match=r"period must be >= 0 seconds, got -1"):
-            Cache().start_expiry_loop(SteppingClock(Decimal(0)), period=-1)
+            Cache(release=V1_35).start_expiry_loop(SteppingClock(Decimal(0)), period=-1)
         assert self._expiry_threads() == []
 
     def test_release_without_expiry_has_no_loop(self) -> None:
@@ -122,7 +122,7 @@ class TestExpiryLoop:
                 periods.append(period)
 
         monkeypatch.setattr("kcache.impl.cache.ExpiryLoop", RecordingLoop)
-        Cache().start_expiry_loop(SteppingClock(Decimal(0)))
+        Cache(release=V1_35).start_expiry_loop(SteppingClock(Decimal(0)))
         assert periods == [1.0]
 
     def test_failure_in_the_loop_is_reraised_on_close(self) -> None:
@@ -131,7 +131,7 @@ class TestExpiryLoop:
         def broken_clock() -> Decimal:
             raise ValueError("clock is broken")
 
-        cache = Cache()
+        cache = Cache(release=V1_35)
         cache.start_expiry_loop(broken_clock, period=3600)
         with pytest.raises(ValueError, match="clock is broken"):
             cache.close()
@@ -153,7 +153,8 @@ class TestExpiryLoop:
         program = (
             "from decimal import Decimal\n"
             "from kcache.impl.cache import Cache\n"
-            "Cache().start_expiry_loop(lambda: Decimal(0), period=0.01)\n"
+            "from kcache.spec.releases import V1_35\n"
+            "Cache(release=V1_35).start_expiry_loop(lambda: Decimal(0), period=0.01)\n"
             "print('started')\n"
         )
         finished = subprocess.run(

@@ -10,6 +10,7 @@ from kcache.impl.node_info import NodeInfo
 from kcache.impl.snapshot import Snapshot
 from kcache.spec.errors import NodeNotFoundError, SnapshotInconsistentError
 from kcache.spec.objects import Node
+from kcache.spec.releases import V1_35
 
 NGINX = {"nginx": 5}
 
@@ -29,7 +30,7 @@ def clones(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _cache_with(*nodes: Node) -> Cache:
-    cache = Cache()
+    cache = Cache(release=V1_35)
     for each in nodes:
         cache.add_node(each)
     return cache

@@ -192,7 +192,8 @@ class TestParseQuantity:
     @given(st.integers(0, 10**30), st.integers(10, 40))
     def test_finer_decimals_round_up_to_the_next_nano(self, units: int, places: int) -> None:
         """A decimal with more than nine places becomes the next nano multiple at or above it."""
-        written = format(Decimal(units).scaleb(-places), "f")
+        # written with integer arithmetic: Decimal's 28-digit context would round 29+ digits
+        written = f"{units // 10**places}.{units % 10**places:0{places}d}"
         expected = Fraction(-(-units // 10 ** (places - 9)), 10**9)
         assert parse_quantity(written) == expected
 

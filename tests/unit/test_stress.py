@@ -22,6 +22,7 @@ from kcache.impl.cache import Cache
 from kcache.seeded.races import AssumeCheckThenAct
 from kcache.spec.errors import CacheError
 from kcache.spec.objects import Node, Pod
+from kcache.spec.releases import V1_35
 
 THREADS = 4
 CALLS_PER_THREAD = 400
@@ -152,7 +153,7 @@ class TestManyThreadsAndTheExpiryLoop:
     def test_every_thread_finishes_and_the_cache_stays_sound(self) -> None:
         """No deadlock, no exception but refusals, invariants at every read and at the end."""
         clock = Clock()
-        cache = Cache(ttl=Decimal("0.002"))
+        cache = Cache(ttl=Decimal("0.002"), release=V1_35)
         cache.start_expiry_loop(clock, period=0.001)
         try:
             failures = self.run(cache, [random_calls(cache, clock, i) for i in range(THREADS)])
@@ -166,7 +167,7 @@ class TestManyThreadsAndTheExpiryLoop:
         """close() joins the loop's thread; calling it again is harmless."""
         before = len(expiry_threads())
         clock = Clock()
-        with Cache(ttl=Decimal("0.002")) as cache:
+        with Cache(ttl=Decimal("0.002"), release=V1_35) as cache:
             cache.start_expiry_loop(clock, period=0.001)
             assert len(expiry_threads()) == before + 1
             assert not self.run(cache, [random_calls(cache, clock, i) for i in range(THREADS)])
