@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -24,6 +24,7 @@ from kcache.impl.cache import Cache
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
 from kcache.impl.snapshot import Snapshot
+from kcache.seeded import EXPIRY_RELEASES
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import Snapshot as SnapshotProtocol
 
@@ -168,6 +169,8 @@ class DeadlineKeptOnAdd(Cache):
     cleanup at 31.  Expected: p still held.  Actual: p gone.
     """
 
+    releases: ClassVar[tuple[str, ...]] = EXPIRY_RELEASES
+
     def add_pod(self, pod: Pod) -> None:
         state = self._pod_states.get(pod.uid)
         carried = None
@@ -236,6 +239,8 @@ class ExpiresBeforeBindingFinished(Cache):
     Smallest trace (ttl 10): assume_pod p; cleanup at 31.  Expected: p still
     assumed.  Actual: p gone.
     """
+
+    releases: ClassVar[tuple[str, ...]] = EXPIRY_RELEASES
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

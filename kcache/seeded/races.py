@@ -33,10 +33,12 @@ from kcache.concurrency.parallel import Call, Program
 from kcache.impl.cache import Cache, _key
 from kcache.impl.snapshot import Snapshot, update_snapshot
 from kcache.machine.strategies import node_manifest, pod_manifest
+from kcache.seeded import EXPIRY_RELEASES
 from kcache.spec.errors import CacheError, TransitionError
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.protocol import Snapshot as SnapshotProtocol
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
 
 _log = logging.getLogger(__name__)
 
@@ -70,6 +72,8 @@ class Scenario:
 
     program: Program
     racing: str | None = None
+    #: the release the program runs under: expiry races need one with expiry
+    release: Release = DEFAULT_RELEASE
 
 
 class RacyCache(Cache):
@@ -127,6 +131,8 @@ class StaleExpiry(RacyCache):
     Actual: the final dump has no u1 although nothing removed it.
     """
 
+    releases: ClassVar[tuple[str, ...]] = EXPIRY_RELEASES
+
     scenario = Scenario(
         Program(
             ttl=Decimal("0.25"),
@@ -144,6 +150,7 @@ class StaleExpiry(RacyCache):
             ),
         ),
         racing="add_pod",
+        release=RELEASES[EXPIRY_RELEASES[0]],
     )
 
     def cleanup(self, now: Decimal) -> None:
@@ -180,6 +187,8 @@ class LostDeadline(RacyCache):
     0.5.  Expected: both expire.  Actual: one stays assumed for good.
     """
 
+    releases: ClassVar[tuple[str, ...]] = EXPIRY_RELEASES
+
     scenario = Scenario(
         Program(
             ttl=Decimal("0.25"),
@@ -192,7 +201,8 @@ class LostDeadline(RacyCache):
                 (Call("finish_binding", {"pod": _pod("u1")}),),
                 (Call("finish_binding", {"pod": _pod("u2")}),),
             ),
-        )
+        ),
+        release=RELEASES[EXPIRY_RELEASES[0]],
     )
 
     def __init__(self, **kwargs: Any) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from kcache.errors import KcacheError, TargetError
 from kcache.spec.protocol import CacheFactory, SchedulerCache
-from kcache.spec.releases import RELEASES, Release
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
 from kcache.targets.adapter.client import AdapterFactory
 
 #: short names for the factories in this repository
@@ -100,7 +100,7 @@ def _go(target: str) -> CacheFactory:
     others), not only a release the model knows: the handshake says which
     release the adapter models, and the client checks it.
     """
-    version = target.partition(":")[2] or "v1.35"
+    version = target.partition(":")[2] or DEFAULT_RELEASE.name
     try:
         go_adapter = importlib.import_module("kcache.targets.go")
         factory: CacheFactory = go_adapter.factory(version)

@@ -1,5 +1,7 @@
 """`--impl go`: upstream's own scheduler cache, behind the Go adapter in adapters/go.
 
+`go` is the newest release (v1.37); `go:v1.35` and `go:v1.36` name the others.
+
 The adapter is built on first use, from the release's pinned go.mod, into
 `$XDG_CACHE_HOME/kcache/go-adapter/<release>-<hash>` (default `~/.cache`),
 where the hash covers the adapter's sources and the Go version, so an edit or
@@ -26,6 +28,7 @@ from pathlib import Path
 import attrs
 
 from kcache.errors import TargetError
+from kcache.spec.releases import DEFAULT_RELEASE
 from kcache.targets.adapter.client import AdapterFactory
 
 #: the adapter's Go module, beside the kcache package in a source checkout
@@ -59,12 +62,12 @@ BUILDS: dict[str, Build] = {
 }
 
 
-def factory(version: str = "v1.35") -> AdapterFactory:
+def factory(version: str = DEFAULT_RELEASE.name) -> AdapterFactory:
     """The adapter factory for `version`, building the adapter first if needed."""
     return AdapterFactory([str(build(version))])
 
 
-def build(version: str = "v1.35") -> Path:
+def build(version: str = DEFAULT_RELEASE.name) -> Path:
     """The adapter binary for `version`, built unless an identical build exists."""
     go, settings = _toolchain(version)
     directory = _build_directory(go, version)
@@ -80,7 +83,7 @@ def build(version: str = "v1.35") -> Path:
     return binary
 
 
-def test(version: str = "v1.35") -> str:
+def test(version: str = DEFAULT_RELEASE.name) -> str:
     """Run the adapter's own Go tests for `version`; their output (a failure raises)."""
     go, settings = _toolchain(version)
     overlay = _write_overlay(go, version, settings, _build_directory(go, version))
@@ -187,7 +190,7 @@ def _go(go: str, version: str, *args: str) -> str:
 def main(argv: list[str]) -> int:
     """`python -m kcache.targets.go [build|test] [VERSION]`: build (print the path) or test."""
     command = argv[0] if argv else "build"
-    version = argv[1] if len(argv) > 1 else "v1.35"
+    version = argv[1] if len(argv) > 1 else DEFAULT_RELEASE.name
     actions = {"build": lambda: str(build(version)), "test": lambda: test(version).rstrip()}
     if command not in actions:
         print(

@@ -34,7 +34,7 @@ from kcache.concurrency.parallel import (
 from kcache.impl.cache import Cache as ImplCache
 from kcache.seeded.races import SEEDED_RACES, AssumeCheckThenAct, RacyCache, staged
 from kcache.spec.cache import Cache as SpecCache
-from kcache.spec.releases import V1_35, V1_36, Release
+from kcache.spec.releases import V1_35, V1_36, V1_37, Release
 
 RACES = list(SEEDED_RACES.values())
 
@@ -97,7 +97,7 @@ class TestExecute:
             prefix=(),
             threads=((Call("pod_count", {}),) * (5 * CALLS_PER_PASS),) * 2,
         )
-        history = execute(ImplCache, program).history
+        history = execute(ImplCache, program, release=V1_35).history
         passes = [event for event in history.events if event.op == "cleanup"]
         assert [event.args["now"] for event in passes] == [
             TIME_STEP * (index + 1) for index in range(len(passes))
@@ -116,7 +116,7 @@ class TestExecute:
                 (*(Call("pod_count", {}),) * CALLS_PER_PASS, Call("finish_binding", {"pod": pod})),
             ),
         )
-        history = execute(ImplCache, program).history
+        history = execute(ImplCache, program, release=V1_35).history
         (finish,) = [event for event in history.events if event.op == "finish_binding"]
         assert finish.args["now"] in (Decimal(0), TIME_STEP)
 
@@ -130,7 +130,7 @@ class TestExecute:
         assert "cleanup" not in {event.op for event in history.events}
 
     def test_a_cache_without_a_loop_gets_passes_from_the_harness(self) -> None:
-        history = execute(LockedSpec, self.PROGRAM).history
+        history = execute(LockedSpec, self.PROGRAM, release=V1_35).history
         assert any(event.op == "cleanup" for event in history.events)
         assert check(history).linearizable is True
 
@@ -152,7 +152,9 @@ class TestSeededRaces:
         self, race: type[RacyCache], tmp_path: Path
     ) -> None:
         """Staged, the scenario interleaves badly every time, and the check says so."""
-        history = execute(staged(race), race.scenario.program).history
+        history = execute(
+            staged(race), race.scenario.program, release=race.scenario.release
+        ).history
         verdict = check(history)
         assert verdict.linearizable is False, explain(history, verdict)
         smallest = minimise(history)
@@ -161,7 +163,9 @@ class TestSeededRaces:
 
     def test_its_scenario_is_linearizable_against_impl(self, race: type[RacyCache]) -> None:
         for _ in range(3):
-            history = execute(ImplCache, race.scenario.program).history
+            history = execute(
+                ImplCache, race.scenario.program, release=race.scenario.release
+            ).history
             verdict = check(history)
             assert verdict.linearizable is True, explain(history, verdict)
 
@@ -171,13 +175,13 @@ class TestSeededRaces:
         calls = program.prefix + tuple(call for thread in program.threads for call in thread)
         serial = Program(program.ttl, calls, ((Call("pod_count", {}),),))
         for factory in (race, ImplCache):
-            history = execute(factory, serial).history
+            history = execute(factory, serial, release=race.scenario.release).history
             assert check(history).linearizable is True
 
 
 class TestRunParallel:
     def test_impl_is_linearizable_in_random_programs(self, tmp_path: Path) -> None:
-        for release in (V1_35, V1_36):
+        for release in (V1_35, V1_36, V1_37):
             result = run_parallel(ImplCache, release=release, rounds=8, seed=0, out_dir=tmp_path)
             assert result.failure is None, result.failure.explanation
             assert (result.rounds, result.runs) == (8, 24)
@@ -246,7 +250,7 @@ class TestConformParallel:
         status = main(["conform", "--parallel", "--impl", "impl", "--rounds", "2", "--seed", "0"])
         assert status == 0
         out = capsys.readouterr().out
-        assert out.startswith("PASS impl is linearizable with respect to the spec (v1.35): ")
+        assert out.startswith("PASS impl is linearizable with respect to the spec (v1.37): ")
         assert "2 programs, 6 runs" in out
 
     def test_a_race_fails_with_the_minimised_history_written(
@@ -258,7 +262,7 @@ class TestConformParallel:
         argv += ["--time-budget", "30", "--out", str(tmp_path / "out"), "--junit-xml", str(report)]
         assert main(argv) == 1
         out = capsys.readouterr().out
-        assert out.startswith(f"FAIL {target} under threads (v1.35): ")
+        assert out.startswith(f"FAIL {target} under threads (v1.37): ")
         assert "cannot come next" in out
         written = sorted(path.name for path in (tmp_path / "out").iterdir())
         assert len(written) == 2

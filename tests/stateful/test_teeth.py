@@ -19,6 +19,8 @@ import pytest
 from kcache.machine.runner import run_conformance
 from kcache.seeded.bugs import SEEDED_BUGS
 from kcache.spec.cache import Cache as SpecCache
+from kcache.spec.releases import RELEASES
+from kcache.targets import modelled_releases
 from kcache.traces.replay import Verdict, replay_trace, representation_checked
 from kcache.traces.trace import load_file
 
@@ -52,11 +54,18 @@ def steps_to_catch(request: pytest.FixtureRequest) -> Iterator[list[Row]]:
 def test_machine_catches_seeded_bug(name: str, tmp_path: Path, steps_to_catch: list[Row]) -> None:
     """The bug is found, shrunk to a short trace that fails on the bug and passes on the spec."""
     bug = SEEDED_BUGS[name]
+    release = RELEASES[modelled_releases(bug)[-1]]
     started = time.monotonic()
     examples_before = steps_before = 0
     for seed in range(MAX_ROUNDS):
         result = run_conformance(
-            bug, profile="default", seed=seed, out_dir=tmp_path, name=name, use_database=False
+            bug,
+            release=release,
+            profile="default",
+            seed=seed,
+            out_dir=tmp_path,
+            name=name,
+            use_database=False,
         )
         if result.failure is not None:
             break
