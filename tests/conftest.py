@@ -1,28 +1,44 @@
-"""Fixtures shared by the unit tests: every cache test runs once per implementation."""
+"""Fixtures shared by the tests, and the tier markers (`pytest -m spec`, tox envs per tier).
+
+Every cache test runs once per implementation (`make_cache`); a test's tier
+is the folder it sits in, so `-m` selects by concept without per-test marks.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
+from helpers.caches import IMPLEMENTATIONS, MakeCache
 
-from kcache.impl.cache import Cache as ImplCache
 from kcache.machine import profiles
-from kcache.spec.cache import Cache as SpecCache
-from kcache.spec.protocol import CacheFactory, SchedulerCache
+from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import V1_35, Release
 
 #: the suite runs under kcache's profiles (HYPOTHESIS_PROFILE, else ci under CI, else default)
 profiles.load()
 
-#: every cache the unit tests and vectors hold to the same expectations, by test id
-IMPLEMENTATIONS: dict[str, CacheFactory] = {
-    "spec": SpecCache,
-    "impl": ImplCache,
+#: tier marker -> the folder under tests/ whose tests carry it
+TIERS = {
+    "spec": "unit/spec",
+    "impl": "unit/impl",
+    "cache": "unit/cache",
+    "harness": "unit/harness",
+    "cli": "unit/cli",
+    "stateful": "stateful",
+    "quality": "quality",
 }
+_TESTS = Path(__file__).resolve().parent
 
-MakeCache = Callable[..., SchedulerCache]
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test with the tier its folder names."""
+    for item in items:
+        relative = item.path.resolve().relative_to(_TESTS).as_posix()
+        for marker, folder in TIERS.items():
+            if relative.startswith(folder + "/"):
+                item.add_marker(getattr(pytest.mark, marker))
 
 
 @pytest.fixture(params=list(IMPLEMENTATIONS))

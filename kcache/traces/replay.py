@@ -1,4 +1,4 @@
-"""Running traces against a cache: what `kcache replay` and tests/test_vectors.py do.
+"""Running traces against a cache: what `kcache replay` and the vector tests do.
 
 A trace passes when every step's `expect` holds; it fails at the first step
 that shows something else (the rest of the trace would only repeat the

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SEMANTICS = ROOT / "docs" / "semantics.md"
 SIGN = "\u00a7"
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from builders import node, pod
-from conftest import MakeCache
+from helpers.builders import node, pod
+from helpers.caches import MakeCache
 
 from kcache.spec.errors import Fatal, NodeNotFoundError
 from kcache.spec.views import ImageView

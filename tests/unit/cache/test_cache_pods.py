@@ -6,8 +6,8 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
-from builders import node, pod
-from conftest import MakeCache
+from helpers.builders import node, pod
+from helpers.caches import MakeCache
 
 from kcache.spec.errors import (
     EmptyUIDError,

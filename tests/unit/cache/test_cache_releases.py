@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from builders import pod
-from conftest import MakeCache
+from helpers.builders import pod
+from helpers.caches import MakeCache
 
 from kcache.spec.errors import TransitionError, UnsupportedOperation
 from kcache.spec.releases import V1_36

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
-from builders import pod
-from conftest import MakeCache
+from helpers.builders import pod
+from helpers.caches import MakeCache
 
 from kcache.spec import lifecycle
 from kcache.spec.errors import PodNotFoundError, TransitionError, UnsupportedOperation

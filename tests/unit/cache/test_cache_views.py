@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from builders import node, pod
-from conftest import MakeCache
+from helpers.builders import node, pod
+from helpers.caches import MakeCache
 
 DEFAULT_CPU = 100
 DEFAULT_MEMORY = 200 * 1024 * 1024

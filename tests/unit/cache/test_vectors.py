@@ -1,21 +1,20 @@
 """Every bundled conformance vector, replayed against every implementation.
 
 The traces in tests/vectors are read with the same code `kcache replay` uses,
-one test per trace and implementation; tests/conftest.py's IMPLEMENTATIONS
+one test per trace and implementation; tests/helpers/caches.py's IMPLEMENTATIONS
 says which implementations there are.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from conftest import IMPLEMENTATIONS
+from helpers.caches import IMPLEMENTATIONS
+from helpers.paths import VECTORS
 
 from kcache.traces.replay import Verdict, replay_trace
 from kcache.traces.trace import Trace, load_paths
 
-VECTORS = load_paths([Path(__file__).parent / "vectors"])
+VECTORS = load_paths([VECTORS])
 
 
 def test_vectors_are_bundled() -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.paths import TESTS
 
 from kcache.cli.main import SUBCOMMANDS, main
 
-TESTS = Path(__file__).parent.parent
 VECTORS = TESTS / "vectors"
 BROKEN_ADAPTER = TESTS / "data" / "adapters" / "broken_adapter.py"
 

@@ -21,6 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from helpers.paths import TEST_ADAPTERS
 
 from kcache.cli.machine_run import MachineRun, StopBetweenExamples, trace_label
 from kcache.cli.main import main
@@ -37,10 +38,7 @@ def own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 #: an adapter that answers the reads of an empty cache and dies on the first change
-DYING_ADAPTER = (
-    f"cmd:{sys.executable} {Path(__file__).parent.parent / 'data/adapters/broken_adapter.py'}"
-    " crash-on-change"
-)
+DYING_ADAPTER = f"cmd:{sys.executable} {TEST_ADAPTERS / 'broken_adapter.py'} crash-on-change"
 
 
 def conform(*argv: str) -> int:
@@ -380,7 +378,7 @@ class TestBadArguments:
             ("nonsense", "--impl nonsense: unknown target"),
             ("no_such_module:Cache", "cannot import no_such_module"),
             (f"cmd:{sys.executable} -c pass", "before the handshake"),
-            ("json:dumps", "building a cache failed (ttl=0, release=v1.37): TypeError"),
+            ("json:dumps", "building a cache failed (ttl=0, release=v1.35): TypeError"),
             (DYING_ADAPTER, "closed its output (exit status 3) before the answer to "),
         ],
     )

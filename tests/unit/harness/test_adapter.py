@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.paths import TESTS
 
 from kcache import exact_json
 from kcache.errors import AdapterError
@@ -23,7 +24,6 @@ from kcache.targets.adapter.client import AdapterCache, AdapterFactory
 from kcache.traces import trace
 from kcache.traces.replay import Verdict, replay_trace
 
-TESTS = Path(__file__).parent.parent
 VECTORS = sorted(trace.load_paths([TESTS / "vectors"]), key=lambda t: t.name)
 BROKEN = [sys.executable, str(TESTS / "data" / "adapters" / "broken_adapter.py")]
 SERVER = [sys.executable, "-m", "kcache.targets.adapter.server", "--impl"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.paths import VECTORS
 
 from kcache.cli.main import main
 from kcache.errors import TargetError
@@ -310,7 +311,7 @@ def test_non_zero_totals_are_shown_where_they_differ() -> None:
     assert "n1: pods 1/110, cpu 0/4 (non-zero 100m), memory 0/8Gi (non-zero 200Mi)" in text
 
 
-VECTORS = load_paths([Path(__file__).resolve().parents[1] / "vectors"])
+VECTORS = load_paths([VECTORS])
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[vector.name for vector in VECTORS])

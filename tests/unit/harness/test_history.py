@@ -7,7 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from builders import node, pod
+from helpers.builders import node, pod
 
 from kcache.concurrency.history import (
     Event,

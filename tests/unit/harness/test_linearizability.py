@@ -6,7 +6,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from builders import node, pod
+from helpers.builders import node, pod
 
 from kcache.concurrency.history import Event, History
 from kcache.concurrency.linearizability import check, explain, minimise, model_copy

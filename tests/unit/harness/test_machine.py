@@ -13,7 +13,7 @@ from decimal import Decimal
 
 import attrs
 import pytest
-from builders import node, pod
+from helpers.builders import node, pod
 
 from kcache.errors import AdapterError
 from kcache.impl.cache import Cache as ImplCache

@@ -79,10 +79,10 @@ class TestGo:
         monkeypatch.setitem(sys.modules, "kcache.targets.go", module)
         return asked
 
-    def test_go_defaults_to_v1_35(self, go_adapter: list[str]) -> None:
-        """Plain `go` is the release line with expiry."""
+    def test_go_defaults_to_the_newest_release(self, go_adapter: list[str]) -> None:
+        """Plain `go` is the release a user gets when none is named."""
         assert targets.resolve("go") is kcache.spec.cache.Cache
-        assert go_adapter == ["v1.35"]
+        assert go_adapter == ["v1.37"]
 
     def test_go_with_a_release(self, go_adapter: list[str]) -> None:
         """`go:v1.36` asks for the build without expiry."""

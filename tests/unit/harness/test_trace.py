@@ -9,13 +9,12 @@ from typing import Any
 
 import attrs
 import pytest
+from helpers.paths import VECTORS
 
 from kcache.errors import TraceError
 from kcache.spec.objects import pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36
 from kcache.traces import trace
-
-VECTORS = Path(__file__).parent.parent / "vectors"
 
 
 def pod(uid: str = "u1", node: str = "n1", **requests: str) -> dict[str, Any]:

@@ -7,16 +7,13 @@ both fail here.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers.paths import DOCS
 
 from kcache.cli.main import main
 from kcache.reporting.transitions import RENDERERS, dot, edges, markdown, mermaid
 from kcache.spec.lifecycle import State
 from kcache.spec.releases import V1_35, V1_36, V1_37
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 #: §8.15: every allowed call that changes something, for v1.35
 V1_35_EDGES = {

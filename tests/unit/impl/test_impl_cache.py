@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from builders import node, pod
+from helpers.builders import node, pod
 
 from kcache.impl.cache import Cache
 from kcache.spec.errors import Fatal, NodeNotFoundError

@@ -6,10 +6,10 @@ import subprocess
 import sys
 import threading
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
-from builders import pod
+from helpers.builders import pod
+from helpers.paths import ROOT
 
 from kcache.impl.cache import Cache
 from kcache.impl.expiry import ExpiryLoop
@@ -163,6 +163,6 @@ class TestExpiryLoop:
             text=True,
             timeout=20,
             check=False,
-            cwd=Path(__file__).resolve().parents[2],
+            cwd=ROOT,
         )
         assert (finished.returncode, finished.stdout) == (0, "started\n"), finished.stderr

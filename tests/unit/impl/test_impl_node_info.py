@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from builders import node, pod
+from helpers.builders import node, pod
 
 from kcache.impl.generation import next_generation
 from kcache.impl.image_states import ImageStates

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from builders import node
+from helpers.builders import node
 
 from kcache.impl.node_tree import NodeTree
 from kcache.spec.errors import NodeNotFoundError

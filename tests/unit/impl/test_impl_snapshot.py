@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from builders import node, pod
+from helpers.builders import node, pod
 
 from kcache.impl.cache import Cache
 from kcache.impl.node_info import NodeInfo

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
-from builders import node, pod
+from helpers.builders import node, pod
 
 from kcache.impl.cache import Cache
 from kcache.seeded.races import AssumeCheckThenAct

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 import pytest
-from builders import node, pod
+from helpers.builders import node, pod
 from hypothesis import given
 from hypothesis import strategies as st
 

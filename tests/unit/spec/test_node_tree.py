@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from builders import node
+from helpers.builders import node
 from hypothesis import given
 from hypothesis import strategies as st
 
