@@ -210,6 +210,7 @@ class Cache:
 
         Raises EmptyUIDError, or TransitionError if the key is held already.
         """
+        pod = pod.counted_in(self._release.name)
         key = _key(pod)
         with self._lock.write:
             if key in self._pod_states:
@@ -253,6 +254,7 @@ class Cache:
 
     def _forget(self, pod: Pod) -> None:
         """What ForgetPod and RemoveAssumedPod share: upstream's `validateAssumedPod`, a removal."""
+        pod = pod.counted_in(self._release.name)
         key = _key(pod)
         with self._lock.write:
             state = self._pod_states.get(key)
@@ -288,6 +290,7 @@ class Cache:
         An assumed pod is replaced by this one, on this pod's node, and is no
         longer assumed.  Raises TransitionError for a pod already added.
         """
+        pod = pod.counted_in(self._release.name)
         key = _key(pod)
         with self._lock.write:
             state = self._pod_states.get(key)
@@ -310,6 +313,7 @@ class Cache:
         of removing `old` from its node (nothing changed then); Fatal when
         `new` names another node than the held pod.
         """
+        old, new = old.counted_in(self._release.name), new.counted_in(self._release.name)
         key = _key(old)
         with self._lock.write:
             state = self._pod_states.get(key)
@@ -337,6 +341,7 @@ class Cache:
         names another non-empty node than the held pod (an empty node name is
         a missed delete's tombstone, and is accepted).
         """
+        pod = pod.counted_in(self._release.name)
         key = _key(pod)
         with self._lock.write:
             state = self._pod_states.get(key)

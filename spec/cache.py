@@ -190,6 +190,8 @@ class Cache:
     ) -> None:
         """Look the call up in the tables, raise what they refuse with, else run the effect."""
         lifecycle.require(self.release, operation)
+        pod = pod.counted_in(self.release.name)
+        new = None if new is None else new.counted_in(self.release.name)
         key = _key(pod)
         record = self.pods.get(key)
         state = record.state if record else State.INITIAL

@@ -20,6 +20,7 @@ import attrs
 from kcache.spec import pod_resources
 from kcache.spec.errors import ObjectError
 from kcache.spec.quantity import quantity_from_json
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
 from kcache.spec.zones import zone_key
 
 #: (ip, protocol, port) after upstream's sanitising: "" -> "0.0.0.0" and "TCP".
@@ -73,6 +74,23 @@ class Pod:
     #: §19.6: a required anti-affinity term has a topology key other than the hostname
     has_required_non_host_scoped_anti_affinity: bool
     manifest: Mapping[str, Any] = attrs.field(eq=False, repr=False, factory=dict)
+    #: §3.6: release name -> its count, for a pod whose status reports a resize (the
+    #: fields above hold the default release's); empty when every release counts alike
+    counts: tuple[tuple[str, pod_resources.PodRequests], ...] = attrs.field(
+        eq=False, repr=False, default=()
+    )
+
+    def counted_in(self, release: str) -> Pod:
+        """This pod with the requests `release` counts: a cache takes its pods this way."""
+        counted = dict(self.counts).get(release)
+        if counted is None or counted == (self.requests, self.non_zero_cpu, self.non_zero_memory):
+            return self
+        return attrs.evolve(
+            self,
+            requests=counted.requests,
+            non_zero_cpu=counted.non_zero_cpu,
+            non_zero_memory=counted.non_zero_memory,
+        )
 
     @property
     def ref(self) -> str:
@@ -123,16 +141,36 @@ def pod_from_manifest(obj: object) -> Pod:
     containers = spec.items("containers")
     init_containers = spec.items("initContainers")
     sidecars = [item for item in init_containers if _is_sidecar(item)]
+    status = manifest.mapping("status")
+    statuses = _container_statuses(status)
     resources = pod_resources.PodSpecResources(
-        containers=tuple(pod_resources.Container(_requests(item)) for item in containers),
+        containers=tuple(
+            pod_resources.Container(_requests(item), status=statuses.get(item.string("name")))
+            for item in containers
+        ),
         init_containers=tuple(
-            pod_resources.Container(_requests(item), restartable=_is_sidecar(item))
+            pod_resources.Container(
+                _requests(item),
+                restartable=_is_sidecar(item),
+                init=True,
+                status=statuses.get(item.string("name")),
+            )
             for item in init_containers
         ),
         pod_level=spec.mapping("resources").quantities("requests"),
         overhead=spec.quantities("overhead"),
+        status=_resize_status(status),
+        resize_infeasible=_resize_infeasible(status),
     )
-    counted = pod_resources.pod_requests(resources)
+    counts = (
+        tuple(
+            (name, pod_resources.pod_requests(resources, release))
+            for name, release in RELEASES.items()
+        )
+        if resources.has_status
+        else ()
+    )
+    counted = dict(counts).get(DEFAULT_RELEASE.name) or pod_resources.pod_requests(resources)
     affinity = spec.optional_mapping("affinity")
     anti_affinity = None if affinity is None else affinity.optional_mapping("podAntiAffinity")
     required_anti = (
@@ -161,6 +199,7 @@ def pod_from_manifest(obj: object) -> Pod:
             term.string("topologyKey") != HOSTNAME_LABEL for term in required_anti
         ),
         manifest=manifest.raw,
+        counts=counts,
     )
 
 
@@ -188,6 +227,37 @@ def node_from_manifest(obj: object) -> Node:
 def _is_sidecar(init_container: _Fields) -> bool:
     """A restartable init container: started in order, then kept running beside the others."""
     return init_container.string("restartPolicy") == "Always"
+
+
+def _container_statuses(status: _Fields) -> dict[str, pod_resources.ResizeStatus]:
+    """Each container's resize status by name: `containerStatuses` first, as v1.37 looks them up.
+
+    (Until v1.36 an `initContainerStatuses` entry wins a name both lists hold;
+    the API server refuses a pod whose containers share a name.)
+    """
+    found: dict[str, pod_resources.ResizeStatus] = {}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for entry in status.items(key):
+            found.setdefault(entry.string("name"), _resize_status(entry))
+    return found
+
+
+def _resize_status(status: _Fields) -> pod_resources.ResizeStatus:
+    """`allocatedResources` and `resources.requests` of a container status or the pod status."""
+    resources = status.optional_mapping("resources")
+    return pod_resources.ResizeStatus(
+        allocated=status.quantities("allocatedResources"),
+        has_resources=resources is not None,
+        actuated=None if resources is None else resources.quantities("requests"),
+    )
+
+
+def _resize_infeasible(status: _Fields) -> bool:
+    """`IsPodResizeInfeasible`: the first `PodResizePending` condition's reason is `Infeasible`."""
+    for condition in status.items("conditions"):
+        if condition.string("type") == "PodResizePending":
+            return condition.string("reason") == "Infeasible"
+    return False
 
 
 def _requests(container: _Fields) -> dict[str, Fraction]:

@@ -13,16 +13,17 @@ The non-zero variant repeats the computation with a default for every
 cpu/memory request a container leaves *missing*, so pods without requests
 still weigh something when nodes are scored; an explicit 0 stays 0.
 
-Only the spec path of §3.6 is modelled: the in-place-resize variant that
-takes the max with `status.containerStatuses[*].allocatedResources` /
-`resources` (and the pod-level status values) is not, so pods carrying
-status resources are counted by their spec alone.
+A pod being resized in place also reports what the kubelet allocated and
+actuated in its status; the scheduler counts the larger of that and the
+spec, and how it takes that maximum moved between releases (§3.6): per
+container until v1.36 (which adds the pod-level status), per whole-pod view
+from v1.37.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import NamedTuple, TypeVar
 
@@ -31,6 +32,7 @@ import attrs
 # A module import: spec.objects imports this module back to read pods.
 from kcache.spec import objects
 from kcache.spec.quantity import milli_value, value
+from kcache.spec.releases import DEFAULT_RELEASE, Release
 
 #: name -> exact amount: a `v1.ResourceList`
 ResourceList = Mapping[str, Fraction]
@@ -54,17 +56,36 @@ _DNS_SUBDOMAIN_MAX = 253
 
 
 @attrs.frozen
+class ResizeStatus:
+    """What a status reports of an in-place resize, for one container or the whole pod (§3.6).
+
+    None is an absent field, which upstream tells apart from an empty one.
+    """
+
+    #: `allocatedResources`: what the kubelet admitted
+    allocated: ResourceList | None = None
+    #: `resources` is present (until v1.36 a container status counts only then)
+    has_resources: bool = False
+    #: `resources.requests`: what the kubelet actuated
+    actuated: ResourceList | None = None
+
+
+@attrs.frozen
 class Container:
     """What the request computation reads of one container."""
 
     requests: ResourceList = attrs.field(factory=dict)
     #: an init container with `restartPolicy: Always` (a sidecar)
     restartable: bool = False
+    #: an init container, sidecar or not
+    init: bool = False
+    #: its entry in `status.containerStatuses` or `initContainerStatuses`, found by name
+    status: ResizeStatus | None = None
 
 
 @attrs.frozen
 class PodSpecResources:
-    """What the request computation reads of a pod spec."""
+    """What the request computation reads of a pod: its spec, and its status's resize fields."""
 
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
@@ -72,6 +93,16 @@ class PodSpecResources:
     pod_level: ResourceList | None = None
     #: `spec.overhead`; None when the pod has none
     overhead: ResourceList | None = None
+    #: `status.allocatedResources` and `status.resources` of the whole pod
+    status: ResizeStatus = ResizeStatus()
+    #: the first `PodResizePending` condition has reason `Infeasible`
+    resize_infeasible: bool = False
+
+    @property
+    def has_status(self) -> bool:
+        """Whether any resize status is reported: without one every release counts alike."""
+        containers = (*self.containers, *self.init_containers)
+        return self.status != ResizeStatus() or any(c.status is not None for c in containers)
 
 
 class PodRequests(NamedTuple):
@@ -84,11 +115,11 @@ class PodRequests(NamedTuple):
     non_zero_memory: int
 
 
-def pod_requests(pod: PodSpecResources) -> PodRequests:
-    """The pod's requests as the scheduler caches them, each name rounded once."""
-    requests = aggregate_requests(pod)
+def pod_requests(pod: PodSpecResources, release: Release = DEFAULT_RELEASE) -> PodRequests:
+    """The pod's requests as `release` caches them, each name rounded once."""
+    requests = aggregate_requests(pod, release)
     defaults = missing_defaults(requests, has_pod_level_requests(pod))
-    non_zero = aggregate_requests(pod, defaults) if defaults else requests
+    non_zero = aggregate_requests(pod, release, defaults) if defaults else requests
     return PodRequests(
         requests=to_resource(requests),
         non_zero_cpu=milli_value(non_zero.get("cpu", Fraction(0))),
@@ -97,28 +128,123 @@ def pod_requests(pod: PodSpecResources) -> PodRequests:
 
 
 def aggregate_requests(
-    pod: PodSpecResources, defaults: ResourceList | None = None
+    pod: PodSpecResources, release: Release, defaults: ResourceList | None = None
 ) -> dict[str, Fraction]:
     """`PodRequests`: containers and init containers, then pod-level, then overhead.
 
     `defaults` fills every name a container's own list lacks (the non-zero
     variant).
     """
-    total = container_requests(pod.containers, pod.init_containers, defaults or {})
+    if release.counts_status_per_view:
+        total = _per_view_requests(pod, release, defaults or {})
+    else:
+        total = container_requests(pod, _per_container_view(pod), defaults or {})
     if has_pod_level_requests(pod):
-        pod_level = pod.pod_level or {}
-        total.update(
-            (name, amount) for name, amount in pod_level.items() if is_pod_level_resource(name)
-        )
+        total.update(_pod_level_requests(pod, release))
     if pod.overhead:
         _add_into(total, pod.overhead)
     return total
 
 
+#: what one container contributes to a view of the pod; None contributes only defaults
+ContainerView = Callable[[Container], ResourceList | None]
+
+
+def _spec_view(container: Container) -> ResourceList | None:
+    return container.requests
+
+
+def _per_container_view(pod: PodSpecResources) -> ContainerView:
+    """Until v1.36: a container or sidecar whose status has `resources` counts at its max."""
+
+    def view(container: Container) -> ResourceList | None:
+        status = container.status
+        plain_init = container.init and not container.restartable
+        if status is None or not status.has_resources or plain_init:
+            return container.requests
+        return _effective(pod, container.requests, status.actuated, status.allocated)
+
+    return view
+
+
+def _per_view_requests(
+    pod: PodSpecResources, release: Release, defaults: ResourceList
+) -> dict[str, Fraction]:
+    """v1.37: the max of three whole-pod totals, spec, allocated and actuated.
+
+    The pod-level status maps stand for the last two when both are reported
+    (and get no defaults); otherwise each is summed from the containers.
+    """
+    infeasible = pod.resize_infeasible
+
+    def allocated(container: Container) -> ResourceList | None:
+        status = container.status
+        if status is not None and status.allocated is not None:
+            return status.allocated
+        return None if infeasible else container.requests
+
+    def actuated(container: Container) -> ResourceList | None:
+        status = container.status
+        if status is not None and status.actuated is not None:
+            return status.actuated
+        return allocated(container)
+
+    spec = container_requests(pod, _spec_view, defaults)
+    whole_pod = pod.status.allocated is not None and pod.status.actuated is not None
+    if release.counts_pod_level_status and whole_pod:
+        allocated_total = dict(pod.status.allocated or {})
+        actuated_total = dict(pod.status.actuated or {})
+    else:
+        allocated_total = container_requests(pod, allocated, defaults)
+        actuated_total = container_requests(pod, actuated, defaults)
+    views = (
+        [actuated_total, allocated_total] if infeasible else [spec, actuated_total, allocated_total]
+    )
+    return _max_of(*views)
+
+
+def _pod_level_requests(pod: PodSpecResources, release: Release) -> dict[str, Fraction]:
+    """The names `spec.resources.requests` sets for the whole pod, with a resize's status.
+
+    v1.36 replaces each name the spec sets (with 0 when the status lacks it);
+    v1.37 each name of the effective list, which the status can extend.
+    """
+    spec = pod.pod_level or {}
+    status = pod.status
+    if not (release.counts_pod_level_status and status.has_resources):
+        effective: ResourceList = spec
+        names: Iterable[str] = spec
+    elif release.counts_status_per_view:
+        effective = _max_of(
+            {} if pod.resize_infeasible else spec, status.actuated or {}, status.allocated or {}
+        )
+        names = effective
+    else:
+        effective = _effective(pod, spec, status.actuated, status.allocated)
+        names = spec
+    return {name: effective.get(name, Fraction(0)) for name in names if is_pod_level_resource(name)}
+
+
+def _effective(
+    pod: PodSpecResources,
+    spec: ResourceList,
+    actuated: ResourceList | None,
+    allocated: ResourceList | None,
+) -> dict[str, Fraction]:
+    """`determineEffectiveRequests`: the max of spec and status; an infeasible resize drops spec."""
+    status = [actuated or {}, allocated or {}]
+    return _max_of(*status) if pod.resize_infeasible else _max_of(spec, *status)
+
+
+def _max_of(*lists: ResourceList) -> dict[str, Fraction]:
+    total: dict[str, Fraction] = {}
+    for amounts in lists:
+        _max_into(total, amounts)
+    return total
+
+
 def container_requests(
-    containers: Iterable[Container],
-    init_containers: Iterable[Container],
-    defaults: ResourceList,
+    pod: PodSpecResources, view: ContainerView, defaults: ResourceList
 ) -> dict[str, Fraction]:
     """`AggregateContainerRequests`: max(sum of running containers, peak of the init phase).
 
@@ -127,12 +253,12 @@ def container_requests(
     sidecars so far.
     """
     total: dict[str, Fraction] = {}
-    for container in containers:
-        _add_into(total, with_defaults(container.requests, defaults))
+    for container in pod.containers:
+        _add_into(total, with_defaults(view(container) or {}, defaults))
     sidecars: dict[str, Fraction] = {}
     init_peak: dict[str, Fraction] = {}
-    for container in init_containers:
-        own = with_defaults(container.requests, defaults)
+    for container in pod.init_containers:
+        own = with_defaults(view(container) or {}, defaults)
         if container.restartable:
             _add_into(total, own)
             _add_into(sidecars, own)

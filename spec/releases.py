@@ -40,6 +40,18 @@ class Release:
             "InterPodAffinityHostnameFastPath is on (§19.10)"
         }
     )
+    counts_pod_level_status: bool = attrs.field(
+        metadata={
+            "doc": "a resize's pod-level status counts for pod-level requests "
+            "(InPlacePodLevelResourcesVerticalScaling on by default, §3.6)"
+        }
+    )
+    counts_status_per_view: bool = attrs.field(
+        metadata={
+            "doc": "resize status counts as the max of whole-pod totals (spec, allocated, "
+            "actuated), not container by container (§3.6)"
+        }
+    )
     #: feature gates set otherwise than the release's default (a trace's `feature_gates`)
     feature_gates: tuple[tuple[str, bool], ...] = ()
 
@@ -70,16 +82,23 @@ V1_35 = Release(
     has_remove_assumed_pod=False,
     counts_pvc_references=False,
     has_non_host_scoped_list=False,
+    counts_pod_level_status=False,
+    counts_status_per_view=False,
 )
-#: assumed-pod expiry removed (kubernetes#136204); GetNode joins the interface
-V1_36 = attrs.evolve(V1_35, name="v1.36", has_expiry=False, has_get_node=True)
-#: RemoveAssumedPod; snapshot PVC reference counts; the non-host-scoped anti-affinity list
+#: assumed-pod expiry removed (kubernetes#136204); GetNode joins the interface; pod-level
+#: resize status counts
+V1_36 = attrs.evolve(
+    V1_35, name="v1.36", has_expiry=False, has_get_node=True, counts_pod_level_status=True
+)
+#: RemoveAssumedPod; snapshot PVC reference counts; the non-host-scoped anti-affinity list;
+#: resize status counted per whole-pod view
 V1_37 = attrs.evolve(
     V1_36,
     name="v1.37",
     has_remove_assumed_pod=True,
     counts_pvc_references=True,
     has_non_host_scoped_list=True,
+    counts_status_per_view=True,
 )
 
 #: every modelled release, oldest first

@@ -154,6 +154,65 @@ VOLUME_SOURCES: tuple[Manifest, ...] = (
 )
 
 
+#: amounts a resize status reports (allocated or actuated), per container or per pod.  Never
+#: an empty map: the API server leaves it out, so no cache sees one and upstream's answers
+#: (read back through the adapter) drop it
+_RESIZE_AMOUNTS: tuple[Manifest, ...] = (
+    {"cpu": "200m"},
+    {"cpu": "1", "memory": "64Mi"},
+    {"memory": "128Mi"},
+)
+#: a status's `resources`: absent, present without requests, or with them
+_STATUS_RESOURCES: st.SearchStrategy[Manifest | None] = st.one_of(
+    st.none(), st.just({}), st.sampled_from(_RESIZE_AMOUNTS).map(lambda r: {"requests": r})
+)
+#: `status.conditions` of a resize: none, or pending as deferred or infeasible
+_RESIZE_CONDITIONS: tuple[list[Manifest], ...] = (
+    [],
+    [{"type": "PodResizePending", "status": "True", "reason": "Deferred"}],
+    [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}],
+)
+#: the container names pod_specs gives, which status entries refer to
+_CONTAINER_NAMES = ("c0", "c1", "c2", "init0", "init1")
+
+
+def _resize_fields(allocated: Manifest | None, resources: Manifest | None) -> Manifest:
+    fields: Manifest = {}
+    if allocated is not None:
+        fields["allocatedResources"] = allocated
+    if resources is not None:
+        fields["resources"] = resources
+    return fields
+
+
+_RESIZE_FIELDS = st.builds(
+    _resize_fields, st.none() | st.sampled_from(_RESIZE_AMOUNTS), _STATUS_RESOURCES
+)
+
+
+@st.composite
+def resize_statuses(draw: st.DrawFn) -> Manifest:
+    """A pod `status` reporting an in-place resize (§3.6): per container, per pod, conditions."""
+    status: Manifest = draw(_RESIZE_FIELDS)
+    for key, names in (
+        ("containerStatuses", _CONTAINER_NAMES[:3]),
+        ("initContainerStatuses", _CONTAINER_NAMES[3:]),
+    ):
+        chosen = draw(st.lists(st.sampled_from(names), unique=True, max_size=2))
+        if chosen:
+            status[key] = [{"name": name, **draw(_RESIZE_FIELDS)} for name in chosen]
+    conditions = draw(st.sampled_from(_RESIZE_CONDITIONS))
+    if conditions:
+        status["conditions"] = conditions
+    return status
+
+
+#: most pods report no resize; one in four does
+_STATUSES = st.sampled_from((False, False, False, True)).flatmap(
+    lambda resizing: resize_statuses() if resizing else st.none()
+)
+
+
 def container(
     name: str, resources: Manifest | None, ports: list[Manifest], *, sidecar: bool
 ) -> Manifest:
@@ -218,18 +277,27 @@ def _pod_spec(
 
 
 def pod_manifest(
-    *, uid: str, name: str, namespace: str, node_name: str, spec: Manifest
+    *,
+    uid: str,
+    name: str,
+    namespace: str,
+    node_name: str,
+    spec: Manifest,
+    status: Manifest | None = None,
 ) -> Manifest:
-    """A `v1.Pod` manifest from its identity, its placement and its spec."""
+    """A `v1.Pod` manifest from its identity, its placement, its spec and its status."""
     metadata: Manifest = {"name": name, "uid": uid}
     if namespace:
         metadata["namespace"] = namespace
-    return {
+    manifest: Manifest = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": metadata,
         "spec": {**spec, "nodeName": node_name},
     }
+    if status is not None:
+        manifest["status"] = status
+    return manifest
 
 
 def pod_manifests(
@@ -243,6 +311,7 @@ def pod_manifests(
         namespace=st.sampled_from(NAMESPACES),
         node_name=node_names if node_names is not None else st.sampled_from(POD_NODE_NAMES),
         spec=pod_specs(),
+        status=_STATUSES,
     )
 
 

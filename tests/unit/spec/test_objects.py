@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from kcache.spec.errors import ObjectError
 from kcache.spec.objects import Image, Resource, node_from_manifest, pod_from_manifest
+from kcache.spec.releases import RELEASES
 
 MI = 1024 * 1024
 
@@ -198,8 +199,18 @@ class TestPodFromManifest:
     def test_unread_fields_are_ignored(self) -> None:
         """Fields the cache does not read may hold anything."""
         manifest = pod_manifest(containers=[{"image": 5, "ports": [{"containerPort": "x"}]}])
-        manifest["status"] = "anything"
+        manifest["status"] = {"phase": 7, "containerStatuses": [{"name": "c", "ready": "x"}]}
         assert pod_from_manifest(manifest).host_ports == ()
+
+    def test_a_bad_resize_status_names_its_field(self) -> None:
+        """The status fields a resize reports are read, so a wrong type there is an error."""
+        manifest = pod_manifest(containers=[{"name": "c"}])
+        manifest["status"] = {"containerStatuses": [{"name": "c", "allocatedResources": []}]}
+        with pytest.raises(
+            ObjectError,
+            match=r"status\.containerStatuses\[0\]\.allocatedResources: expected an object",
+        ):
+            pod_from_manifest(manifest)
 
 
 class TestNodeFromManifest:
@@ -455,3 +466,43 @@ def test_long_bad_values_are_shortened() -> None:
         pod_from_manifest(pod_manifest(containers="x" * 500))
     assert len(str(caught.value)) < 140
     assert str(caught.value).endswith("...")
+
+
+class TestResizeStatus:
+    """A pod mid-resize is counted as each release counts it (§3.6); values from upstream."""
+
+    #: two containers resized in opposite directions: per container v1.35 and v1.36
+    #: take 2 + 2 cpus, v1.37 the larger of the totals, 3 (spec) against 3 (actuated)
+    RESIZED: ClassVar[dict[str, Any]] = {
+        "metadata": {"uid": "p", "name": "p", "namespace": "d"},
+        "spec": {
+            "nodeName": "n1",
+            "containers": [
+                {"name": "c1", "resources": {"requests": {"cpu": "1"}}},
+                {"name": "c2", "resources": {"requests": {"cpu": "2"}}},
+            ],
+        },
+        "status": {
+            "containerStatuses": [
+                {"name": "c1", "resources": {"requests": {"cpu": "2"}}},
+                {"name": "c2", "resources": {"requests": {"cpu": "1"}}},
+            ]
+        },
+    }
+
+    def test_each_release_counts_its_way(self) -> None:
+        pod = pod_from_manifest(self.RESIZED)
+        counted = {release: pod.counted_in(release).requests.milli_cpu for release in RELEASES}
+        assert counted == {"v1.35": 4000, "v1.36": 4000, "v1.37": 3000}
+
+    def test_the_fields_hold_the_default_release_count(self) -> None:
+        pod = pod_from_manifest(self.RESIZED)
+        assert pod.requests.milli_cpu == 3000
+        assert pod.counted_in("v1.37") is pod
+
+    def test_a_pod_without_resize_status_counts_alike_everywhere(self) -> None:
+        manifest = {**self.RESIZED, "status": {"phase": "Running"}}
+        pod = pod_from_manifest(manifest)
+        assert pod.counts == ()
+        assert all(pod.counted_in(release) is pod for release in RELEASES)
+        assert pod.requests.milli_cpu == 3000
