@@ -171,7 +171,7 @@ class TestPassing:
         assert conform("--impl", "recording:factory", "--ttl", "2.5", "--max-examples", "5") == 0
         from recording import TTLS  # noqa: PLC0415 -- written by this test
 
-        assert len(TTLS) > 5
+        assert len(TTLS) >= 2  # the check before the run, then one cache per example
         assert set(TTLS) == {Decimal("2.5")}
 
     def test_time_budget_runs_rounds(self, capsys: pytest.CaptureFixture[str]) -> None:
