@@ -1,6 +1,6 @@
 """How fast the linearizability check is: histories per second, and how long a history fits in 1 s.
 
-Histories are recorded from real parallel runs (`kcache.concurrency.parallel.execute`)
+Histories are recorded from real parallel runs (`kcache.concurrency.execution.execute`)
 against impl, which are linearizable, and against the `AssumeCheckThenAct`
 race, which are not: a history that is explained usually needs one pass
 through its calls, while one that is not must be refuted in every order, so
@@ -25,9 +25,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from benchmarks.report import Table, Target, duration, rate, render, render_targets
 from benchmarks.scale import FULL, QUICK, Scale
+from kcache.concurrency.execution import execute
 from kcache.concurrency.history import Event, History
 from kcache.concurrency.linearizability import check
-from kcache.concurrency.parallel import Call, Program, execute, programs
+from kcache.concurrency.programs import Call, Program, programs
 from kcache.impl.cache import Cache
 from kcache.machine.strategies import node_manifest, pod_manifest
 from kcache.ops import Outcome

@@ -16,7 +16,8 @@ from typing import TextIO
 
 from kcache import targets
 from kcache.cli import machine_run, options, report
-from kcache.concurrency.parallel import THREAD_COUNTS, ParallelResult, run_parallel
+from kcache.concurrency.parallel import ParallelResult, run_parallel
+from kcache.concurrency.programs import THREAD_COUNTS
 from kcache.errors import KcacheError, TargetError
 from kcache.reporting.junit import JUnitCase
 from kcache.reporting.progress import ProgressLine, Tally, format_elapsed

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from kcache.concurrency.parallel import Call, Program
+from kcache.concurrency.programs import Call, Program
 from kcache.impl.cache import Cache, _key
 from kcache.impl.snapshot import Snapshot, update_snapshot
 from kcache.machine.strategies import node_manifest, pod_manifest

@@ -1,4 +1,4 @@
-"""Tests for `kcache.concurrency.parallel` and `kcache.seeded.races`: real parallel runs.
+"""Tests for `kcache.concurrency` (programs, execution, parallel runs) and `kcache.seeded.races`.
 
 impl must pass; each seeded race must be caught, by its staged scenario every
 time and (for the commonest race) by random programs within a budget.
@@ -19,18 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kcache.cli.main import main
+from kcache.concurrency.execution import CALLS_PER_PASS, TIME_STEP, epilogue, execute
 from kcache.concurrency.history import read_history
 from kcache.concurrency.linearizability import check, explain, minimise
-from kcache.concurrency.parallel import (
-    CALLS_PER_PASS,
-    TIME_STEP,
-    Call,
-    Program,
-    epilogue,
-    execute,
-    programs,
-    run_parallel,
-)
+from kcache.concurrency.parallel import run_parallel
+from kcache.concurrency.programs import Call, Program, programs
 from kcache.impl.cache import Cache as ImplCache
 from kcache.seeded.races import SEEDED_RACES, AssumeCheckThenAct, RacyCache, staged
 from kcache.spec.cache import Cache as SpecCache
@@ -277,7 +270,7 @@ class TestConformParallel:
             (["--parallel", "--max-examples", "3"], "use --rounds and --time-budget"),
             (["--parallel", "--impl", "cmd:true"], "an adapter answers one request at a time"),
             (
-                ["--parallel", "--impl", "kcache.concurrency.parallel:thread_name"],
+                ["--parallel", "--impl", "kcache.concurrency.programs:thread_name"],
                 "building a cache failed",
             ),
         ],

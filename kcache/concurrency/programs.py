@@ -1,0 +1,187 @@
+"""Parallel programs: a sequential prefix, then 2-4 threads of calls, drawn to contend.
+
+Every call is drawn (with `kcache.machine.strategies`) from small pools of
+pods and nodes shared by the threads, so that they fight over the same keys;
+`kcache.concurrency.execution` runs a program, `kcache.concurrency.parallel`
+draws many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import attrs
+from hypothesis import strategies as st
+
+from kcache.machine import strategies
+from kcache.spec.objects import Node, Pod, node_from_manifest
+from kcache.spec.releases import DEFAULT_RELEASE, Release
+
+#: the nodes a program's threads share: fewer than the machine's pools, so that
+#: threads collide on them; pods may also name the third, never added (a ghost)
+SHARED_NODE_NAMES = strategies.NODE_NAMES[:2]
+SHARED_POD_NODE_NAMES = strategies.NODE_NAMES[:3]
+#: short TTLs, so that pods finishing binding early in a run expire before it ends
+EXPIRING_TTLS = (Decimal("0.5"), Decimal(1), Decimal(0))
+THREAD_COUNTS = (2, 3, 4)
+#: steps (a call, or a pod's story of two or three calls) in the prefix and in each thread
+MAX_PREFIX_STEPS = 4
+MAX_THREAD_STEPS = 4
+
+
+@attrs.frozen
+class Call:
+    """One planned call; `finish_binding` takes its `now` from the virtual clock when made."""
+
+    op: str
+    args: Mapping[str, Any]
+
+
+@attrs.frozen
+class Program:
+    """What one parallel run does: a sequential prefix, then the threads' calls at once."""
+
+    ttl: Decimal
+    prefix: tuple[Call, ...]
+    threads: tuple[tuple[Call, ...], ...]
+
+
+@attrs.frozen
+class _Pools:
+    """The versions of each node and pod a program's calls choose from."""
+
+    nodes: Mapping[str, tuple[Node, ...]]
+    pods: Mapping[str, tuple[Pod, ...]]
+
+
+@st.composite
+def _node_versions(draw: st.DrawFn, name: str) -> tuple[Node, ...]:
+    """One or two versions of a node; they share zone labels, so no call moves it between zones.
+
+    A node in two zones makes the snapshot prune in map order (§10.3 step 4),
+    which upstream leaves unspecified; keeping zones fixed keeps every
+    outcome defined.
+    """
+    labels = draw(st.sampled_from(strategies.ZONE_LABELS))
+    manifests = draw(
+        st.lists(
+            st.builds(
+                strategies.node_manifest,
+                name=st.just(name),
+                labels=st.just(labels),
+                allocatable=st.sampled_from(strategies.ALLOCATABLE),
+                images=st.lists(st.sampled_from(strategies.IMAGES), max_size=2),
+            ),
+            min_size=1,
+            max_size=2,
+        )
+    )
+    return tuple(node_from_manifest(manifest) for manifest in manifests)
+
+
+@st.composite
+def _pod_pool(draw: st.DrawFn) -> dict[str, tuple[Pod, ...]]:
+    """Each UID's pod, and for some a second version with another pod's body, on its own node.
+
+    A key keeps its node in every version: moving a key between nodes under
+    a stale `old` stores it twice on one node (§14), after which which copy
+    expires is map order upstream.  Borrowing bodies instead of drawing new
+    ones keeps programs cheap to generate.
+    """
+    first = [
+        draw(strategies.pods(uids=st.just(uid), node_names=st.sampled_from(SHARED_POD_NODE_NAMES)))
+        for uid in strategies.UIDS
+    ]
+    pool: dict[str, tuple[Pod, ...]] = {}
+    for index, pod in enumerate(first):
+        body = first[(index + 1) % len(first)].manifest["spec"]
+        pool[pod.uid] = (
+            (pod, strategies.with_changes(pod, spec=body)) if draw(st.booleans()) else (pod,)
+        )
+    return pool
+
+
+def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[tuple[Call, ...]]:
+    """One step of a thread: any single call on the shared pools, or a pod's life-cycle story.
+
+    The stories are what the scheduler's own threads do to one pod (assume
+    then bind; assume, bind, and the informer confirms; assume and give up),
+    so that keys finish binding, expire and get confirmed while others look.
+    `snapshot` is the thread's own snapshot.
+    """
+    nodes = [node for versions in pools.nodes.values() for node in versions]
+    pods = [pod for versions in pools.pods.values() for pod in versions]
+    node_pairs = [(old, new) for vs in pools.nodes.values() for old in vs for new in vs]
+    pod_pairs = [(old, new) for vs in pools.pods.values() for old in vs for new in vs]
+    node, pod = st.sampled_from(nodes), st.sampled_from(pods)
+
+    def on(op: str, name: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[Call]:
+        return values.map(lambda value: Call(op, {name: value}))
+
+    def pair(op: str, pairs: list[tuple[Any, Any]]) -> st.SearchStrategy[Call]:
+        return st.sampled_from(pairs).map(lambda p: Call(op, {"old": p[0], "new": p[1]}))
+
+    def story(*ops: str) -> st.SearchStrategy[tuple[Call, ...]]:
+        return pod.map(lambda chosen: tuple(Call(op, {"pod": chosen}) for op in ops))
+
+    single = st.one_of(
+        on("add_node", "node", node),
+        pair("update_node", node_pairs),
+        on("remove_node", "node", node),
+        on("assume_pod", "pod", pod),
+        on("forget_pod", "pod", pod),
+        on("add_pod", "pod", pod),
+        pair("update_pod", pod_pairs),
+        on("remove_pod", "pod", pod),
+        on("get_pod", "pod", pod),
+        on("is_assumed_pod", "pod", pod),
+        st.sampled_from(
+            [Call("node_count", {}), Call("pod_count", {}), Call("dump", {})]
+            + [Call(op, {"snapshot": snapshot}) for op in ("update_snapshot", "view_snapshot")]
+        ),
+        *([on("finish_binding", "pod", pod)] if release.has_expiry else []),
+    )
+    stories = (
+        [("assume_pod", "finish_binding"), ("assume_pod", "finish_binding", "add_pod")]
+        if release.has_expiry
+        else [("assume_pod", "add_pod")]
+    ) + [("assume_pod", "forget_pod")]
+    return st.one_of(single.map(lambda call: (call,)), *(story(*ops) for ops in stories))
+
+
+def _calls(
+    pools: _Pools, snapshot: str, release: Release, *, min_steps: int, max_steps: int
+) -> st.SearchStrategy[tuple[Call, ...]]:
+    """A thread's calls: a few steps, one after the other."""
+    return st.lists(_steps(pools, snapshot, release), min_size=min_steps, max_size=max_steps).map(
+        lambda steps: tuple(call for step in steps for call in step)
+    )
+
+
+@st.composite
+def programs(
+    draw: st.DrawFn, *, threads: int | None = None, release: Release = DEFAULT_RELEASE
+) -> Program:
+    """Parallel programs over small shared pools; `threads` None draws 2 to 4 threads."""
+    pools = _Pools(
+        nodes={name: draw(_node_versions(name)) for name in SHARED_NODE_NAMES},
+        pods=draw(_pod_pool()),
+    )
+    count = threads if threads is not None else draw(st.sampled_from(THREAD_COUNTS))
+    return Program(
+        ttl=draw(st.sampled_from(EXPIRING_TTLS)) if release.has_expiry else Decimal(0),
+        prefix=draw(_calls(pools, "main", release, min_steps=0, max_steps=MAX_PREFIX_STEPS)),
+        threads=tuple(
+            draw(
+                _calls(pools, thread_name(index), release, min_steps=1, max_steps=MAX_THREAD_STEPS)
+            )
+            for index in range(count)
+        ),
+    )
+
+
+def thread_name(index: int) -> str:
+    """`t1`, `t2`, ...: a worker's name in histories, and the name of its snapshot."""
+    return f"t{index + 1}"
