@@ -85,8 +85,9 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=true|false",
-        help="set a feature gate the model reads, for both sides (repeatable), e.g. "
-        "InterPodAffinityHostnameFastPath=true with --release v1.37",
+        help="fix a feature gate the model reads, for both sides (repeatable), e.g. "
+        "InterPodAffinityHostnameFastPath=true with --release v1.37; gates not fixed are "
+        "drawn on or off per example, and a failing trace records them",
     )
     parser.add_argument(
         "--acknowledge-upstream-defects",

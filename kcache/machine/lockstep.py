@@ -10,7 +10,7 @@ on it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, ClassVar, NoReturn
 
@@ -34,7 +34,8 @@ class LockstepMachine(RuleBasedStateMachine):
 
     factory: ClassVar[CacheFactory]
     reference: ClassVar[CacheFactory]
-    release: ClassVar[Release] = DEFAULT_RELEASE
+    #: the run's release, with the feature gates the run fixed
+    run_release: ClassVar[Release] = DEFAULT_RELEASE
     recorder: ClassVar[FailureRecorder]
     #: what the target is called in failure messages
     target_name: ClassVar[str] = "impl"
@@ -44,11 +45,15 @@ class LockstepMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.recorder.example_started()
+        #: this example's release: the run's, with the gates `build` drew
+        self.release = self.run_release
         self.now = Decimal(0)
         self.ttl = Decimal(0)
         #: one pod per UID ever used: enough to ask the caches about that key
         self.known_pods: dict[str, Pod] = {}
         self.fresh_snapshots = 0
+        #: the snapshot the last successful update_snapshot brought up to date
+        self.last_updated: str | None = None
         #: the run's steps, as its trace records them
         self.steps: list[RecordedStep] = []
         #: the node object the caller last added or updated, per name (kept after removal)
@@ -67,13 +72,17 @@ class LockstepMachine(RuleBasedStateMachine):
 
     # -- the two sides --------------------------------------------------------------------------
 
-    def build(self, ttl: Decimal) -> None:
-        """Both caches with the same TTL, as a trace's `ttl_seconds` builds them.
+    def build(self, ttl: Decimal, gates: Mapping[str, bool] | None = None) -> None:
+        """Both caches with the same TTL and feature gates, as a trace's `ttl_seconds` and
+        `feature_gates` build them.
 
         `conformance_machine` makes this an `@initialize` rule, with the TTL
-        drawn from `TTLS` or fixed by its caller.
+        drawn from `TTLS` or fixed by its caller, and each feature gate the
+        run left free drawn on or off: this example's release is the run's
+        with those gates.
         """
         self.ttl = ttl
+        self.release = self.run_release.with_gates(gates or {})
         self.spec_run = Run(self.reference(ttl=ttl, release=self.release))
         self.impl_run = Run(self.factory(ttl=ttl, release=self.release))
 
@@ -212,6 +221,7 @@ class LockstepMachine(RuleBasedStateMachine):
         """
         raise self.recorder.failure(
             steps=self.steps,
+            release=self.release,
             ttl=self.ttl,
             message=message,
             final_observation=self._expectations() if observed and not pin_error else None,

@@ -114,12 +114,10 @@ class FailureRecorder:
         self,
         *,
         target: str,
-        release: Release,
         out_dir: Path | None,
         unpinned: frozenset[str] = frozenset(),
     ) -> None:
         self.target = target
-        self.release = release
         self.out_dir = out_dir
         #: snapshot fields left out of the comparison and of traces (acknowledged defects)
         self.unpinned = unpinned
@@ -147,6 +145,7 @@ class FailureRecorder:
         self,
         *,
         steps: list[RecordedStep],
+        release: Release,
         ttl: Decimal,
         message: str,
         final_observation: dict[str, Any] | None,
@@ -168,8 +167,8 @@ class FailureRecorder:
         trace = {
             "name": f"{self.target} diverges from the spec at step {step} ({op})",
             "description": headline,
-            "release": self.release.name,
-            **_gates(self.release),
+            "release": release.name,
+            **_gates(release),
             "ttl_seconds": ttl,
             "steps": trace_steps,
         }

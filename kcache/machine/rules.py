@@ -23,7 +23,7 @@ from kcache.machine.invariants import CheckedMachine
 from kcache.machine.recorder import FailureRecorder
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory
-from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.spec.releases import DEFAULT_RELEASE, GATE_DEFAULTS, Release
 from kcache.traces.defects import acknowledged_for
 from kcache.traces.trace import Step
 
@@ -35,10 +35,31 @@ TIME_STEPS = (Decimal(0), Decimal(1), Decimal("0.5"), Decimal(2), Decimal(10), D
 #: whether a rule takes a pod (or node) in the state its operation expects rather
 #: than the one drawn: mostly yes, so that whole life cycles happen in short runs
 FITTING = st.sampled_from((True, True, True, False))
+#: an updated pod's node: mostly where it is (a move is fatal, §8.5), any name otherwise
+MOVES = st.sampled_from((False, False, False, True)).flatmap(
+    lambda moved: st.sampled_from(strategies.POD_NODE_NAMES) if moved else st.none()
+)
+#: an updated pod's UID: mostly its own, another when the informer coalesced a delete and create
+NEW_UIDS = st.sampled_from((None, None, None, *strategies.UIDS))
 #: long-lived snapshot names
 SNAPSHOT_NAMES = ("s1", "s2", "s3")
 #: the name that makes `update_snapshot` use a snapshot never used before (a full build)
 FRESH = "fresh"
+
+
+def gate_flips(release: Release) -> st.SearchStrategy[dict[str, bool]]:
+    """Feature gates an example turns away from their default: each gate of `release`
+    the run did not set itself, flipped more often than not (not flipping is the simpler
+    choice): the defaults are checked too, and a gate off by default guards new code."""
+    free = sorted(
+        name
+        for name, defaults in GATE_DEFAULTS.items()
+        if release.name in defaults and name not in dict(release.feature_gates)
+    )
+    flipped = st.sampled_from((False, True, True))
+    return st.fixed_dictionaries(dict.fromkeys(free, flipped)).map(
+        lambda flips: {name: not release.gate(name) for name, flip in flips.items() if flip}
+    )
 
 
 def affinity_class(pod: Pod) -> tuple[bool, bool, bool]:
@@ -57,11 +78,17 @@ class ConformanceMachine(CheckedMachine):
     pods = Bundle("pods")
     snapshots = Bundle("snapshots")
 
-    # Every run starts with nodes, pods and a snapshot name to pick from, so
-    # that no run (whichever rules Hypothesis switches off) is all snapshots.
-    @initialize(target=nodes, drawn=st.lists(strategies.nodes(), min_size=1, max_size=3))
-    def first_nodes(self, drawn: list[Node]) -> MultipleResults[Node]:
-        return multiple(*drawn)
+    # Every run starts with nodes in the cache (a cluster exists before its
+    # scheduler starts), pods and a snapshot name to pick from, so that no run
+    # (whichever rules Hypothesis switches off) is all snapshots.
+    def build_cluster(
+        self, ttl: Decimal, gates: dict[str, bool], first_nodes: list[Node]
+    ) -> MultipleResults[Node]:
+        """Build both caches (see `build`) and add the cluster's first nodes to them."""
+        self.build(ttl, gates)
+        for node in first_nodes:
+            self.add_node(node)
+        return multiple(*first_nodes)
 
     @initialize(target=pods, drawn=st.lists(strategies.pods(), min_size=1, max_size=3))
     def first_pods(self, drawn: list[Pod]) -> MultipleResults[Pod]:
@@ -116,7 +143,7 @@ class ConformanceMachine(CheckedMachine):
         if self.take(Step("add_node", {"node": node})).ok:
             self.last_node[node.name] = node
 
-    @rule(node=nodes, old_is_null=st.booleans())
+    @rule(node=nodes, old_is_null=st.sampled_from((False, False, False, True)))
     def update_node(self, node: Node, old_is_null: bool) -> None:
         # The informer passes the previous object; only for a node it never
         # showed us may it be null (FORMAT.md's `UpdateNode(nil, n)`).  A null
@@ -150,12 +177,21 @@ class ConformanceMachine(CheckedMachine):
 
     @rule(pod=pods, fitting=FITTING, data=st.data())
     def assume_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+        """Assume the pod as drawn, or (`fitting`) as the scheduler does: under a UID the
+        cache does not hold, on a node it holds (one the snapshot offered)."""
         if fitting:
             held = {held.uid for held in self.held()}
             unheld = [uid for uid in strategies.UIDS if uid not in held]
-            pod = self.known(strategies.with_changes(pod, uid=self.pick(data, "uid", "", unheld)))
+            nodes = sorted(name for name in self.spec.dump().nodes if self.live(name))
+            pod = strategies.with_changes(
+                pod,
+                uid=self.pick(data, "uid", "", unheld),
+                node_name=self.pick(data, "node name", pod.node_name, nodes),
+            )
+            pod = self.known(pod)
         self.take(Step("assume_pod", {"pod": pod}))
 
+    @precondition(lambda self: self.release.has_expiry)
     @rule(pod=pods, fitting=FITTING, data=st.data(), advance=st.sampled_from(TIME_STEPS))
     def finish_binding(
         self, pod: Pod, fitting: bool, data: st.DataObject, advance: Decimal
@@ -188,8 +224,14 @@ class ConformanceMachine(CheckedMachine):
     @rule(pod=pods, fitting=FITTING, data=st.data())
     def add_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
         """Add the pod as drawn (a new pod, or an assumed one bound elsewhere), or
-        (`fitting`) confirm an assumed pod where it was assumed."""
-        pod = self.pick(data, "pod", pod, self.held(assumed=True)) if fitting else pod
+        (`fitting`) confirm an assumed pod where it was assumed, or, with none assumed,
+        add a pod another scheduler bound to a node the cache holds."""
+        if fitting and self.held(assumed=True):
+            pod = self.pick(data, "pod", pod, self.held(assumed=True))
+        elif fitting:
+            nodes = sorted(name for name in self.spec.dump().nodes if self.live(name))
+            node_name = self.pick(data, "node name", pod.node_name, nodes)
+            pod = self.known(strategies.with_changes(pod, node_name=node_name))
         self.take(Step("add_pod", {"pod": pod}))
 
     @rule(
@@ -197,8 +239,8 @@ class ConformanceMachine(CheckedMachine):
         fitting=FITTING,
         data=st.data(),
         body=strategies.pod_specs(),
-        new_uid=st.sampled_from((None, *strategies.UIDS)),
-        new_node=st.sampled_from((None, *strategies.POD_NODE_NAMES)),
+        new_uid=NEW_UIDS,
+        new_node=MOVES,
         stale_old=st.booleans(),
     )
     def update_pod(
@@ -240,6 +282,7 @@ class ConformanceMachine(CheckedMachine):
             pod = strategies.with_changes(pod, node_name="")
         self.take(Step("remove_pod", {"pod": pod}))
 
+    @precondition(lambda self: self.release.has_expiry)
     @rule(advance=st.sampled_from(TIME_STEPS))
     def cleanup(self, advance: Decimal) -> None:
         self.now += advance
@@ -259,8 +302,21 @@ class ConformanceMachine(CheckedMachine):
         if name == FRESH:
             self.fresh_snapshots += 1
             name = f"{FRESH}{self.fresh_snapshots}"
+        self._update_snapshot(name)
+
+    @precondition(lambda self: self.last_updated is not None)
+    @rule()
+    def update_snapshot_again(self) -> None:
+        """Update the snapshot updated last: it holds entries from before the steps since,
+        so each changed node is re-cloned in place (the incremental path)."""
+        assert self.last_updated is not None
+        self._update_snapshot(self.last_updated)
+
+    def _update_snapshot(self, name: str) -> None:
         outcome = self.take(Step("update_snapshot", {"snapshot": name}))
         self._isolation.pop(name, None)
+        if outcome.ok:
+            self.last_updated = name
         if outcome.ok and self.within_contract:
             self.check_snapshot_matches_cache(name)
 
@@ -302,11 +358,14 @@ def conformance_machine(
         {
             "factory": staticmethod(factory),
             "reference": staticmethod(reference),
-            "build": initialize(ttl=ttls)(ConformanceMachine.build),
-            "release": release,
-            "recorder": FailureRecorder(
-                target=name, release=release, out_dir=out_dir, unpinned=unpinned
-            ),
+            "build_cluster": initialize(
+                target=ConformanceMachine.nodes,
+                ttl=ttls,
+                gates=gate_flips(release),
+                first_nodes=st.lists(strategies.nodes(), min_size=1, max_size=3),
+            )(ConformanceMachine.build_cluster),
+            "run_release": release,
+            "recorder": FailureRecorder(target=name, out_dir=out_dir, unpinned=unpinned),
             "target_name": name,
             "acknowledged": tuple(defect.id for defect in defects),
         },

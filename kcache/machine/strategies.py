@@ -71,8 +71,11 @@ ALLOCATABLE: tuple[Manifest | None, ...] = (
 )
 
 #: `spec.affinity`: absent, empty structs (which count, §4.7), required and
-#: preferred terms, and node affinity (which does not count)
+#: preferred terms, node affinity (which does not count), and required
+#: anti-affinity scoped by zone, alone or beside a hostname term
 _TERM = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+#: a term scoped wider than one node: what v1.37's non-host-scoped list holds (§19.10)
+_ZONE_TERM = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": ZONE}
 AFFINITIES: tuple[Manifest | None, ...] = (
     None,
     {},
@@ -88,6 +91,8 @@ AFFINITIES: tuple[Manifest | None, ...] = (
         }
     },
     {"nodeAffinity": {}},
+    {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_ZONE_TERM]}},
+    {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM, _ZONE_TERM]}},
 )
 
 #: `spec.overhead` and pod-level `spec.resources`

@@ -24,7 +24,7 @@ from kcache.impl.cache import Cache
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
 from kcache.impl.snapshot import Snapshot
-from kcache.seeded import EXPIRY_RELEASES
+from kcache.seeded import EXPIRY_RELEASES, NON_HOST_SCOPED_RELEASES, PVC_COUNT_RELEASES
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import Snapshot as SnapshotProtocol
 
@@ -265,6 +265,64 @@ class ExpiresBeforeBindingFinished(Cache):
                     self._remove_pod(state.pod)
 
 
+def _reclone_adding_only(snapshot: Snapshot, existing: NodeInfo, live: NodeInfo) -> bool:
+    """`_reclone` with the bug: a listed entry's new claim counts are added, its old ones kept."""
+    changed = any(
+        bool(getattr(existing, field)) != bool(getattr(live, field))
+        for field in kcache.impl.snapshot._LISTED_BY
+    )
+    if snapshot.counts_pvc_references and kcache.impl.snapshot._name(live) in snapshot.listed:
+        kcache.impl.snapshot._count_claims(snapshot.pvc_ref_counts, live.pvc_ref_counts, 1)
+    live.clone_into(existing)
+    return changed
+
+
+class PvcCountsNotWithdrawnOnReclone(Cache):
+    """The snapshot's PVC reference counts take a changed node's new claims without
+    withdrawing its old ones.
+
+    From v1.37 `update_snapshot` keeps the counts incrementally: for each
+    listed node it re-clones, it must subtract what the old copy counted and
+    add what the new one counts.  Adding alone counts every claim of a node
+    again at each update that touches the node, so a claim no pod uses any
+    more stays "in use" and the counts drift from a fresh snapshot's.
+
+    Smallest trace: add_node n1; add_pod p on n1 using claim-a;
+    update_snapshot s; add_pod q on n1; update_snapshot s.  Expected: s
+    counts claim-a once.  Actual: twice.
+    """
+
+    releases: ClassVar[tuple[str, ...]] = PVC_COUNT_RELEASES
+
+    def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
+        with _patched(kcache.impl.snapshot, "_reclone", _reclone_adding_only):
+            super().update_snapshot(snapshot)
+
+
+class NonHostScopedKeptOnRemoval(Cache):
+    """Removing a pod leaves it in its node's non-host-scoped anti-affinity list.
+
+    With InterPodAffinityHostnameFastPath on (v1.37), a NodeInfo lists the
+    pods whose required anti-affinity has a term not keyed by hostname, and
+    the snapshot lists the nodes holding any.  A removal that edits the other
+    affinity lists but forgets this one leaves a departed pod there: the
+    scheduler keeps checking other pods against an anti-affinity nobody has.
+
+    Smallest trace (gate on): add_node n1; add_pod p on n1 with zone-keyed
+    required anti-affinity; remove_pod p.  Expected: n1 lists no pod.
+    Actual: n1 still lists p.
+    """
+
+    releases: ClassVar[tuple[str, ...]] = NON_HOST_SCOPED_RELEASES
+
+    def _remove_pod(self, pod: Pod) -> None:
+        keeps, self._non_host_scoped = self._non_host_scoped, False
+        try:
+            super()._remove_pod(pod)
+        finally:
+            self._non_host_scoped = keeps
+
+
 #: every seeded bug, by the name tests and docs use
 SEEDED_BUGS: dict[str, type[Cache]] = {
     bug.__name__: bug
@@ -277,5 +335,7 @@ SEEDED_BUGS: dict[str, type[Cache]] = {
         ImageCountKeptOnRemoval,
         ZeroRequestsDefaulted,
         ExpiresBeforeBindingFinished,
+        PvcCountsNotWithdrawnOnReclone,
+        NonHostScopedKeptOnRemoval,
     )
 }
