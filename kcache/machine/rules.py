@@ -21,6 +21,7 @@ from hypothesis.stateful import Bundle, MultipleResults, initialize, multiple, p
 from kcache.machine import strategies
 from kcache.machine.invariants import CheckedMachine
 from kcache.machine.recorder import FailureRecorder
+from kcache.ops import Outcome
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import DEFAULT_RELEASE, GATE_DEFAULTS, Release
@@ -179,6 +180,30 @@ class ConformanceMachine(CheckedMachine):
     def assume_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
         """Assume the pod as drawn, or (`fitting`) as the scheduler does: under a UID the
         cache does not hold, on a node it holds (one the snapshot offered)."""
+        self._assume(pod, fitting, data)
+
+    @rule(
+        pod=pods,
+        data=st.data(),
+        advance=st.sampled_from(TIME_STEPS),
+        confirmed=st.sampled_from((True, True, False)),
+    )
+    def scheduling_cycle(
+        self, pod: Pod, data: st.DataObject, advance: Decimal, confirmed: bool
+    ) -> None:
+        """One pod through the cache as ScheduleOne and the informer drive it: assumed
+        where the scheduler placed it, binding finished `advance` seconds later (in
+        releases with expiry), then mostly confirmed by the informer's add_pod."""
+        assumed, outcome = self._assume(pod, True, data)
+        if not outcome.ok:
+            return
+        if self.release.has_expiry:
+            self.now += advance
+            self.take(Step("finish_binding", {"pod": assumed, "now": self.now}))
+        if confirmed:
+            self.take(Step("add_pod", {"pod": assumed}))
+
+    def _assume(self, pod: Pod, fitting: bool, data: st.DataObject) -> tuple[Pod, Outcome]:
         if fitting:
             held = {held.uid for held in self.held()}
             unheld = [uid for uid in strategies.UIDS if uid not in held]
@@ -189,7 +214,7 @@ class ConformanceMachine(CheckedMachine):
                 node_name=self.pick(data, "node name", pod.node_name, nodes),
             )
             pod = self.known(pod)
-        self.take(Step("assume_pod", {"pod": pod}))
+        return pod, self.take(Step("assume_pod", {"pod": pod}))
 
     @precondition(lambda self: self.release.has_expiry)
     @rule(pod=pods, fitting=FITTING, data=st.data(), advance=st.sampled_from(TIME_STEPS))
