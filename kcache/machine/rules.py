@@ -171,6 +171,19 @@ class ConformanceMachine(CheckedMachine):
         node = self.last_node.get(node.name, node)
         self.take(Step("remove_node", {"node": node}))
 
+    @rule(node=nodes, data=st.data(), changed=st.booleans())
+    def node_reregistration(self, node: Node, data: st.DataObject, changed: bool) -> None:
+        """A kubelet re-registers: a node the cache holds is removed and added again under
+        its name, as it was or (`changed`) with the drawn node's labels, capacity and images.
+        Its pods stay in between, on a ghost, and snapshots updated before still map it."""
+        names = sorted(name for name in self.last_node if self.live(name))
+        if not names:
+            return
+        name = data.draw(st.sampled_from(names), label="node name")
+        removed = self.take(Step("remove_node", {"node": self.last_node[name]}))
+        if removed.ok:
+            self.add_node(strategies.renamed(node, name) if changed else self.last_node[name])
+
     # -- pod operations -------------------------------------------------------------
     # Each pod rule takes the pod as drawn, or with `fitting` one in the state
     # the operation expects, so that whole life cycles (assume, finish, add,

@@ -340,6 +340,12 @@ def node_manifests(*, names: st.SearchStrategy[str] | None = None) -> st.SearchS
     )
 
 
+def renamed(node: Node, name: str) -> Node:
+    """`node` under another name: its manifest with `metadata.name` replaced."""
+    metadata = {**node.manifest.get("metadata", {}), "name": name}
+    return node_from_manifest({**node.manifest, "metadata": metadata})
+
+
 def nodes(**pools: st.SearchStrategy[str]) -> st.SearchStrategy[Node]:
     """Nodes read from `node_manifests` (the manifest is kept on the value)."""
     return node_manifests(**pools).map(node_from_manifest)
