@@ -17,7 +17,7 @@ import attrs
 from hypothesis.stateful import invariant
 
 from kcache.machine.lockstep import LockstepMachine
-from kcache.machine.observation import compare, left_out
+from kcache.machine.observation import compare
 from kcache.spec.objects import Pod
 from kcache.spec.views import NodeView
 
@@ -41,9 +41,8 @@ class CheckedMachine(LockstepMachine):
     def spec_and_impl_agree(self) -> None:
         """Everything the two caches show is equal: dump, counts, pods, every snapshot."""
         expected, actual = self.observations()
-        unpinned = self.recorder.unpinned
-        differences = compare(expected, actual, self.target_name, unpinned)
-        if unpinned and left_out(expected, actual, unpinned):
+        differences = compare(expected, actual, self.target_name, self.allowance)
+        if self.allowance.left_out(expected, actual):
             for defect in self.acknowledged:
                 self.recorder.acknowledged[defect] += 1
         if differences:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 
 from kcache.machine import strategies
-from kcache.machine.observation import Observation, compare_results, observe
+from kcache.machine.observation import Allowance, Observation, compare_results, observe
 from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
 from kcache.ops import OPS, Outcome, Run, call
 from kcache.spec.objects import Node, Pod
@@ -41,6 +41,8 @@ class LockstepMachine(RuleBasedStateMachine):
     target_name: ClassVar[str] = "impl"
     #: ids of the upstream defects whose differences the comparison leaves out
     acknowledged: ClassVar[tuple[str, ...]] = ()
+    #: what those defects leave out of the snapshot comparison
+    allowance: ClassVar[Allowance] = Allowance()
 
     def __init__(self) -> None:
         super().__init__()

@@ -85,15 +85,41 @@ class _Absent:
 _ABSENT = _Absent()
 
 
+@attrs.frozen
+class Allowance:
+    """What acknowledged upstream defects leave out of the snapshot comparison."""
+
+    #: fields left out
+    unpinned: frozenset[str] = frozenset()
+    #: lists compared as sets
+    unordered: frozenset[str] = frozenset()
+
+    def apply(self, view: SnapshotView) -> SnapshotView:
+        """`view` as compared: unpinned fields emptied, unordered lists sorted."""
+        changes: dict[str, Any] = {field: {} for field in self.unpinned}  # {} reads as empty
+        changes.update((field, tuple(sorted(getattr(view, field)))) for field in self.unordered)
+        return attrs.evolve(view, **changes) if changes else view
+
+    def left_out(self, expected: Observation, actual: Observation) -> int:
+        """How many snapshot fields differ only in what the comparison leaves out."""
+        return sum(
+            getattr(view, field) != getattr(actual.snapshots[name], field)
+            and getattr(self.apply(view), field) == getattr(self.apply(theirs), field)
+            for name, view in expected.snapshots.items()
+            if (theirs := actual.snapshots.get(name)) is not None
+            for field in self.unpinned | self.unordered
+        )
+
+
 def compare(
     expected: Observation,
     actual: Observation,
     target: str = "impl",
-    unpinned: frozenset[str] = frozenset(),
+    allowance: Allowance = Allowance(),
 ) -> list[str]:
     """The differences between the spec's and the target's observations, leaf by leaf.
 
-    Snapshot fields in `unpinned` (acknowledged upstream defects) are left out.
+    Snapshots are compared as `allowance` (acknowledged upstream defects) says.
     """
     lines = _differences("dump", expected.dump, actual.dump, target)
     lines += _differences("node_count", expected.node_count, actual.node_count, target)
@@ -107,26 +133,11 @@ def compare(
         if name in actual.snapshots:
             lines += _differences(
                 f"snapshot {name!r}",
-                _without(expected.snapshots[name], unpinned),
-                _without(actual.snapshots[name], unpinned),
+                allowance.apply(expected.snapshots[name]),
+                allowance.apply(actual.snapshots[name]),
                 target,
             )
     return lines
-
-
-def left_out(expected: Observation, actual: Observation, unpinned: frozenset[str]) -> int:
-    """How many snapshots differ in the `unpinned` fields `compare` leaves out."""
-    return sum(
-        getattr(view, field) != getattr(actual.snapshots[name], field)
-        for name, view in expected.snapshots.items()
-        if name in actual.snapshots
-        for field in unpinned
-    )
-
-
-def _without(view: SnapshotView, fields: frozenset[str]) -> SnapshotView:
-    empty: dict[str, Any] = {field: {} for field in fields}  # every converter reads {} as empty
-    return attrs.evolve(view, **empty) if fields else view
 
 
 def compare_results(op: str, expected: Any, actual: Any, target: str = "impl") -> list[str]:

@@ -20,6 +20,7 @@ from hypothesis.stateful import Bundle, MultipleResults, initialize, multiple, p
 
 from kcache.machine import strategies
 from kcache.machine.invariants import CheckedMachine
+from kcache.machine.observation import Allowance
 from kcache.machine.recorder import FailureRecorder
 from kcache.ops import Outcome
 from kcache.spec.objects import Node, Pod
@@ -384,7 +385,10 @@ def conformance_machine(
     the recorder instead.
     """
     defects = acknowledged_for(release.name, acknowledge_upstream_defects)
-    unpinned = frozenset(field for defect in defects for field in defect.snapshot_fields)
+    allowance = Allowance(
+        unpinned=frozenset(field for defect in defects for field in defect.snapshot_fields),
+        unordered=frozenset(field for defect in defects for field in defect.unordered_fields),
+    )
     ttls = st.sampled_from(TTLS) if ttl is None else st.just(ttl)
     if reference is None:
         from kcache.spec.cache import Cache as SpecCache  # noqa: PLC0415 -- spec lands independently
@@ -403,8 +407,13 @@ def conformance_machine(
                 first_nodes=st.lists(strategies.nodes(), min_size=1, max_size=3),
             )(ConformanceMachine.build_cluster),
             "run_release": release,
-            "recorder": FailureRecorder(target=name, out_dir=out_dir, unpinned=unpinned),
+            # a written trace pins neither: replayed with the defect acknowledged, it must pass
+            # where the run passed
+            "recorder": FailureRecorder(
+                target=name, out_dir=out_dir, unpinned=allowance.unpinned | allowance.unordered
+            ),
             "target_name": name,
             "acknowledged": tuple(defect.id for defect in defects),
+            "allowance": allowance,
         },
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from decimal import Decimal
+from typing import Any
 
 import attrs
 import pytest
@@ -17,6 +18,7 @@ from helpers.builders import node, pod
 
 from kcache.errors import AdapterError
 from kcache.impl.cache import Cache as ImplCache
+from kcache.machine.observation import compare
 from kcache.machine.recorder import ConformanceError
 from kcache.machine.rules import ConformanceMachine, conformance_machine
 from kcache.ops import Outcome, call
@@ -24,7 +26,7 @@ from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.errors import Fatal, TransitionError
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
-from kcache.spec.releases import Release
+from kcache.spec.releases import V1_37, Release
 from kcache.spec.views import Dump
 from kcache.targets.adapter.client import AdapterFactory
 
@@ -190,3 +192,66 @@ class TestCall:
 
 def _raise(error: Exception) -> None:
     raise error
+
+
+class _RebuildsEveryUpdate(ImplCache):
+    """A cache whose every snapshot update is a full rebuild: nodes listed in tree order."""
+
+    def update_snapshot(self, snapshot: Any) -> None:
+        snapshot.generation = 0
+        snapshot.node_infos = {}
+        super().update_snapshot(snapshot)
+
+
+def _reregister_in_other_order(state: ConformanceMachine) -> None:
+    """Story E8 without claims: s keeps [n2, n1] incrementally; a rebuild lists [n1, n2]."""
+    n1, n2 = node("n1"), node("n2")
+    for each in (n2, n1):
+        state.add_node(node=each)
+    state.update_snapshot(name="s1")
+    for each in (n1, n2):
+        state.remove_node(node=each, fitting=False, data=NOT_DRAWN)
+    for each in (n1, n2):
+        state.add_node(node=each)
+    state.update_snapshot(name="s1")
+
+
+class TestAcknowledgedDefects:
+    """`--acknowledge-upstream-defects` leaves out what a defect changes, and counts it."""
+
+    def machine(self, *, acknowledge: bool) -> ConformanceMachine:
+        state = conformance_machine(
+            _RebuildsEveryUpdate,
+            release=V1_37,
+            out_dir=None,
+            acknowledge_upstream_defects=acknowledge,
+        )()
+        state.build(ttl=Decimal(0))
+        return state
+
+    def test_rebuilt_node_order_is_counted_not_failed(self) -> None:
+        state = self.machine(acknowledge=True)
+        _reregister_in_other_order(state)
+        state.spec_and_impl_agree()
+        assert state.spec_run.snapshots["s1"].view().node_list == ("n2", "n1")
+        assert state.impl_run.snapshots["s1"].view().node_list == ("n1", "n2")
+        assert state.recorder.acknowledged == {"pvc-ref-count-delta": 1}
+
+    def test_without_acknowledging_the_order_is_a_failure(self) -> None:
+        state = self.machine(acknowledge=False)
+        _reregister_in_other_order(state)
+        with pytest.raises(ConformanceError, match="node_list"):
+            state.spec_and_impl_agree()
+
+    def test_other_nodes_are_still_a_difference(self) -> None:
+        """Only the order is left out: a node missing from the list still differs."""
+        state = self.machine(acknowledge=True)
+        _reregister_in_other_order(state)
+        expected, actual = state.observations()
+        view = actual.snapshots["s1"]
+        shorter = attrs.evolve(actual, snapshots={"s1": attrs.evolve(view, node_list=("n1",))})
+        assert compare(expected, actual, "go", state.allowance) == []
+        assert compare(expected, shorter, "go", state.allowance) == [
+            "snapshot 's1'.node_list:\n    expected (spec): ('n1', 'n2')\n"
+            "    actual (go):   ('n1',)"
+        ]
