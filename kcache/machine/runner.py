@@ -132,9 +132,13 @@ def run_conformance(
             raise  # not a finding: a broken strategy, health check or harness
     failure = recorder.last_failure
     if failure is not None:
-        failure = pruned(failure, factory, machine.reference)
+        shrunk = failure
+        failure = pruned(shrunk, factory, machine.reference)
         if out_dir is not None:
             recorder.write(failure)
+            if failure is not shrunk and shrunk.trace_path is not None:
+                # the pruned trace, now written, supersedes the one Hypothesis' final run wrote
+                shrunk.trace_path.unlink(missing_ok=True)
     return ConformanceResult(
         examples=recorder.examples,
         steps=recorder.steps,
