@@ -65,6 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else ci under $CI, else default)",
     )
     parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="print how often the run reached each life-cycle cell and snapshot-update path "
+        "(one line with the unreached ones is always printed)",
+    )
+    parser.add_argument(
         "--junit-xml",
         type=Path,
         metavar="PATH",
@@ -90,7 +96,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress=ProgressLine.for_stream(sys.stderr),
         ttl=args.ttl,
     )
-    details = report.report(finished, args.impl, args.release, seed, out)
+    details = report.report(
+        finished, args.impl, args.release, seed, out, coverage_table=args.coverage
+    )
     result = finished.result
     failure = result.failure
     case = JUnitCase(

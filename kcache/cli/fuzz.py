@@ -48,6 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the folder of Hypothesis' example database (default: ./{DATABASE_FOLDER}/)",
     )
     parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="print how often the run reached each life-cycle cell and snapshot-update path "
+        "(one line with the unreached ones is always printed)",
+    )
+    parser.add_argument(
         "--every",
         type=options.duration,
         default=DEFAULT_EVERY,
@@ -70,5 +76,5 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress=ProgressLine.for_stream(sys.stderr, every=args.every),
         database=args.db,
     )
-    report.report(finished, args.impl, args.release, seed, out)
+    report.report(finished, args.impl, args.release, seed, out, coverage_table=args.coverage)
     return 0 if finished.result.failure is None else 1

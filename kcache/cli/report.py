@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import TextIO
 
 from kcache.cli.machine_run import MachineRun
+from kcache.machine import coverage
 from kcache.machine.runner import ConformanceResult
 from kcache.reporting.junit import JUnitCase, write_junit
 from kcache.reporting.progress import Tally, describe
+from kcache.spec.releases import RELEASES, Release
 
 
 def next_commands(trace: Path, target: str, *, check_invariants: bool = False) -> list[str]:
@@ -37,6 +39,8 @@ def report(
     release: str,
     seed: int | None,
     out: TextIO | None = None,
+    *,
+    coverage_table: bool = False,
 ) -> str:
     """Print the run's summary and, on failure, where the trace is and what to run next.
 
@@ -54,6 +58,7 @@ def report(
     if result.failure is None:
         stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
         print(f"PASS {target} conforms to the spec ({release}){stopped}: {figures}", file=out)
+        print_coverage(result, RELEASES[release], out, table=coverage_table)
         return ""
     failure = result.failure
     print(f"FAIL {target} diverges from the spec ({release}): {figures}", file=out)
@@ -63,7 +68,23 @@ def report(
     print(f"  {failure.message}", file=out)
     details = failure_details(run, target)
     print("\n".join(f"  {line}" for line in details.splitlines()), file=out)
+    print_coverage(result, RELEASES[release], out, table=coverage_table)
     return details
+
+
+def print_coverage(
+    result: ConformanceResult, release: Release, out: TextIO, *, table: bool
+) -> None:
+    """One line saying how many life-cycle cells and snapshot paths the run reached, and
+    which it did not; with `table`, every row with its hit count."""
+    if table:
+        print(coverage.table(release, result.coverage), file=out)
+    rows, missed = coverage.rows(release), coverage.unreached(release, result.coverage)
+    line = f"coverage: {len(rows) - len(missed)} of {len(rows)} life-cycle cells and snapshot paths"
+    if missed:
+        line += f" reached; not reached: {'; '.join(missed)}"
+        line += "" if table else " (--coverage prints every row)"
+    print(line if missed else f"{line} reached", file=out)
 
 
 def failure_details(run: MachineRun, target: str) -> str:

@@ -17,10 +17,11 @@ from typing import Any, ClassVar, NoReturn
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 
-from kcache.machine import strategies
+from kcache.machine import coverage, strategies
 from kcache.machine.observation import Allowance, Observation, compare_results, observe
 from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
 from kcache.ops import OPS, Outcome, Run, call
+from kcache.spec.lifecycle import NODE_GUARDS, Operation, State
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
@@ -99,10 +100,18 @@ class LockstepMachine(RuleBasedStateMachine):
     def take(self, step: Step) -> Outcome:
         """Apply `step` to both sides, record it, and require the same outcome."""
         self._observed = None
-        spec_outcome, spec_result = call(self.spec_run.apply, step.op, step.args)
-        impl_outcome, impl_result = call(self.impl_run.apply, step.op, step.args)
+        self.recorder.coverage.update(self._life_cycle_rows(step))
         name = step.args.get("snapshot")
+        before = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
+        assumed = len(self.spec.dump().assumed_pods) if step.op == "cleanup" else 0
+        spec_outcome, spec_result = call(self.spec_run.apply, step.op, step.args)
+        if step.op == "cleanup" and len(self.spec.dump().assumed_pods) < assumed:
+            self.recorder.coverage[coverage.EXPIRED] += 1
+        impl_outcome, impl_result = call(self.impl_run.apply, step.op, step.args)
         view = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
+        if view is not None and spec_outcome.kind != "fatal":
+            held, error_class = self.spec.dump(), spec_outcome.error_class
+            self.recorder.coverage.update(coverage.snapshot_paths(before, view, held, error_class))
         accepted = self._acknowledged_outcome(step.op, spec_outcome, impl_outcome)
         self.steps.append(
             RecordedStep(
@@ -130,6 +139,31 @@ class LockstepMachine(RuleBasedStateMachine):
         if spec_outcome.kind == "fatal":
             self._rebuild_after_fatal()
         return spec_outcome
+
+    def _life_cycle_rows(self, step: Step) -> list[str]:
+        """The life-cycle cells `step` is about to exercise, by what the spec holds now."""
+        try:
+            operation = Operation(step.op)
+        except ValueError:
+            return []  # a node or snapshot operation
+        if operation is Operation.CLEANUP:
+            known = [pod for uid, pod in sorted(self.known_pods.items()) if uid]
+            return sorted({coverage.cell(operation, self._state_of(pod)) for pod in known})
+        pod = step.args["old" if operation is Operation.UPDATE_POD else "pod"]
+        if not pod.uid:
+            return []  # refused before any cell is looked up
+        state = self._state_of(pod)
+        guard = NODE_GUARDS.get((state, operation))
+        named = step.args["new" if operation is Operation.UPDATE_POD else "pod"].node_name
+        if guard is not None and guard.blocks(named, self.cached(pod).node_name):
+            return [coverage.guarded(operation, state)]
+        return [coverage.cell(operation, state)]
+
+    def _state_of(self, pod: Pod) -> State:
+        """The life-cycle state of `pod`'s key in the spec."""
+        if not call(self.spec.get_pod, pod)[0].ok:
+            return State.INITIAL
+        return State.ASSUMED if self.spec.is_assumed_pod(pod) else State.ADDED
 
     def _acknowledged_outcome(self, op: str, spec: Outcome, target: Outcome) -> str | None:
         """The acknowledged upstream defect that explains a difference in outcome, if one does."""

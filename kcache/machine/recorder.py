@@ -123,6 +123,8 @@ class FailureRecorder:
         self.unpinned = unpinned
         #: upstream defect id -> how many differences were left out of the comparison
         self.acknowledged: Counter[str] = Counter()
+        #: life-cycle cell or snapshot path -> how many steps reached it (kcache.machine.coverage)
+        self.coverage: Counter[str] = Counter()
         self.examples = 0
         self.steps = 0
         self.last_failure: ConformanceError | None = None

@@ -43,6 +43,8 @@ MOVES = st.sampled_from((False, False, False, True)).flatmap(
 )
 #: an updated pod's UID: mostly its own, another when the informer coalesced a delete and create
 NEW_UIDS = st.sampled_from((None, None, None, *strategies.UIDS))
+#: whether a forget names another node than the one the pod was assumed on (refused, §8.3)
+ELSEWHERE = st.sampled_from((False, False, False, True))
 #: long-lived snapshot names
 SNAPSHOT_NAMES = ("s1", "s2", "s3")
 #: the name that makes `update_snapshot` use a snapshot never used before (a full build)
@@ -185,6 +187,25 @@ class ConformanceMachine(CheckedMachine):
         if removed.ok:
             self.add_node(strategies.renamed(node, name) if changed else self.last_node[name])
 
+    @rule(node=nodes, data=st.data())
+    def ghost_given_its_node(self, node: Node, data: st.DataObject) -> None:
+        """Outside the contract (§14): an update delivers the node object of a ghost, which
+        stays out of the node tree; a snapshot update maps it, then add_node puts it in the
+        tree.  The next update that only re-clones finds the node list one short of the
+        tree, and must repair it and report the inconsistency (§10.3 step 6)."""
+        dump = self.spec.dump()
+        ghosts = sorted(name for name, view in dump.nodes.items() if name and not view.has_node)
+        if not ghosts:
+            return
+        name = data.draw(st.sampled_from(ghosts), label="ghost")
+        restored = strategies.renamed(node, name)
+        self.within_contract = False
+        if not self.take(Step("update_node", {"old": None, "new": restored})).ok:
+            return
+        self.last_node[name] = restored
+        self._update_snapshot(self.last_updated or SNAPSHOT_NAMES[0])
+        self.add_node(restored)
+
     # -- pod operations -------------------------------------------------------------
     # Each pod rule takes the pod as drawn, or with `fitting` one in the state
     # the operation expects, so that whole life cycles (assume, finish, add,
@@ -201,14 +222,17 @@ class ConformanceMachine(CheckedMachine):
         data=st.data(),
         advance=st.sampled_from(TIME_STEPS),
         progress=st.sampled_from(("confirmed", "confirmed", "bound", "binding")),
+        later=st.sampled_from(TIME_STEPS),
     )
     def scheduling_cycle(
-        self, pod: Pod, data: st.DataObject, advance: Decimal, progress: str
+        self, pod: Pod, data: st.DataObject, advance: Decimal, progress: str, later: Decimal
     ) -> None:
         """One pod through the cache as ScheduleOne and the informer drive it: assumed
         where the scheduler placed it, then, as far as `progress` goes, binding finished
         `advance` seconds later (in releases with expiry) and confirmed by the informer's
-        add_pod; "binding" leaves the bind in flight, where expiry must not touch it."""
+        add_pod; "binding" leaves the bind in flight, where expiry must not touch it.  A
+        bound pod the informer has not confirmed meets the expiry loop `later` seconds on,
+        before or after its deadline."""
         assumed, outcome = self._assume(pod, True, data)
         if not outcome.ok or progress == "binding":
             return
@@ -217,6 +241,9 @@ class ConformanceMachine(CheckedMachine):
             self.take(Step("finish_binding", {"pod": assumed, "now": self.now}))
         if progress == "confirmed":
             self.take(Step("add_pod", {"pod": assumed}))
+        elif self.release.has_expiry:
+            self.now += later
+            self.take(Step("cleanup", {"now": self.now}))
 
     def _assume(self, pod: Pod, fitting: bool, data: st.DataObject) -> tuple[Pod, Outcome]:
         if fitting:
@@ -241,19 +268,27 @@ class ConformanceMachine(CheckedMachine):
         self.now += advance
         self.take(Step("finish_binding", {"pod": pod, "now": self.now}))
 
-    @rule(pod=pods, fitting=FITTING, data=st.data())
-    def forget_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+    @rule(pod=pods, fitting=FITTING, data=st.data(), elsewhere=ELSEWHERE)
+    def forget_pod(self, pod: Pod, fitting: bool, data: st.DataObject, elsewhere: bool) -> None:
         """Forget an assumed pod: the version assumed, or (not `fitting`) any version."""
-        self._forget("forget_pod", pod, fitting, data)
+        self._forget("forget_pod", pod, fitting, data, elsewhere)
 
     @precondition(lambda self: self.release.has_remove_assumed_pod)
-    @rule(pod=pods, fitting=FITTING, data=st.data())
-    def remove_assumed_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+    @rule(pod=pods, fitting=FITTING, data=st.data(), elsewhere=ELSEWHERE)
+    def remove_assumed_pod(
+        self, pod: Pod, fitting: bool, data: st.DataObject, elsewhere: bool
+    ) -> None:
         """The informer deleted an assumed pod: forget_pod's checks and effect (v1.37)."""
-        self._forget("remove_assumed_pod", pod, fitting, data)
+        self._forget("remove_assumed_pod", pod, fitting, data, elsewhere)
 
-    def _forget(self, op: str, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+    def _forget(
+        self, op: str, pod: Pod, fitting: bool, data: st.DataObject, elsewhere: bool
+    ) -> None:
+        """`elsewhere` names another node than the assumed one, which the node guard refuses."""
         pod = self.pick(data, "pod", pod, self.held(assumed=True)) if fitting else pod
+        if elsewhere:
+            others = [name for name in strategies.NODE_NAMES if name != pod.node_name]
+            pod = strategies.with_changes(pod, node_name=self.pick(data, "node name", "", others))
         cached = self.cached(pod)
         forgotten = self.take(Step(op, {"pod": pod}))
         if forgotten.ok and affinity_class(pod) != affinity_class(cached):
@@ -314,12 +349,21 @@ class ConformanceMachine(CheckedMachine):
             self.within_contract = False
         self.take(Step("update_pod", {"old": old, "new": new}))
 
-    @rule(pod=pods, fitting=FITTING, data=st.data(), missed_delete=st.booleans())
-    def remove_pod(self, pod: Pod, fitting: bool, data: st.DataObject, missed_delete: bool) -> None:
-        """Remove a pod; a missed delete arrives as a tombstone with no node name."""
+    @rule(
+        pod=pods,
+        fitting=FITTING,
+        data=st.data(),
+        named=st.sampled_from(("as held", "as held", "missed delete", "another node")),
+    )
+    def remove_pod(self, pod: Pod, fitting: bool, data: st.DataObject, named: str) -> None:
+        """Remove a pod; a missed delete arrives as a tombstone with no node name, and a
+        delete naming another node than the cached one is fatal (§8.6)."""
         pod = self.pick(data, "pod", pod, self.held()) if fitting else pod
-        if missed_delete:
+        if named == "missed delete":
             pod = strategies.with_changes(pod, node_name="")
+        elif named == "another node":
+            others = [name for name in strategies.NODE_NAMES if name != pod.node_name]
+            pod = strategies.with_changes(pod, node_name=self.pick(data, "node name", "", others))
         self.take(Step("remove_pod", {"pod": pod}))
 
     @precondition(lambda self: self.release.has_expiry)

@@ -58,6 +58,8 @@ class ConformanceResult:
     found_after: tuple[int, int] | None = None
     #: acknowledged upstream defect id -> differences left out of the comparison
     acknowledged: Mapping[str, int] = attrs.field(factory=dict)
+    #: life-cycle cell or snapshot path -> steps that reached it (kcache.machine.coverage)
+    coverage: Mapping[str, int] = attrs.field(factory=dict)
 
     @property
     def steps_per_second(self) -> float:
@@ -154,6 +156,7 @@ def run_conformance(
         interrupted=interrupted,
         found_after=recorder.first_failure_at,
         acknowledged=dict(recorder.acknowledged),
+        coverage=dict(recorder.coverage),
     )
 
 

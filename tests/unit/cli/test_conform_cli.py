@@ -105,6 +105,7 @@ class TestPassing:
         assert conform("--impl", "impl", "--max-examples", "3", "--seed", "1") == 0
         out, err = capsys.readouterr()
         assert out.startswith("PASS impl conforms to the spec (v1.37): ")
+        assert out.splitlines()[1].startswith("coverage: ") and "of 33 life-cycle" in out
         assert "0 failures" in out
         assert not (own_folder / "kcache-failures").exists()
         assert err == ""  # not a terminal: no progress line, and the caches' logs are muted
@@ -113,7 +114,7 @@ class TestPassing:
         """A run without --seed prints the one it drew; passing it back runs the same examples."""
         assert conform("--impl", "impl", "--max-examples", "3", "--profile", "default") == 0
         first = capsys.readouterr().out
-        seed = first.rsplit(", seed ", 1)[1].strip()
+        seed = first.splitlines()[0].rsplit(", seed ", 1)[1]
         assert (
             conform("--impl", "impl", "--max-examples", "3", "--profile", "default", "--seed", seed)
             == 0
@@ -124,7 +125,7 @@ class TestPassing:
             return ", ".join(summary.split(": ", 1)[1].split(", ")[:2])
 
         assert work(again) == work(first)
-        assert again.rstrip().endswith(f", seed {seed}")
+        assert again.splitlines()[0].endswith(f", seed {seed}")
 
     def test_ci_profile_is_derandomized_without_a_seed(
         self, capsys: pytest.CaptureFixture[str]

@@ -53,7 +53,9 @@ class TestForgetPod:
         state.assume_pod(
             pod=state.new_pod(pod=pod("u1", affinity=True)), fitting=False, data=NOT_DRAWN
         )
-        state.forget_pod(pod=state.new_pod(pod=pod("u1")), fitting=False, data=NOT_DRAWN)
+        state.forget_pod(
+            pod=state.new_pod(pod=pod("u1")), fitting=False, data=NOT_DRAWN, elsewhere=False
+        )
         assert state.spec.dump().nodes["n1"].pods_with_affinity == ("u1",)
         state.node_infos_are_sums_of_their_pods()
         state.spec_and_impl_agree()
@@ -75,7 +77,9 @@ class TestForgetPod:
         state.assume_pod(
             pod=state.new_pod(pod=pod("u1", affinity=True)), fitting=False, data=NOT_DRAWN
         )
-        state.forget_pod(pod=state.new_pod(pod=pod("u1")), fitting=False, data=NOT_DRAWN)
+        state.forget_pod(
+            pod=state.new_pod(pod=pod("u1")), fitting=False, data=NOT_DRAWN, elsewhere=False
+        )
         state.node_infos_are_sums_of_their_pods()  # nothing qualifies, nothing is missing
         state.add_pod(
             pod=state.new_pod(pod=pod("u2", affinity=True)), fitting=False, data=NOT_DRAWN
@@ -131,7 +135,7 @@ class TestFatal:
             state.snapshots_are_isolated()
             assert state.impl.pod_count() == state.spec.pod_count() == 1
             assert state.impl_run.snapshots["s1"].view().node_list == ("n1",)
-            state.remove_pod(pod=held, fitting=False, data=NOT_DRAWN, missed_delete=False)
+            state.remove_pod(pod=held, fitting=False, data=NOT_DRAWN, named="as held")
             state.spec_and_impl_agree()
             assert state.impl.pod_count() == 0
 
