@@ -64,12 +64,22 @@ def report(
     print(f"FAIL {target} diverges from the spec ({release}): {figures}", file=out)
     if result.found_after is not None:
         examples, steps = result.found_after
-        print(f"  found after {examples} examples ({steps} steps); the rest shrank it", file=out)
+        seconds = result.seconds_to_failure or 0.0
+        print(
+            f"  found after {examples} examples ({steps} steps, {seconds:.1f}s); "
+            f"shrinking took {result.elapsed - seconds:.1f}s",
+            file=out,
+        )
     print(f"  {failure.message}", file=out)
     details = failure_details(run, target)
     print("\n".join(f"  {line}" for line in details.splitlines()), file=out)
-    print_coverage(result, RELEASES[release], out, table=coverage_table)
+    if coverage_table:  # a run cut short by its failure reached little: only on request
+        print_coverage(result, RELEASES[release], out, table=True)
     return details
+
+
+#: how many unreached rows the coverage line names
+_NAMED_UNREACHED = 5
 
 
 def print_coverage(
@@ -82,7 +92,9 @@ def print_coverage(
     rows, missed = coverage.rows(release), coverage.unreached(release, result.coverage)
     line = f"coverage: {len(rows) - len(missed)} of {len(rows)} life-cycle cells and snapshot paths"
     if missed:
-        line += f" reached; not reached: {'; '.join(missed)}"
+        named = "; ".join(missed[:_NAMED_UNREACHED])
+        more = len(missed) - _NAMED_UNREACHED
+        line += f" reached; not reached: {named}" + (f" and {more} more" if more > 0 else "")
         line += "" if table else " (--coverage prints every row)"
     print(line if missed else f"{line} reached", file=out)
 

@@ -65,6 +65,17 @@ def _differences(label: str, expected: Any, actual: Any, target: str) -> list[st
                 target,
             )
         ]
+    if (
+        isinstance(expected, tuple)
+        and isinstance(actual, tuple)
+        and len(expected) == len(actual)
+        and any(attrs.has(type(item)) for item in expected)
+    ):  # an answer with its outcome: each part on its own
+        return [
+            line
+            for index, (mine, theirs) in enumerate(zip(expected, actual, strict=True))
+            for line in _differences(f"{label}[{index}]", mine, theirs, target)
+        ]
     if isinstance(expected, Mapping) and isinstance(actual, Mapping):
         keys = sorted(set(expected) | set(actual), key=str)
         return [

@@ -9,6 +9,7 @@ writes the final, shrunk one under its folder, and counts the run's work.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
@@ -130,6 +131,8 @@ class FailureRecorder:
         self.last_failure: ConformanceError | None = None
         #: (examples, steps) run when the first failure appeared, before shrinking
         self.first_failure_at: tuple[int, int] | None = None
+        #: time.monotonic() when the first failure was found, before shrinking began
+        self.first_failure_time: float | None = None
         #: called with (examples, steps, failures) after every example
         self.progress: Callable[[int, int, int], None] | None = None
 
@@ -181,6 +184,7 @@ class FailureRecorder:
         self.last_failure = failure
         if self.first_failure_at is None:
             self.first_failure_at = (self.examples, self.steps)
+            self.first_failure_time = time.monotonic()
         return failure
 
     def write(self, failure: ConformanceError) -> Path:

@@ -56,6 +56,8 @@ class ConformanceResult:
     interrupted: bool = False
     #: (examples, steps) it took to find the failure, before shrinking began
     found_after: tuple[int, int] | None = None
+    #: seconds from the start to the first failure; the rest of `elapsed` went to shrinking
+    seconds_to_failure: float | None = None
     #: acknowledged upstream defect id -> differences left out of the comparison
     acknowledged: Mapping[str, int] = attrs.field(factory=dict)
     #: life-cycle cell or snapshot path -> steps that reached it (kcache.machine.coverage)
@@ -155,6 +157,9 @@ def run_conformance(
         ),
         interrupted=interrupted,
         found_after=recorder.first_failure_at,
+        seconds_to_failure=None
+        if recorder.first_failure_time is None
+        else recorder.first_failure_time - started,
         acknowledged=dict(recorder.acknowledged),
         coverage=dict(recorder.coverage),
     )
@@ -176,13 +181,10 @@ def pruned(
     against = replay_trace(from_json(loads(dumps(failure.trace))), representation_checked(factory))
     if against.verdict is Verdict.FAILED:
         steps = steps[: against.steps_run]
-    index = 0
-    while index < len(steps) - 1:
-        candidate = steps[:index] + steps[index + 1 :]
-        if _reproduces({**failure.trace, "steps": candidate}, factory, reference):
-            steps = candidate
-        else:
-            index += 1
+    steps = fewest_steps(
+        steps,
+        lambda candidate: _reproduces({**failure.trace, "steps": candidate}, factory, reference),
+    )
     if len(steps) == len(failure.trace["steps"]):
         return failure
     step, op = len(steps) - 1, steps[-1]["op"]
@@ -195,6 +197,38 @@ def pruned(
         "steps": steps,
     }
     return ConformanceError(trace["description"], step=step, op=op, trace=trace)
+
+
+#: traces up to this long also try leaving out every pair of steps
+_PAIRS_UP_TO = 24
+
+
+def fewest_steps(steps: list[Any], reproduces: Callable[[list[Any]], bool]) -> list[Any]:
+    """`steps` without every run of steps, then every pair, the failure does not need.
+
+    Runs go first, halving in length down to single steps (delta debugging's
+    complement removal), so a long trace loses its padding in a few replays;
+    then pairs, which single removals miss when two steps undo each other (a
+    node added and removed again).  The failing last step is never left out.
+    """
+    length = max(1, (len(steps) - 1) // 2)
+    while length:
+        start = 0
+        while start < len(steps) - 1:
+            candidate = steps[:start] + steps[start + length :]
+            if start + length < len(steps) and reproduces(candidate):
+                steps = candidate
+            else:
+                start += length
+        length //= 2
+    if len(steps) <= _PAIRS_UP_TO:
+        pairs = ((i, j) for j in range(len(steps) - 2, 0, -1) for i in range(j - 1, -1, -1))
+        for first, second in pairs:
+            if second < len(steps) - 1:
+                candidate = [step for k, step in enumerate(steps) if k not in (first, second)]
+                if reproduces(candidate):
+                    return fewest_steps(candidate, reproduces)
+    return steps
 
 
 def _reproduces(data: dict[str, Any], factory: CacheFactory, reference: CacheFactory) -> bool:
