@@ -52,7 +52,11 @@ def report(
             file=out,
         )
     if result.failure is None:
-        stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
+        stopped = ""
+        if run.database_lost is not None:
+            stopped = " (stopped: the example database went away)"
+        elif result.interrupted:
+            stopped = " (stopped by Ctrl-C)"
         print(f"PASS {target} conforms to the spec ({release}){stopped}: {figures}", file=out)
         return ""
     failure = result.failure
