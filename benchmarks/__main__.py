@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from benchmarks.fresh_process import run_in_fresh_process
+from benchmarks.fuzz_workers import workers_section
 from benchmarks.linearizability import linearizability_section
 from benchmarks.memory import memory_section
 from benchmarks.operations import operations_section
@@ -28,6 +29,7 @@ SECTIONS: dict[str, Callable[[Scale], Table]] = {
     "memory": memory_section,
     "scaling": scaling_section,
     "linearizability": linearizability_section,
+    "workers": workers_section,
 }
 
 

@@ -23,6 +23,8 @@ class Scale:
     scaling_nodes: tuple[int, ...]
     #: timed runs per measurement; the fastest counts
     repeat: int
+    #: seconds of each `kcache fuzz` run of the workers section
+    fuzz_seconds: float
 
 
 FULL = Scale(
@@ -34,6 +36,7 @@ FULL = Scale(
     node_operations=2_000,
     scaling_nodes=(500, 5_000, 15_000),
     repeat=5,
+    fuzz_seconds=30.0,
 )
 
 QUICK = Scale(
@@ -45,4 +48,5 @@ QUICK = Scale(
     node_operations=200,
     scaling_nodes=(100, 500, 1_500),
     repeat=3,
+    fuzz_seconds=5.0,
 )

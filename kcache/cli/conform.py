@@ -12,7 +12,10 @@ Budget: --max-examples (default: the profile's), --time-budget (run rounds of
 examples until the time is spent), or both (rounds of N until the time is
 spent).  The summary prints the run's seed; --seed repeats it (the `ci`
 profile is derandomized and needs none).  The Hypothesis example database
-(.hypothesis/) replays earlier failures first.
+(.hypothesis/, or what --db names: a folder or the Redis `kcache fuzz`
+workers share) replays earlier failures first.  --replay-only leaves the
+database as it is (CI replays what the fuzzers found, then runs its own
+fixed examples, and never deletes a fuzzer's example that now passes).
 
 Parallel mode (--parallel, with --threads, --rounds and --time-budget):
 threads and the expiry loop share one cache, and every history they record
@@ -33,6 +36,7 @@ from typing import TextIO
 
 from kcache.cli import machine_run, options, report
 from kcache.cli import parallel as parallel_command
+from kcache.errors import KcacheError
 from kcache.machine.profiles import NAMES, selected
 from kcache.reporting.junit import JUnitCase
 from kcache.reporting.progress import ProgressLine
@@ -64,6 +68,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=NAMES,
         help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else ci under $CI, else default)",
     )
+    options.add_database_argument(
+        parser, default="the profile's: ./.hypothesis/examples/, none for ci"
+    )
+    parser.add_argument(
+        "--replay-only",
+        action="store_true",
+        help="use the --db databases read-only: replay the failures they hold, write nothing back",
+    )
     parser.add_argument(
         "--coverage",
         action="store_true",
@@ -81,7 +93,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if parallel_command.wanted(args):
+        if args.db or args.replay_only:
+            raise KcacheError("--db and --replay-only are for the sequential machine")
         return parallel_command.run(args, out)
+    if args.replay_only and not args.db:
+        raise KcacheError("--replay-only: name the database to replay with --db")
     profile = selected(os.environ, args.profile)
     seed = options.run_seed(args.seed, profile)
     finished = machine_run.run_machine(
@@ -95,10 +111,14 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         time_budget=args.time_budget,
         progress=ProgressLine.for_stream(sys.stderr),
         ttl=args.ttl,
+        database=args.db,
+        replay_only=args.replay_only,
     )
     details = report.report(
         finished, args.impl, args.release, seed, out, coverage_table=args.coverage
     )
+    if finished.database_lost is not None:
+        raise KcacheError(finished.database_lost)
     result = finished.result
     failure = result.failure
     case = JUnitCase(

@@ -1,17 +1,24 @@
-"""Fuzz an implementation against the spec for a long time; stop cleanly with Ctrl-C.
+"""Fuzz an implementation against the spec for a long time, on every core; stop with Ctrl-C.
 
 The same conformance machine as `kcache conform`, under the `fuzz` profile
-(long runs of many steps) and for --duration instead of an example count.
-Failures Hypothesis finds are saved in its example database (.hypothesis/ in
-the current folder, or the folder --db names) and tried first on the next
-run, so a fuzzing session picks up where the last one found something.
-Progress is one updating line on a terminal and a line every --every seconds
+(long runs of many steps) and for --duration instead of an example count,
+in --workers processes (default: one per core), each with seeds of its own.
+Failures Hypothesis finds are saved in its example database and tried first
+on the next run, and by every other worker at its next round: --db names it,
+a folder or a Redis shared by many machines (redis://HOST:PORT/N, with
+pip install 'kcache-conformance[redis]'), or both (--db twice: a folder
+keeps a local copy).  Default: .hypothesis/ in the current folder.  A Redis
+that cannot be reached is an error (exit 2); one that goes away mid-run
+stops the run, keeping what was found under --out and what Redis did not
+take in the local folder, and exits 2.  Keys are namespaced by target,
+release and machine version, so different runs can share one Redis.
+Progress is one updating line on a terminal (all workers summed;
+--per-worker adds each one's rate) and a line every --every seconds
 elsewhere (CI logs).
 
-Ctrl-C (SIGINT) stops the run: whatever failure was found is kept (its
-smallest trace so far is written under --out) and the summary is printed.
-For coverage-guided fuzzing across many processes, HypoFuzz can run the
-tests/stateful machines; kcache does not need it.
+Ctrl-C (SIGINT) stops every worker after its current example: whatever
+failure was found is kept (its smallest trace so far is written under
+--out, once however many workers found it) and the summary is printed.
 
 exit status: 0 no disagreement found (also when stopped with Ctrl-C),
 1 a disagreement (trace written), 2 kcache could not run.
@@ -21,10 +28,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TextIO
 
-from kcache.cli import machine_run, options, report
+from kcache.cli import machine_run, options, report, workers
+from kcache.errors import KcacheError
 from kcache.machine.profiles import DATABASE_FOLDER
 from kcache.reporting.progress import ProgressLine
 
@@ -42,10 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"how long to fuzz: {options.DURATION_HELP}",
     )
     parser.add_argument(
-        "--db",
-        type=Path,
-        metavar="PATH",
-        help=f"the folder of Hypothesis' example database (default: ./{DATABASE_FOLDER}/)",
+        "--workers",
+        type=options.positive_int,
+        metavar="N",
+        help="fuzzing processes, seeded apart, sharing the example database "
+        "(default: one per core)",
     )
     parser.add_argument(
         "--coverage",
@@ -53,6 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print how often the run reached each life-cycle cell and snapshot-update path "
         "(one line with the unreached ones is always printed)",
     )
+    parser.add_argument(
+        "--per-worker",
+        action="store_true",
+        help="also show each worker's steps/s on the progress line and its figures in the summary",
+    )
+    options.add_database_argument(parser, default=f"./{DATABASE_FOLDER}/")
     parser.add_argument(
         "--every",
         type=options.duration,
@@ -64,6 +78,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     seed = options.run_seed(args.seed, "fuzz")
+    progress = ProgressLine.for_stream(sys.stderr, every=args.every)
+    count = args.workers or workers.default_workers()
+    if count > 1:
+        assert seed is not None  # the fuzz profile is not derandomized
+        return _run_workers(args, count, seed, progress, out)
     finished = machine_run.run_machine(
         args.impl,
         release=options.release(args),
@@ -73,8 +92,39 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         profile="fuzz",
         max_examples=None,
         time_budget=args.duration,
-        progress=ProgressLine.for_stream(sys.stderr, every=args.every),
+        progress=progress,
         database=args.db,
     )
     report.report(finished, args.impl, args.release, seed, out, coverage_table=args.coverage)
+    if finished.database_lost is not None:
+        raise KcacheError(finished.database_lost)
     return 0 if finished.result.failure is None else 1
+
+
+def _run_workers(
+    args: argparse.Namespace, count: int, seed: int, progress: ProgressLine, out: TextIO | None
+) -> int:
+    job = workers.FuzzJob(
+        target=args.impl,
+        release=options.release(args),
+        acknowledge_upstream_defects=args.acknowledge_upstream_defects,
+        out_dir=args.out,
+        duration=args.duration,
+        database=tuple(args.db),
+    )
+    fleet = workers.run_workers(
+        job, workers=count, seed=seed, progress=progress, per_worker=args.per_worker
+    )
+    workers.report_fleet(
+        fleet,
+        args.impl,
+        args.release,
+        seed,
+        per_worker=args.per_worker,
+        coverage_table=args.coverage,
+        out=out,
+    )
+    problem = fleet.error or fleet.database_lost
+    if problem is not None:
+        raise KcacheError(problem)
+    return 0 if not fleet.failures else 1

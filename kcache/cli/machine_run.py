@@ -14,23 +14,32 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 from hypothesis.reporting import with_reporter
 
 from kcache import targets
 from kcache.errors import KcacheError
+from kcache.machine.database import Examples
 from kcache.machine.runner import ConformanceResult, run_conformance
-from kcache.reporting.progress import ProgressLine, Tally
+from kcache.reporting.progress import Tally
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import Release
 from kcache.traces.expectations import Mismatch
 from kcache.traces.replay import replay_trace, representation_checked
 from kcache.traces.trace import load_file
+
+
+class Progress(Protocol):
+    """Where a run reports its tally: a `ProgressLine`, or a worker's channel to its parent."""
+
+    def update(self, tally: Tally) -> None: ...
+
+    def finish(self) -> None: ...
 
 
 def run_machine(
@@ -42,9 +51,10 @@ def run_machine(
     profile: str,
     max_examples: int | None,
     time_budget: float | None,
-    progress: ProgressLine | None = None,
+    progress: Progress | None = None,
     ttl: Decimal | None = None,
-    database: Path | None = None,
+    database: Sequence[str] = (),
+    replay_only: bool = False,
     acknowledge_upstream_defects: bool = False,
 ) -> MachineRun:
     """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
@@ -55,8 +65,13 @@ def run_machine(
     the summary, and a run kcache could not finish ends with its one error line.
     A failure's trace is replayed on the target before the report, so the
     report can say whether `kcache replay` will show it.
+
+    `database` names the example database (`kcache.machine.database`; empty:
+    the profile's), read only with `replay_only`.  A shared one that goes
+    away mid-run stops the run as Ctrl-C would, and the result says why.
     """
     reports: list[object] = []
+    examples = Examples(database, read_only=replay_only) if database else None
     with (
         targets.opened(target) as factory,
         _muted_logs(),
@@ -73,10 +88,10 @@ def run_machine(
                 seed=seed,
                 profile=profile,
                 out_dir=out_dir,
-                progress=_after_each_example(progress, stop),
+                progress=_after_each_example(progress, stop, examples),
                 name=trace_label(target),
                 ttl=ttl,
-                database=database,
+                database=None if examples is None else examples.database,
                 acknowledge_upstream_defects=acknowledge_upstream_defects,
             )
         except Exception as error:
@@ -92,11 +107,14 @@ def run_machine(
             if progress is not None:
                 progress.finish()
         _to_stderr(reports)
+        lost = None if examples is None else examples.lost()
         replayed = _replayed(result, factory)
         if replayed is not None or result.failure is None:
-            return MachineRun(result, replayed)
+            return MachineRun(result, replayed, database_lost=lost)
         return MachineRun(
-            result, replayed_checked=_replayed(result, representation_checked(factory))
+            result,
+            replayed_checked=_replayed(result, representation_checked(factory)),
+            database_lost=lost,
         )
 
 
@@ -109,6 +127,8 @@ class MachineRun:
     replayed: Mismatch | None = None
     #: when replay passes: the first mismatch `replay --check-invariants` finds, if any
     replayed_checked: Mismatch | None = None
+    #: why the run stopped early when a shared example database went away, else None
+    database_lost: str | None = None
 
 
 def _replayed(result: ConformanceResult, factory: CacheFactory) -> Mismatch | None:
@@ -131,11 +151,13 @@ def _kcache_error(error: BaseException | None) -> KcacheError | None:
 
 
 def _after_each_example(
-    progress: ProgressLine | None, stop: StopBetweenExamples
+    progress: Progress | None, stop: StopBetweenExamples, examples: Examples | None
 ) -> Callable[[int, int, int], None]:
-    def report_and_check(examples: int, steps: int, failures: int) -> None:
+    def report_and_check(examples_run: int, steps: int, failures: int) -> None:
         if progress is not None:
-            progress.update(Tally(examples, steps, failures))
+            progress.update(Tally(examples_run, steps, failures))
+        if examples is not None and examples.outage is not None:
+            raise KeyboardInterrupt  # stop as Ctrl-C does: what was found is kept
         stop.check()
 
     return report_and_check

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kcache import targets
 from kcache.errors import KcacheError
+from kcache.machine.database import DB_HELP
 from kcache.machine.profiles import PROFILES
 from kcache.ops import read_seconds
 from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
@@ -137,3 +138,15 @@ def run_seed(seed: int | None, profile: str) -> int | None:
     if seed is not None or PROFILES[profile].derandomize:
         return seed
     return random.SystemRandom().randrange(2**32)
+
+
+def add_database_argument(parser: argparse.ArgumentParser, *, default: str) -> None:
+    """--db URL (repeatable): the example database, its failures replayed first."""
+    parser.add_argument(
+        "--db",
+        action="append",
+        default=[],
+        metavar="URL",
+        help=f"Hypothesis' example database: {DB_HELP}; twice or more to use several at once, "
+        f"e.g. a folder that keeps a copy of what a shared Redis holds (default: {default})",
+    )

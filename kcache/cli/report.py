@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -56,9 +57,13 @@ def report(
             file=out,
         )
     if result.failure is None:
-        stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
+        stopped = ""
+        if run.database_lost is not None:
+            stopped = " (stopped: the example database went away)"
+        elif result.interrupted:
+            stopped = " (stopped by Ctrl-C)"
         print(f"PASS {target} conforms to the spec ({release}){stopped}: {figures}", file=out)
-        print_coverage(result, RELEASES[release], out, table=coverage_table)
+        print_coverage(result.coverage, RELEASES[release], out, table=coverage_table)
         return ""
     failure = result.failure
     print(f"FAIL {target} diverges from the spec ({release}): {figures}", file=out)
@@ -74,7 +79,7 @@ def report(
     details = failure_details(run, target)
     print("\n".join(f"  {line}" for line in details.splitlines()), file=out)
     if coverage_table:  # a run cut short by its failure reached little: only on request
-        print_coverage(result, RELEASES[release], out, table=True)
+        print_coverage(result.coverage, RELEASES[release], out, table=True)
     return details
 
 
@@ -82,14 +87,12 @@ def report(
 _NAMED_UNREACHED = 5
 
 
-def print_coverage(
-    result: ConformanceResult, release: Release, out: TextIO, *, table: bool
-) -> None:
+def print_coverage(hits: Mapping[str, int], release: Release, out: TextIO, *, table: bool) -> None:
     """One line saying how many life-cycle cells and snapshot paths the run reached, and
     which it did not; with `table`, every row with its hit count."""
     if table:
-        print(coverage.table(release, result.coverage), file=out)
-    rows, missed = coverage.rows(release), coverage.unreached(release, result.coverage)
+        print(coverage.table(release, hits), file=out)
+    rows, missed = coverage.rows(release), coverage.unreached(release, hits)
     line = f"coverage: {len(rows) - len(missed)} of {len(rows)} life-cycle cells and snapshot paths"
     if missed:
         named = "; ".join(missed[:_NAMED_UNREACHED])

@@ -9,6 +9,7 @@ writes the final, shrunk one under its folder, and counts the run's work.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -188,13 +189,20 @@ class FailureRecorder:
         return failure
 
     def write(self, failure: ConformanceError) -> Path:
-        """Write `failure`'s trace under `out_dir`, named by its content."""
+        """Write `failure`'s trace under `out_dir`, named by its content.
+
+        Fuzzing workers that shrink to the same trace write the same file: each
+        writes a file of its own and renames it into place, so a reader never
+        meets a half-written trace and the failure is on disk once.
+        """
         assert self.out_dir is not None
         text = dumps(failure.trace) + "\n"
         digest = hashlib.sha256(text.encode()).hexdigest()[:12]
         self.out_dir.mkdir(parents=True, exist_ok=True)
         path = self.out_dir / f"{self.target}-{digest}.json"
-        path.write_text(text, encoding="utf-8")
+        own = path.with_name(f".{path.name}.{os.getpid()}")
+        own.write_text(text, encoding="utf-8")
+        own.replace(path)
         failure.trace_path = path
         return path
 

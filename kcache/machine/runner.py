@@ -17,11 +17,12 @@ from typing import Any
 import attrs
 from hypothesis import seed as hypothesis_seed
 from hypothesis import settings as Settings  # noqa: N812 -- a class, named like one here
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.database import ExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
 from kcache.budget import in_rounds
 from kcache.exact_json import dumps, loads
+from kcache.machine.database import NamespacedDatabase, namespace
 from kcache.machine.profiles import PROFILES
 from kcache.machine.recorder import ConformanceError
 from kcache.machine.rules import conformance_machine
@@ -80,7 +81,7 @@ def run_conformance(
     progress: Callable[[int, int, int], None] | None = None,
     name: str = "impl",
     use_database: bool = True,
-    database: Path | None = None,
+    database: ExampleDatabase | None = None,
     ttl: Decimal | None = None,
     acknowledge_upstream_defects: bool = False,
 ) -> ConformanceResult:
@@ -90,7 +91,8 @@ def run_conformance(
     the run goes on in rounds of that many examples until the time is spent.
     `progress(examples, steps, failures)` is called after every example.
     `name` labels the trace file and its messages.  Hypothesis' example
-    database is the folder `database`, else the profile's; without
+    database is `database`, else the profile's, its keys namespaced by `name`,
+    release and TTL (`kcache.machine.database.namespace`); without
     `use_database` there is none, so earlier failures are not replayed first
     (measurements want a cold start).  Every example's caches get `ttl`
     seconds, or a TTL drawn per example when None.
@@ -111,7 +113,9 @@ def run_conformance(
         ttl=ttl,
         acknowledge_upstream_defects=acknowledge_upstream_defects,
     )
-    examples_db = base.database if database is None else DirectoryBasedExampleDatabase(database)
+    examples_db = base.database if database is None else database
+    if examples_db is not None and use_database:
+        examples_db = NamespacedDatabase(examples_db, namespace(name, release, ttl))
     recorder = machine.recorder
     recorder.progress = progress
     started = time.monotonic()

@@ -68,6 +68,7 @@ class ProgressLine:
         self._started = clock()
         self._last_drawn: float | None = None
         self._tally = Tally()
+        self._detail = ""
         self._line_open = False
 
     @classmethod
@@ -85,9 +86,10 @@ class ProgressLine:
         """The last tally reported."""
         return self._tally
 
-    def update(self, tally: Tally) -> None:
-        """Record `tally`; draw it if the last drawing is old enough."""
+    def update(self, tally: Tally, detail: str = "") -> None:
+        """Record `tally` and a `detail` to show after it; draw them if the last drawing is old."""
         self._tally = tally
+        self._detail = detail
         now = self._clock()
         period = _REDRAW_SECONDS if self._live else self._every
         if period is None:
@@ -105,7 +107,7 @@ class ProgressLine:
             self._line_open = False
 
     def _draw(self) -> None:
-        line = describe(self._tally, self.elapsed)
+        line = describe(self._tally, self.elapsed) + (f"; {self._detail}" if self._detail else "")
         if self._live:
             self._line_open = True  # first: a Ctrl-C during the write must still clear it
             self._stream.write("\r" + line + _ERASE_LINE)

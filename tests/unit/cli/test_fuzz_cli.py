@@ -67,7 +67,7 @@ def test_saved_failures_are_tried_first(
     assert main([*conform, "--profile", "default"]) == 1
     (found,) = (tmp_path / "kcache-failures").glob("*.json")
     capsys.readouterr()
-    assert main(["fuzz", "--impl", BUG, "--duration", "1s"]) == 1
+    assert main(["fuzz", "--impl", BUG, "--workers", "1", "--duration", "1s"]) == 1
     out = capsys.readouterr().out
     assert out.startswith(f"FAIL {BUG} diverges from the spec (v1.37): ")
     examples = int(out.split(": ", 1)[1].split(" examples")[0])
@@ -80,12 +80,13 @@ def test_db_names_the_example_database(
 ) -> None:
     """--db keeps the failures in the folder it names, and the next run there finds them."""
     monkeypatch.chdir(tmp_path)
-    fuzz = ["fuzz", "--impl", BUG, "--duration", "30s", "--seed", "2", "--db", "shared/db"]
+    fuzz = ["fuzz", "--impl", BUG, "--workers", "1", "--duration", "30s", "--seed", "2"]
+    fuzz += ["--db", "shared/db"]
     assert main(fuzz) == 1
     assert any(path.is_file() for path in (tmp_path / "shared" / "db").rglob("*"))
     assert not (tmp_path / ".hypothesis").exists()
     capsys.readouterr()
-    again = ["fuzz", "--impl", BUG, "--duration", "1s", "--db", "shared/db"]
+    again = ["fuzz", "--impl", BUG, "--workers", "1", "--duration", "1s", "--db", "shared/db"]
     assert main(again) == 1
     examples = int(capsys.readouterr().out.split(": ", 1)[1].split(" examples")[0])
     assert examples <= 3  # the saved example first, then only its (already minimal) shrink
@@ -101,6 +102,7 @@ class TestBadArguments:
             (["--impl", "impl", "--duration", "0s"], "--duration"),
             (["--impl", "impl", "--duration", "1m", "--every", "-1"], "--every"),
             (["--impl", "impl", "--duration", "1m", "--release", "v2"], "--release"),
+            (["--impl", "impl", "--duration", "1m", "--workers", "0"], "--workers"),
         ],
     )
     def test_usage_errors(
@@ -113,7 +115,26 @@ class TestBadArguments:
         assert named in error
         assert "Traceback" not in err
 
-    def test_bad_target(self, capsys: pytest.CaptureFixture[str]) -> None:
-        """An unknown target is one line and exit 2."""
-        assert main(["fuzz", "--impl", "nonsense", "--duration", "1s"]) == 2
+    @pytest.mark.parametrize("workers", ["1", "2"])
+    def test_bad_target(self, workers: str, capsys: pytest.CaptureFixture[str]) -> None:
+        """An unknown target is one line and exit 2, however many workers would run it."""
+        assert main(["fuzz", "--impl", "nonsense", "--duration", "1s", "--workers", workers]) == 2
         assert capsys.readouterr().err.startswith("kcache: error: --impl nonsense")
+
+    @pytest.mark.parametrize("workers", ["1", "2"])
+    @pytest.mark.parametrize(
+        ("url", "reason"),
+        [
+            ("redis://127.0.0.1:1/0", "cannot reach Redis: "),
+            ("ftp://host/db", "unknown kind of database; use a folder, or redis://"),
+        ],
+    )
+    def test_unusable_database(
+        self, workers: str, url: str, reason: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A database kcache cannot use is one line naming it, and exit 2: never a fallback."""
+        fuzz = ["fuzz", "--impl", "impl", "--duration", "1s", "--workers", workers, "--db", url]
+        assert main(fuzz) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"kcache: error: --db {url}: {reason}")
+        assert len(err.splitlines()) == 1
