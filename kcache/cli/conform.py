@@ -76,12 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="use the --db databases read-only: replay the failures they hold, write nothing back",
     )
-    parser.add_argument(
-        "--coverage",
-        action="store_true",
-        help="print how often the run reached each life-cycle cell and snapshot-update path "
-        "(one line with the unreached ones is always printed)",
-    )
+    options.add_coverage_argument(parser)
     parser.add_argument(
         "--junit-xml",
         type=Path,

@@ -55,12 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="fuzzing processes, seeded apart, sharing the example database "
         "(default: one per core)",
     )
-    parser.add_argument(
-        "--coverage",
-        action="store_true",
-        help="print how often the run reached each life-cycle cell and snapshot-update path "
-        "(one line with the unreached ones is always printed)",
-    )
+    options.add_coverage_argument(parser)
     parser.add_argument(
         "--per-worker",
         action="store_true",

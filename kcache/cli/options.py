@@ -150,3 +150,13 @@ def add_database_argument(parser: argparse.ArgumentParser, *, default: str) -> N
         help=f"Hypothesis' example database: {DB_HELP}; twice or more to use several at once, "
         f"e.g. a folder that keeps a copy of what a shared Redis holds (default: {default})",
     )
+
+
+def add_coverage_argument(parser: argparse.ArgumentParser) -> None:
+    """`--coverage`, for the commands that run the conformance machine."""
+    parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="print how often the run reached each life-cycle cell and snapshot-update path "
+        "(one line with the unreached ones is always printed)",
+    )
