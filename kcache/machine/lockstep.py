@@ -237,6 +237,10 @@ class LockstepMachine(RuleBasedStateMachine):
         view = self.spec.dump().nodes.get(name)
         return view is not None and view.has_node
 
+    def live_nodes(self) -> list[str]:
+        """The names of the nodes the spec holds with their node objects, sorted."""
+        return sorted(name for name, view in self.spec.dump().nodes.items() if view.has_node)
+
     # -- observing and failing ------------------------------------------------------------------
 
     def observations(self) -> tuple[Observation, Observation]:

@@ -179,7 +179,7 @@ class ConformanceMachine(CheckedMachine):
         """A kubelet re-registers: a node the cache holds is removed and added again under
         its name, as it was or (`changed`) with the drawn node's labels, capacity and images.
         Its pods stay in between, on a ghost, and snapshots updated before still map it."""
-        names = sorted(name for name in self.last_node if self.live(name))
+        names = [name for name in self.live_nodes() if name in self.last_node]
         if not names:
             return
         name = data.draw(st.sampled_from(names), label="node name")
@@ -249,7 +249,7 @@ class ConformanceMachine(CheckedMachine):
         if fitting:
             held = {held.uid for held in self.held()}
             unheld = [uid for uid in strategies.UIDS if uid not in held]
-            nodes = sorted(name for name in self.spec.dump().nodes if self.live(name))
+            nodes = self.live_nodes()
             pod = strategies.with_changes(
                 pod,
                 uid=self.pick(data, "uid", "", unheld),
@@ -281,14 +281,18 @@ class ConformanceMachine(CheckedMachine):
         """The informer deleted an assumed pod: forget_pod's checks and effect (v1.37)."""
         self._forget("remove_assumed_pod", pod, fitting, data, elsewhere)
 
+    def _elsewhere(self, pod: Pod, data: st.DataObject) -> Pod:
+        """`pod` naming another node than its own, which node guards stop (§8)."""
+        others = [name for name in strategies.NODE_NAMES if name != pod.node_name]
+        return strategies.with_changes(pod, node_name=self.pick(data, "node name", "", others))
+
     def _forget(
         self, op: str, pod: Pod, fitting: bool, data: st.DataObject, elsewhere: bool
     ) -> None:
         """`elsewhere` names another node than the assumed one, which the node guard refuses."""
         pod = self.pick(data, "pod", pod, self.held(assumed=True)) if fitting else pod
         if elsewhere:
-            others = [name for name in strategies.NODE_NAMES if name != pod.node_name]
-            pod = strategies.with_changes(pod, node_name=self.pick(data, "node name", "", others))
+            pod = self._elsewhere(pod, data)
         cached = self.cached(pod)
         forgotten = self.take(Step(op, {"pod": pod}))
         if forgotten.ok and affinity_class(pod) != affinity_class(cached):
@@ -304,7 +308,7 @@ class ConformanceMachine(CheckedMachine):
         if fitting and self.held(assumed=True):
             pod = self.pick(data, "pod", pod, self.held(assumed=True))
         elif fitting:
-            nodes = sorted(name for name in self.spec.dump().nodes if self.live(name))
+            nodes = self.live_nodes()
             node_name = self.pick(data, "node name", pod.node_name, nodes)
             pod = self.known(strategies.with_changes(pod, node_name=node_name))
         self.take(Step("add_pod", {"pod": pod}))
@@ -362,8 +366,7 @@ class ConformanceMachine(CheckedMachine):
         if named == "missed delete":
             pod = strategies.with_changes(pod, node_name="")
         elif named == "another node":
-            others = [name for name in strategies.NODE_NAMES if name != pod.node_name]
-            pod = strategies.with_changes(pod, node_name=self.pick(data, "node name", "", others))
+            pod = self._elsewhere(pod, data)
         self.take(Step("remove_pod", {"pod": pod}))
 
     @precondition(lambda self: self.release.has_expiry)
