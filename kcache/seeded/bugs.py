@@ -23,6 +23,7 @@ import kcache.impl.snapshot
 from kcache.impl.cache import Cache
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
+from kcache.impl.pod_info import PodInfo
 from kcache.impl.snapshot import Snapshot
 from kcache.seeded import EXPIRY_RELEASES, NON_HOST_SCOPED_RELEASES, PVC_COUNT_RELEASES
 from kcache.spec.objects import Node, Pod
@@ -65,9 +66,9 @@ class _PerNodeInfo(NodeInfo):
 
     __slots__ = ()
 
-    def _account(self, pod: Pod, sign: int) -> None:
+    def _account(self, info: PodInfo, sign: int) -> None:
         before = self.generation
-        super()._account(pod, sign)
+        super()._account(info, sign)
         self.generation = before + 1
 
     def set_node(self, node: Node) -> None:

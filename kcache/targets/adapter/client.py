@@ -30,7 +30,6 @@ from kcache import exact_json
 from kcache.errors import AdapterError
 from kcache.ops import OPS
 from kcache.spec.errors import Fatal
-from kcache.spec.objects import Pod
 from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import RELEASES, Release
 from kcache.spec.views import SnapshotView
@@ -349,9 +348,7 @@ class AdapterCache:
         codec = OPS[op].result
         assert codec is not None
         # a manifest that does not read as a pod, a wrong type: the adapter's fault
-        result = self.read(answer, key, codec.from_json)
-        # a pod read back counts its requests as this cache's release does (§3.6)
-        return result.counted_in(self._release.name) if isinstance(result, Pod) else result
+        return self.read(answer, key, codec.from_json)
 
     def read(self, answer: dict[str, Any], key: str | None, convert: Callable[[Any], T]) -> T:
         """`convert(answer[key])` (or of the whole answer); a wrong shape is the adapter's fault."""
