@@ -96,7 +96,13 @@ AFFINITIES: tuple[Manifest | None, ...] = (
 )
 
 #: `spec.overhead` and pod-level `spec.resources`
-OVERHEADS: tuple[Manifest | None, ...] = (None, {"cpu": "50m"}, {"cpu": "0", "memory": "10Mi"})
+OVERHEADS: tuple[Manifest | None, ...] = (
+    None,
+    {"cpu": "50m"},
+    {"cpu": "0", "memory": "10Mi"},
+    # below a millicore and a byte: a pod rounds it with its containers, once (§3.1)
+    {"cpu": "0.0005", "memory": "50m"},
+)
 POD_LEVEL: tuple[Manifest | None, ...] = (
     None,
     {"requests": {"cpu": "1"}},
@@ -123,6 +129,8 @@ REQUESTS: tuple[Manifest, ...] = (
     {EXTENDED: "0"},
     {"cpu": "1500m", "memory": "1e3"},
     {HUGEPAGES: "2Mi"},
+    # fractions of a millicore and of a byte, summed with others before rounding (§3.1)
+    {"cpu": "0.0005", "memory": "50m"},
 )
 
 #: a container's `resources`: absent, `{}`, `{"requests": {}}`, requests, limits
