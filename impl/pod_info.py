@@ -32,10 +32,11 @@ Fields = Mapping[str, Any]
 #: one container port as the pod lists it: (hostIP, protocol, hostPort), not yet sanitised
 ContainerPort = tuple[str, str, int]
 
-#: what the non-zero figures assume for a container that lists no cpu or memory (§3.7)
+#: nano-units in one unit of a resource
 NANO = 10**9
+#: what the non-zero figures assume for a container that lists no cpu or memory (§3.7)
 NON_ZERO_DEFAULTS: Mapping[str, int] = {"cpu": 100 * NANO // 1000, "memory": 200 * 1024**2 * NANO}
-#: `metav1` label naming one node: anti-affinity under it is host-scoped (§19.6)
+#: the node label naming one node: anti-affinity keyed by it is host-scoped (§19.6)
 HOSTNAME_TOPOLOGY_KEY = "kubernetes.io/hostname"
 _EMPTY: Fields = {}
 
@@ -300,7 +301,8 @@ def is_pod_level_resource(name: str) -> bool:
 
 
 def _spec_pod_level(pod: _PodReading) -> ResourceList:
-    """v1.35: each supported name of the spec replaces the containers' aggregate."""
+    """Each supported name of the spec replaces the containers' aggregate: v1.35 always,
+    later releases while the pod's status has no `resources`."""
     spec = resource_list(_object(pod.spec, "resources"), "requests") or {}
     return {name: amount for name, amount in spec.items() if is_pod_level_resource(name)}
 
