@@ -37,6 +37,7 @@ from typing import TextIO
 from kcache.cli import machine_run, options, report
 from kcache.cli import parallel as parallel_command
 from kcache.errors import KcacheError
+from kcache.machine.database import named_urls
 from kcache.machine.profiles import NAMES, selected
 from kcache.reporting.junit import JUnitCase
 from kcache.reporting.progress import ProgressLine
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if args.db or args.replay_only:
             raise KcacheError("--db and --replay-only are for the sequential machine")
         return parallel_command.run(args, out)
-    if args.replay_only and not args.db:
+    if args.replay_only and not named_urls(args.db):
         raise KcacheError("--replay-only: name the database to replay with --db")
     profile = selected(os.environ, args.profile)
     seed = options.run_seed(args.seed, profile)
