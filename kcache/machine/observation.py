@@ -34,6 +34,17 @@ class Observation:
 def observe(run: Run, known_pods: Iterable[Pod]) -> Observation:
     """Read every observable of `run`'s cache: dump, counts, each known pod, each snapshot."""
     cache, snapshots = run.cache, run.snapshots
+    known_pods = list(known_pods)
+    prefetch = getattr(cache, "prefetch", None)
+    if prefetch is not None:  # a cache in another process: every read below in one request
+        prefetch(
+            [
+                ("dump", ()),
+                *(("get_pod", (pod,)) for pod in known_pods),
+                *(("is_assumed_pod", (pod,)) for pod in known_pods),
+                *(("view_snapshot", (snapshot,)) for snapshot in snapshots.values()),
+            ]
+        )
     pods: dict[str, tuple[Outcome, Pod | None]] = {}
     assumed: dict[str, tuple[Outcome, bool | None]] = {}
     for pod in known_pods:
