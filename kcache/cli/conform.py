@@ -78,6 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="use the --db databases read-only: replay the failures they hold, write nothing back",
     )
     options.add_coverage_argument(parser)
+    options.add_step_timeout_argument(parser)
     parser.add_argument(
         "--junit-xml",
         type=Path,
@@ -107,6 +108,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         time_budget=args.time_budget,
         progress=ProgressLine.for_stream(sys.stderr),
         ttl=args.ttl,
+        step_timeout=args.step_timeout,
         database=args.db,
         replay_only=args.replay_only,
     )

@@ -29,6 +29,7 @@ from kcache.machine.runner import ConformanceResult, run_conformance
 from kcache.reporting.progress import Tally
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import Release
+from kcache.targets.time_limit import STEP_TIMEOUT
 from kcache.traces.expectations import Mismatch
 from kcache.traces.replay import replay_trace, representation_checked
 from kcache.traces.trace import load_file
@@ -56,6 +57,7 @@ def run_machine(
     database: Sequence[str] = (),
     replay_only: bool = False,
     acknowledge_upstream_defects: bool = False,
+    step_timeout: float = STEP_TIMEOUT,
 ) -> MachineRun:
     """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
 
@@ -74,7 +76,7 @@ def run_machine(
     urls = named_urls(database)
     examples = Examples(urls, read_only=replay_only) if urls else None
     with (
-        targets.opened(target) as factory,
+        targets.opened(target, step_timeout) as factory,
         _muted_logs(),
         with_reporter(reports.append),
         StopBetweenExamples() as stop,

@@ -18,6 +18,7 @@ from kcache.machine.database import DB_HELP
 from kcache.machine.profiles import PROFILES
 from kcache.ops import read_seconds
 from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
+from kcache.targets.time_limit import STEP_TIMEOUT
 
 #: duration units accepted by --time-budget and --duration, in seconds
 DURATION_UNITS: dict[str, int] = {"s": 1, "m": 60, "h": 3600}
@@ -150,6 +151,30 @@ def add_database_argument(parser: argparse.ArgumentParser, *, default: str) -> N
         help=f"Hypothesis' example database: {DB_HELP}; twice or more to use several at once, "
         f"e.g. a folder that keeps a copy of what a shared Redis holds (default: {default})",
     )
+
+
+def add_step_timeout_argument(parser: argparse.ArgumentParser) -> None:
+    """`--step-timeout`, for the commands that run the conformance machine."""
+    parser.add_argument(
+        "--step-timeout",
+        type=positive_seconds,
+        default=STEP_TIMEOUT,
+        metavar="SECONDS",
+        help="a call into an in-process cache that takes longer fails its step, with the trace "
+        "so far, instead of hanging the run (an adapter has its own 10 s per request) "
+        f"(default: {STEP_TIMEOUT:g})",
+    )
+
+
+def positive_seconds(text: str) -> float:
+    """A positive, finite number of seconds, as an option's value."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return seconds
 
 
 def add_coverage_argument(parser: argparse.ArgumentParser) -> None:

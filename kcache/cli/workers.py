@@ -68,6 +68,7 @@ class FuzzJob:
     out_dir: Path
     duration: float
     database: tuple[str, ...]
+    step_timeout: float
 
 
 @attrs.frozen
@@ -233,6 +234,7 @@ def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: Event) -> Non
             time_budget=job.duration,
             progress=_ToParent(channel, index, stop),
             database=job.database,
+            step_timeout=job.step_timeout,
         )
     except KcacheError as error:
         channel.put(("error", index, str(error)))

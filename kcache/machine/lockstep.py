@@ -26,6 +26,7 @@ from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.views import SnapshotView
+from kcache.targets.time_limit import StepTimeout
 from kcache.traces.defects import UPSTREAM_DEFECTS
 from kcache.traces.trace import Step
 
@@ -247,7 +248,11 @@ class LockstepMachine(RuleBasedStateMachine):
         """What the spec and the target show now (read once per step)."""
         if self._observed is None:
             known = [pod for uid, pod in sorted(self.known_pods.items()) if uid]
-            self._observed = (observe(self.spec_run, known), observe(self.impl_run, known))
+            try:
+                target = observe(self.impl_run, known)
+            except StepTimeout as hung:
+                self.fail(f"reading the {self.target_name} cache hung: {hung}", observed=False)
+            self._observed = (observe(self.spec_run, known), target)
         return self._observed
 
     def fail(self, message: str, *, pin_error: bool = False, observed: bool = True) -> NoReturn:
