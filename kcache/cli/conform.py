@@ -87,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    options.check_outputs(args)
     if parallel_command.wanted(args):
         if args.db or args.replay_only:
             raise KcacheError("--db and --replay-only are for the sequential machine")
@@ -114,6 +115,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     )
     if finished.database_lost is not None:
         raise KcacheError(finished.database_lost)
+    if finished.error is not None:
+        raise KcacheError(finished.error)
     result = finished.result
     failure = result.failure
     case = JUnitCase(
@@ -129,4 +132,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         details="" if failure is None else f"{failure.message}\n\n{details}",
         summary=report.describe_result(result),
     )
-    return report.conclude(args, case, failed=failure is not None, interrupted=result.interrupted)
+    return report.conclude(
+        args,
+        case,
+        failed=failure is not None,
+        interrupted=result.interrupted,
+        stopped_by=finished.stopped_by,
+    )

@@ -72,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    options.check_outputs(args)
     seed = options.run_seed(args.seed, "fuzz")
     progress = ProgressLine.for_stream(sys.stderr, every=args.every)
     count = args.workers or workers.default_workers()
@@ -93,6 +94,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     report.report(finished, args.impl, args.release, seed, out, coverage_table=args.coverage)
     if finished.database_lost is not None:
         raise KcacheError(finished.database_lost)
+    if finished.error is not None:
+        raise KcacheError(finished.error)
     return 0 if finished.result.failure is None else 1
 
 
@@ -119,7 +122,8 @@ def _run_workers(
         coverage_table=args.coverage,
         out=out,
     )
-    problem = fleet.error or fleet.database_lost
+    broken = next((run.error for run in fleet.runs.values() if run.error), None)
+    problem = fleet.error or fleet.database_lost or broken
     if problem is not None:
         raise KcacheError(problem)
     return 0 if not fleet.failures else 1

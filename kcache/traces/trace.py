@@ -19,6 +19,7 @@ import attrs
 
 from kcache import exact_json
 from kcache.errors import TraceError
+from kcache.files import write_atomically
 from kcache.ops import TRACE_OPS, read_seconds
 from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, V1_35, Release
@@ -273,4 +274,4 @@ def write_file(path: str | Path, traces: Iterable[Trace]) -> None:
         raise ValueError(f"{path}: a .json file holds exactly one trace, got {len(traces)}")
     if path.suffix not in TRACE_SUFFIXES:
         raise ValueError(f"{path}: trace files end in {' or '.join(TRACE_SUFFIXES)}")
-    path.write_text("".join(dumps(trace) + "\n" for trace in traces), encoding="utf-8")
+    write_atomically(path, "".join(dumps(trace) + "\n" for trace in traces))
