@@ -78,6 +78,8 @@ class Fleet:
     seeds: tuple[int, ...]
     elapsed: float
     error: str | None
+    #: the signal that stopped the workers ("SIGINT", "SIGTERM"), if one did
+    stopped_by: str | None = None
 
     @property
     def tally(self) -> Tally:
@@ -142,17 +144,26 @@ def run_workers(
     finally:
         signal.signal(signal.SIGINT, previous)
     passed_on = _PassOn(processes, stop)
-    previous = signal.signal(signal.SIGINT, passed_on)
+    previous_handlers = {
+        number: signal.signal(number, passed_on) for number in machine_run.STOP_SIGNALS
+    }
     try:
         runs, error = _collect(
             processes, channel, stop=stop, progress=progress, per_worker=per_worker, started=started
         )
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous_handlers.items():
+            signal.signal(number, handler)
         for process in processes:
             process.join()
         progress.finish()
-    return Fleet(runs=runs, seeds=seeds, elapsed=time.monotonic() - started, error=error)
+    return Fleet(
+        runs=runs,
+        seeds=seeds,
+        elapsed=time.monotonic() - started,
+        error=error,
+        stopped_by=passed_on.signal_name,
+    )
 
 
 class _PassOn:
@@ -161,8 +172,12 @@ class _PassOn:
     def __init__(self, processes: Sequence[Any], stop: Event) -> None:
         self._processes = processes
         self._stop = stop
+        #: the first signal passed on ("SIGINT", "SIGTERM"), if any
+        self.signal_name: str | None = None
 
     def __call__(self, signum: int, frame: object) -> None:
+        # SIGTERM (CI cancelling, `timeout`) is passed on as a Ctrl-C: one way to stop
+        self.signal_name = self.signal_name or signal.Signals(signum).name
         self._stop.set()  # for a worker that has no handler of its own yet
         for process in self._processes:
             if process.is_alive():
@@ -287,12 +302,16 @@ def report_fleet(
             file=out,
         )
     lost = fleet.database_lost
-    if not fleet.failures:
+    broken = fleet.error or next((run.error for run in fleet.runs.values() if run.error), None)
+    if not fleet.failures and broken is not None:  # the error line follows: no verdict
+        print(f"ERROR {target} could not be checked ({release}): {figures}", file=out)
+    elif not fleet.failures:
         stopped = ""
         if lost is not None:
             stopped = " (stopped: the example database went away)"
         elif any(run.result.interrupted for run in fleet.runs.values()):
-            stopped = " (stopped by Ctrl-C)"
+            by = fleet.stopped_by
+            stopped = f" (stopped by {'Ctrl-C' if by in (None, 'SIGINT') else by})"
         print(f"PASS {target} conforms to the spec ({release}){stopped}: {figures}", file=out)
         hits = sum((Counter(run.result.coverage) for run in fleet.runs.values()), Counter())
         report.print_coverage(hits, RELEASES[release], out, table=coverage_table)
