@@ -6,7 +6,8 @@ a module of `kcache.cli` listed in `SUBCOMMANDS`; the module's docstring
 is its help, `add_arguments(parser)` declares its options and `run(args)`
 returns the exit status.  Exit statuses: 0 all good, 1 the check found a
 problem, 2 kcache could not run (usage, input, target or adapter errors,
-reported as one line without a traceback), 130 stopped by Ctrl-C, 141 the
+reported as one line without a traceback), 130 stopped by Ctrl-C, 143 by
+SIGTERM (adapters are stopped either way), 141 the
 reader of the output went away (`kcache ... | head -1`), as for SIGPIPE.
 """
 
@@ -15,7 +16,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -34,6 +37,8 @@ SUBCOMMANDS: dict[str, str] = {
 USAGE_ERROR = 2
 #: exit status when the output's reader closed the pipe: 128 + SIGPIPE, as the shell reports
 OUTPUT_CLOSED = 141
+#: exit status when SIGTERM stopped kcache: 128 + SIGTERM
+STOPPED_BY_SIGTERM = 143
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,7 +84,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM outside a run that handles it: unwound like Ctrl-C, so adapters are stopped."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def _run(argv: Sequence[str] | None) -> int:
+    if threading.current_thread() is not threading.main_thread():
+        return _parsed_and_run(argv)
+    # SIGTERM's default action would end kcache on the spot, leaving an adapter running
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _parsed_and_run(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _parsed_and_run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -90,6 +114,9 @@ def _run(argv: Sequence[str] | None) -> int:
     except KcacheError as error:
         print(f"kcache: error: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except _Terminated:
+        print("kcache: stopped by SIGTERM", file=sys.stderr)
+        return STOPPED_BY_SIGTERM
     except KeyboardInterrupt:
         print("kcache: interrupted", file=sys.stderr)
         return 130

@@ -8,6 +8,7 @@ writes the final, shrunk one under its folder, and counts the run's work.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections import Counter
@@ -20,6 +21,7 @@ import attrs
 from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 
+from kcache.errors import KcacheError
 from kcache.exact_json import dumps
 from kcache.files import write_atomically
 from kcache.machine import strategies
@@ -132,6 +134,8 @@ class FailureRecorder:
         self.examples = 0
         self.steps = 0
         self.last_failure: ConformanceError | None = None
+        #: the first error of the target itself (an adapter that broke), with its step
+        self.broken_by: KcacheError | None = None
         #: (examples, steps) run when the first failure appeared, before shrinking
         self.first_failure_at: tuple[int, int] | None = None
         #: time.monotonic() when the first failure was found, before shrinking began
@@ -188,6 +192,40 @@ class FailureRecorder:
             self.first_failure_at = (self.examples, self.steps)
             self.first_failure_time = time.monotonic()
         return failure
+
+    def broken(
+        self,
+        error: KcacheError,
+        *,
+        steps: list[RecordedStep],
+        release: Release,
+        ttl: Decimal,
+        doing: str,
+    ) -> KcacheError:
+        """The error to raise when the target broke (an adapter died, hung or lied) `doing`
+        something after `steps`: it names the step and the trace of the steps that led there.
+
+        Only the first breakage counts: once an adapter is dead, every later
+        example Hypothesis tries fails at once, and would report that instead.
+        """
+        if self.broken_by is None:
+            trace = {
+                "name": f"{self.target} broke at {doing}",
+                "description": f"the steps that led to the target breaking at {doing}",
+                "release": release.name,
+                **_gates(release),
+                "ttl_seconds": ttl,
+                "steps": [step.to_trace(unpinned=self.unpinned) for step in steps],
+            }
+            message = f"{doing}: {error}"
+            if self.out_dir is not None:
+                text = dumps(trace) + "\n"
+                digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+                path = self.out_dir / f"{self.target}-broke-{digest}.json"
+                with contextlib.suppress(OSError):
+                    message += f"\nthe steps that led there: {write_atomically(path, text)}"
+            self.broken_by = type(error)(message)
+        return self.broken_by
 
     def write(self, failure: ConformanceError) -> Path | None:
         """Write `failure`'s trace under `out_dir`, named by its content; None if it cannot.

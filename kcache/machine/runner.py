@@ -143,10 +143,12 @@ def run_conformance(
     try:
         interrupted = in_rounds(one_round, time_budget=time_budget)
     except Exception:
+        if recorder.broken_by is not None and recorder.last_failure is None:
+            raise recorder.broken_by from None  # the first breakage, with its step and trace
         if recorder.last_failure is None:
             raise  # not a finding: a broken strategy, health check or harness
     failure = recorder.last_failure
-    error: str | None = None
+    error = None if recorder.broken_by is None else str(recorder.broken_by)
     if failure is not None:
         shrunk = failure
         if not interrupted:  # a stopped run keeps what it has: pruning replays many times

@@ -34,8 +34,9 @@ def send(answer: object) -> None:
 def mark(text: str = "") -> None:
     """Write the marker file the test waits for (atomically: it appears whole)."""
     marker = Path(sys.argv[2])
-    marker.with_suffix(".tmp").write_text(text)
-    marker.with_suffix(".tmp").replace(marker)
+    own = marker.with_name(f".{marker.name}.{os.getpid()}")
+    own.write_text(text)
+    own.replace(marker)
 
 
 def deaf() -> None:
@@ -112,6 +113,8 @@ def main() -> None:
     send(HANDSHAKE)
     for line in sys.stdin:
         op = json.loads(line)["op"]
+        if op == "quit":
+            return
         if op in EMPTY_CACHE_READS:
             send(EMPTY_CACHE_READS[op])
             if fault == "deaf" and op == "init":

@@ -11,7 +11,9 @@ shows (a line, a file), with generous deadlines, never for a clock.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -174,3 +176,202 @@ class TestOutputLocations:
         assert trace.name.startswith("kcache.seeded.bugs-ZeroRequestsDefaulted diverges")
         assert main(["replay", str(trace_file), "--impl", BUG]) == 1
         assert main(["replay", str(trace_file), "--impl", "spec"]) == 0
+
+
+# -- 2. and 4. SIGINT and SIGTERM: one way to stop, nothing lost, never a false pass ------------
+
+
+@pytest.mark.parametrize(
+    ("command", "stop"),
+    [
+        (["conform"], signal.SIGINT),
+        (["conform"], signal.SIGTERM),
+        (["fuzz", "--duration", "1h", "--workers", "1"], signal.SIGTERM),
+        (["fuzz", "--duration", "1h", "--workers", "2"], signal.SIGINT),
+    ],
+    ids=["conform-SIGINT", "conform-SIGTERM", "fuzz-SIGTERM", "fuzz-workers-SIGINT"],
+)
+def test_stopping_a_run_whose_adapter_hangs_is_an_error_not_a_pass(
+    command: list[str], stop: signal.Signals, own_folder: Path
+) -> None:
+    """A signal while the adapter hangs: the summary and seed are printed, but as ERROR, the
+    adapter's silence is the error line (exit 2), and its whole process group is stopped."""
+    marker = own_folder / "hung"
+    target = f"cmd:{FAULTY} hang {marker}"
+    run = kcache(own_folder, *command, "--impl", target, "--seed", "7")
+    try:
+        child = int(wait_for_file(marker, run))  # the adapter hangs, its child running
+        run.send_signal(stop)
+        out, err = run.communicate(timeout=PATIENCE)
+    finally:
+        run.kill()
+    assert run.returncode == 2, (out, err)
+    assert "PASS" not in out
+    summary = out.splitlines()[0]
+    assert summary.startswith(f"ERROR {target} could not be checked (v1.37): ")
+    assert "seed 7" in summary
+    error = one_error_line(err)
+    assert f"kcache was stopped by {stop.name}: it hung, or is too slow" in error
+    assert gone_soon(child), "the adapter's child outlived the run"
+
+
+def test_sigterm_while_shrinking_keeps_the_failure(own_folder: Path) -> None:
+    """SIGTERM once a failure is found (shrinking under way, or just done): the failure is
+    reported with the seed, its trace written and replaying failing, exit 1."""
+    run = kcache(
+        own_folder,
+        *["fuzz", "--impl", BUG, "--duration", "1h", "--workers", "1", "--every", "0.1s"],
+        *["--seed", "3"],
+    )
+    try:
+        assert run.stderr is not None
+        # a progress line that counts the failure: shrinking has begun
+        for line in run.stderr:
+            if line.endswith(" 1 failure\n"):
+                break
+        else:
+            pytest.fail(f"no progress line counted the failure: {run.communicate()}")
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=PATIENCE)
+    finally:
+        run.kill()
+    assert run.returncode == 1, (out, err)
+    assert out.startswith(f"FAIL {BUG} diverges from the spec (v1.37)")
+    assert "seed 3" in out.splitlines()[0]
+    assert "Traceback" not in err
+    (trace,) = (own_folder / "kcache-failures").glob("*.json")
+    assert f"trace: kcache-failures/{trace.name}" in out
+    assert main(["replay", str(trace), "--impl", BUG]) == 1
+
+
+# -- 3. and 6. adapters that hang, exit early or lie: a deadline, the step, the stderr, exit 2 -----
+
+
+def node(name: str, label_bytes: int = 0) -> dict[str, object]:
+    labels = {"big": "x" * label_bytes} if label_bytes else {}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def trace_file(folder: Path, *steps: dict[str, object]) -> str:
+    path = folder / "t.json"
+    path.write_text(json.dumps({"name": "t", "release": "v1.37", "steps": list(steps)}) + "\n")
+    return str(path)
+
+
+def test_an_adapter_that_stops_reading_cannot_block_a_large_request(
+    own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A request far larger than a pipe holds, to an adapter that no longer reads: the write
+    ends at the step deadline, exit 2, naming the trace and step; the adapter is stopped."""
+    marker = own_folder / "deaf"
+    path = trace_file(own_folder, {"op": "add_node", "node": node("n1", label_bytes=1 << 20)})
+    status = main(["replay", path, "--impl", f"cmd:{FAULTY} deaf {marker}"])
+    _, err = capsys.readouterr()
+    assert status == 2
+    error = one_error_line(err)
+    assert "trace 't': step 0 (add_node): adapter " in error
+    assert "it did not read add_node within 10 s" in error
+    assert gone_soon(int(marker.read_text()))
+
+
+def test_an_adapter_that_exits_is_noticed_though_a_helper_holds_its_output(
+    own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The adapter exits without answering while a helper keeps its output open: reported as
+    the exit it is, with its stderr tail and the step, never as 'no answer within 10 s'."""
+    marker = own_folder / "helper"
+    path = trace_file(own_folder, {"op": "add_node", "node": node("n1")})
+    status = main(["replay", path, "--impl", f"cmd:{FAULTY} exit-leaving-a-helper {marker}"])
+    _, err = capsys.readouterr()
+    assert status == 2
+    error = one_error_line(err)
+    assert "step 0 (add_node)" in error
+    assert "it exited (status 4) before the answer to add_node" in error
+    assert "no answer within" not in err
+    assert "  adapter: giving up, my helper carries on" in err.splitlines()
+    assert gone_soon(int(marker.read_text()))
+
+
+def test_adapter_errors_in_a_run_name_the_step_stderr_and_trace(
+    own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An adapter that dies mid-run: exit 2, never a divergence; the error names the step, its
+    last stderr lines and a trace of the steps that led there, which replays the crash."""
+    broken = f"cmd:{sys.executable} {TEST_ADAPTERS / 'broken_adapter.py'} crash-on-change"
+    argv = ["--impl", broken, "--release", "v1.35", "--max-examples", "20", "--seed", "1"]
+    status = main(["conform", *argv])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert "FAIL" not in out and "PASS" not in out
+    error = one_error_line(err)
+    assert error.startswith("kcache: error: step 0 (add_node): adapter ")
+    assert "it closed its output (exit status 3) before the answer to add_node" in error
+    assert "  adapter: panic: assignment to entry in nil map" in err.splitlines()
+    (trace,) = (own_folder / "kcache-failures").glob("*-broke-*.json")
+    assert f"the steps that led there: kcache-failures/{trace.name}" in err
+    assert main(["replay", str(trace), "--impl", "spec"]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(trace), "--impl", broken]) == 2
+    assert "step 0 (add_node)" in one_error_line(capsys.readouterr().err)
+
+
+def test_a_wrong_typed_answer_is_an_adapter_error_not_a_divergence(
+    own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "assumed": "default/p" (a string, not a list) breaks the protocol: exit 2, the field
+    named, instead of a FAIL comparing the letters of the string with the spec's keys."""
+    pod = {
+        "metadata": {"name": "p", "namespace": "default", "uid": "u1"},
+        "spec": {"nodeName": "n1"},
+    }
+    path = trace_file(
+        own_folder,
+        {"op": "assume_pod", "pod": pod},
+        {"op": "observe", "expect": {"assumed": ["default/p"]}},
+    )
+    status = main(["replay", path, "--impl", f"cmd:{FAULTY} wrong-types"])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert "FAIL" not in out
+    error = one_error_line(err)
+    assert "step 1 (observe)" in error
+    assert "the answer to dump has the wrong shape: assumed: expected a list, got 'default/p'" in (
+        error
+    )
+
+
+# -- 10. an adapter's stderr flood stays a bounded tail -------------------------------------------
+
+
+def test_a_huge_stderr_line_keeps_memory_bounded(own_folder: Path) -> None:
+    """An adapter writing 768 MB to stderr without a newline, then dying: kcache, its address
+    space capped far below that, reports the crash with the last words, exit 2."""
+    path = trace_file(own_folder, {"op": "add_node", "node": node("n1")})
+    limit = 512 << 20
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource, sys\n"
+            f"resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))\n"
+            "from kcache.cli.main import main\n"
+            "sys.exit(main(sys.argv[1:]))\n",
+            "replay",
+            path,
+            "--impl",
+            f"cmd:{FAULTY} flood-stderr {own_folder / 'unused'} {768 << 20}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE * 2,
+        check=False,
+    )
+    assert run.returncode == 2, run.stderr[-2000:]
+    error = one_error_line(run.stderr)
+    assert "it closed its output (exit status 5) before the answer to add_node" in error
+    tail = run.stderr.splitlines()
+    assert tail[-1] == "  adapter: panic: the last words"
+    assert max(len(line) for line in tail) < 10_000
