@@ -375,3 +375,45 @@ def test_a_huge_stderr_line_keeps_memory_bounded(own_folder: Path) -> None:
     tail = run.stderr.splitlines()
     assert tail[-1] == "  adapter: panic: the last words"
     assert max(len(line) for line in tail) < 10_000
+
+
+# -- 8. explain grows with the trace, not with its square -----------------------------------------
+
+
+def test_explain_of_a_long_trace_prints_each_step_once(
+    own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace of 60 nodes and 600 pods: a few lines per step (not the whole cache after each),
+    the whole cache where an expectation fails and at the end, exit 1 for the failure."""
+    nodes, pods = 60, 600
+    allocatable = {"cpu": "64", "memory": "256Gi", "pods": "110"}
+    steps: list[dict[str, object]] = [
+        {
+            "op": "add_node",
+            "node": {"metadata": {"name": f"n{i}"}, "status": {"allocatable": allocatable}},
+        }
+        for i in range(nodes)
+    ]
+    steps += [
+        {
+            "op": "add_pod",
+            "pod": {
+                "metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+                "spec": {"nodeName": f"n{i % nodes}"},
+            },
+        }
+        for i in range(pods)
+    ]
+    steps.append({"op": "observe", "expect": {"pod_count": pods + 1}})  # fails: one too many
+    steps.append({"op": "observe", "expect": {"pod_count": pods}})
+    path = trace_file(own_folder, *steps)
+    status = main(["explain", path])
+    out = capsys.readouterr().out
+    assert status == 1
+    lines = out.splitlines()
+    assert len(lines) < 8 * len(steps)  # the whole cache per step would be ~700 lines per step
+    assert out.count("\nstep ") == len(steps)
+    assert f"FAILS at step {len(steps) - 2} (observe): pod_count" in lines[-1]
+    # the whole cache where the expectation failed, and at the end
+    assert out.count(f"u{pods - 1} (default/p{pods - 1}) Added on n{(pods - 1) % nodes}") == 2
+    assert "the cache at the end:" in out
