@@ -24,11 +24,13 @@ from typing import TextIO
 from kcache import targets
 from kcache.errors import TraceError
 from kcache.traces.explain import write_story
-from kcache.traces.trace import Trace, load_file
+from kcache.traces.trace import TRACE_SUFFIXES, Trace, load_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", metavar="TRACE", help="a trace file (.json or .jsonl)")
+    parser.add_argument(
+        "trace", metavar="TRACE", help=f"a trace file ({', '.join(TRACE_SUFFIXES)})"
+    )
     parser.add_argument(
         "--impl",
         default="spec",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -115,16 +116,21 @@ def kcache(folder: Path, *argv: str) -> subprocess.Popen[str]:
 class TestOutputLocations:
     """--out, --junit-xml and --db are checked before any work; a trace is never lost."""
 
-    def test_read_only_out_folder_is_refused_before_any_work(
-        self, own_folder: Path, capsys: pytest.CaptureFixture[str]
+    @pytest.mark.parametrize(("command", "option"), [("conform", "--out"), ("fuzz", "--db")])
+    def test_a_read_only_folder_is_refused_before_any_work(
+        self, command: str, option: str, own_folder: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """A read-only folder (a real read-only mount) is one error line, exit 2, nothing run."""
+        """A read-only folder (a real read-only mount) as --out or --db: one error line, exit 2,
+        nothing run, where the run used to find its failure and lose it, or save nothing."""
+        argv = ["--impl", BUG] + (
+            ["--duration", "1h", "--workers", "1"] if command == "fuzz" else []
+        )
         with mounted(own_folder / "ro", "size=64k,ro") as read_only:
-            status = main(["conform", "--impl", BUG, "--out", str(read_only / "failures")])
+            status = main([command, *argv, option, str(read_only / "folder")])
         out, err = capsys.readouterr()
         assert status == 2
         assert "Read-only file system" in one_error_line(err)
-        assert f"--out {read_only / 'failures'}" in err
+        assert f"{option} {read_only / 'folder'}" in err
         assert out == ""  # nothing ran: no summary
 
     @pytest.mark.parametrize("option", ["--out", "--junit-xml", "--db"])
@@ -417,3 +423,190 @@ def test_explain_of_a_long_trace_prints_each_step_once(
     # the whole cache where the expectation failed, and at the end
     assert out.count(f"u{pods - 1} (default/p{pods - 1}) Added on n{(pods - 1) % nodes}") == 2
     assert "the cache at the end:" in out
+
+
+# -- 5. unreadable folders are reported, never skipped -------------------------------------------
+
+
+def test_replay_reports_a_subfolder_it_cannot_read(own_folder: Path) -> None:
+    """A subfolder kcache may not read (root's override dropped for the child): exit 2 naming
+    it, where replay used to pass the traces it could see and exit 0."""
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is needed to drop root's permission override")
+    folder = own_folder / "traces"
+    (folder / "locked").mkdir(parents=True)
+    trace_file(folder, {"op": "observe", "expect": {"pod_count": 0}})
+    (folder / "locked" / "hidden.json").write_text(
+        json.dumps({"name": "hidden", "steps": [{"op": "observe", "expect": {"pod_count": 9}}]})
+    )
+    (folder / "locked").chmod(0)
+    try:
+        run = subprocess.run(
+            [
+                *["setpriv", "--bounding-set=-dac_override,-dac_read_search"],
+                *[sys.executable, "-m", "kcache", "replay", str(folder)],
+            ],
+            capture_output=True,
+            text=True,
+            timeout=PATIENCE,
+            check=False,
+        )
+    finally:
+        (folder / "locked").chmod(0o755)
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert f"{folder / 'locked'}: cannot read: Permission denied" in one_error_line(run.stderr)
+    assert run.stdout == ""
+
+
+# -- 7. and 9. limits of the readers: depth and magnitude, refused at load ------------------------
+
+
+@pytest.mark.parametrize("command", ["replay", "explain"])
+def test_json_nested_too_deep_is_one_line(
+    command: str, own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace nested 5,000 levels (past Python's recursion limit): exit 2, one line."""
+    path = own_folder / "deep.json"
+    path.write_text('{"name": "deep", "steps": [' + "[" * 5000 + "]" * 5000 + "]}\n")
+    assert main([command, str(path)]) == 2
+    assert "not valid JSON: nested deeper than 100 levels" in one_error_line(
+        capsys.readouterr().err
+    )
+
+
+def test_a_pod_nested_too_deep_for_an_adapter_is_refused_at_load(
+    own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pod nested 500 levels, sent to an adapter: refused as the trace is read (exit 2),
+    never sent, never blamed on the cache."""
+    deep: dict[str, object] = {}
+    for _ in range(500):
+        deep = {"x": deep}
+    pod = {"metadata": {"name": "p", "namespace": "d", "uid": "u"}, "spec": {"nodeName": "n1"}}
+    path = trace_file(own_folder, {"op": "add_pod", "pod": {**pod, "extra": deep}})
+    status = main(["replay", path, "--impl", f"cmd:{FAULTY} hang {own_folder / 'unused'}"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "nested deeper than 100 levels" in one_error_line(err)
+    assert "the cache raised" not in err
+
+
+@pytest.mark.parametrize("field", ["ttl_seconds", "now"])
+def test_times_beyond_the_clock_are_refused_at_load(
+    field: str, own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """now or ttl_seconds of 1e1000000: exit 2 at load, not 'the cache raised Overflow'."""
+    huge = "1e1000000"
+    steps = '[{"op": "cleanup", "now": %s}]' % (huge if field == "now" else "1")
+    header = f'"ttl_seconds": {huge}, ' if field == "ttl_seconds" else ""
+    path = own_folder / "t.json"
+    path.write_text('{"name": "t", ' + header + '"steps": ' + steps + "}\n")
+    assert main(["replay", str(path)]) == 2
+    error = one_error_line(capsys.readouterr().err)
+    assert "seconds is beyond what the cache can represent: at most 9223372036.854775807" in error
+    assert "Overflow" not in error
+
+
+@pytest.mark.parametrize("ttl", ["1e1000000", "1e5000"])
+def test_a_ttl_beyond_the_clock_is_a_usage_error(
+    ttl: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--ttl 1e1000000 (silent for minutes, then a traceback) and 1e5000 (a failure lost):
+    refused as the arguments are read, exit 2."""
+    assert main(["conform", "--impl", BUG, "--ttl", ttl]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "Traceback" not in err
+    assert f"argument --ttl: invalid TTL '{ttl}': " in err
+    assert "beyond what the cache can represent" in err
+
+
+# -- 11. JSON line separators are characters inside strings ---------------------------------------
+
+
+def test_line_separators_inside_strings_are_read_as_json_allows(
+    own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """U+2028, U+2029 and U+0085 inside strings of a .jsonl, as kcache itself writes them:
+    each line one trace, all passing."""
+    from kcache.traces.trace import load_file, write_file  # noqa: PLC0415
+
+    names = ["a\u2028b", "c\u2029d", "e\u0085f"]
+    path = own_folder / "separators.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"name": name, "description": name, "steps": []}, ensure_ascii=False) + "\n"
+            for name in names
+        ),
+        encoding="utf-8",
+    )
+    assert main(["replay", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 0 failed, 0 skipped"
+    rewritten = own_folder / "rewritten.jsonl"
+    write_file(rewritten, load_file(path))
+    assert "\u2028" in rewritten.read_text(encoding="utf-8")  # written as the character it is
+    assert [trace.name for trace in load_file(rewritten)] == names
+
+
+# -- 12. YAML wherever JSON is, safely ------------------------------------------------------------
+
+
+def test_yaml_traces_are_read_by_the_cli(
+    own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A .yaml file of two traces (times exact, pods as kubectl prints them) replays and
+    explains as the same JSON does."""
+    path = own_folder / "traces.yaml"
+    path.write_text(
+        "name: assume\n"
+        "release: v1.35\n"
+        "ttl_seconds: 0.5\n"
+        "steps:\n"
+        "- op: add_node\n"
+        "  node: {metadata: {name: n1}, status: {allocatable: {cpu: '4', pods: '110'}}}\n"
+        "- op: assume_pod\n"
+        "  pod:\n"
+        "    metadata: {name: p, namespace: default, uid: u1,"
+        " creationTimestamp: 2024-01-01T00:00:00Z}\n"
+        "    spec: {nodeName: n1}\n"
+        "- op: finish_binding\n"
+        "  pod: {metadata: {name: p, namespace: default, uid: u1}, spec: {nodeName: n1}}\n"
+        "  now: 10.000000000000000000001\n"
+        "- op: cleanup\n"
+        "  now: 10.500000000000000000001\n"
+        "- op: observe\n"
+        "  expect: {assumed: ['u1'], pod_count: 1}\n"
+        "---\n"
+        "name: expired\n"
+        "release: v1.35\n"
+        "ttl_seconds: 0.5\n"
+        "steps: []\n"
+    )
+    assert main(["replay", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "PASS assume",
+        "PASS expired",
+        "2 passed, 0 failed, 0 skipped",
+    ]
+    assert main(["explain", str(path), "--name", "assume"]) == 0
+    assert "at t=10.000000000000000000001" in capsys.readouterr().out
+
+
+def test_a_billion_laughs_is_refused_at_once(
+    own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nine levels of nine aliases (about 400 million values once expanded): exit 2, one line
+    naming the expansion, before anything is built (it used to run minutes into MemoryError)."""
+    levels = ["a: &a [" + ", ".join(['"lol"'] * 9) + "]"]
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+    path = own_folder / "laughs.yaml"
+    path.write_text(
+        "name: laughs\nsteps:\n- op: add_pod\n  pod:\n"
+        "    metadata: {name: p, namespace: d, uid: u}\n"
+        + "".join(f"    {line}\n" for line in levels)
+    )
+    assert main(["replay", str(path)]) == 2
+    error = one_error_line(capsys.readouterr().err)
+    assert "not valid YAML: aliases expand it by " in error
+    assert "(at most 100000)" in error
