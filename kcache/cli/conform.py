@@ -22,8 +22,16 @@ threads and the expiry loop share one cache, and every history they record
 must be linearizable with respect to the spec; the first that is not is
 minimised, written under --out and printed (docs/concurrency.md).
 
-exit status: 0 no disagreement found, 1 a disagreement (trace written),
-2 kcache could not run (bad arguments, target or adapter).
+Every output location (--out, --junit-xml, --db folders) is checked before
+anything runs.  A trace that cannot be written when the failure is found
+(a full disk) is printed whole on stderr instead.  SIGINT (Ctrl-C) and
+SIGTERM stop the run after the current example, keeping and reporting what
+was found; an adapter that does not answer within 2 s of the stop is
+stopped with its process group and reported as an error.
+
+exit status: 0 no disagreement found, 1 a disagreement (trace written or
+printed), 2 kcache could not run (bad arguments, output, target or
+adapter), 130 or 143 stopped by SIGINT or SIGTERM with nothing found.
 """
 
 from __future__ import annotations

@@ -16,12 +16,17 @@ Progress is one updating line on a terminal (all workers summed;
 --per-worker adds each one's rate) and a line every --every seconds
 elsewhere (CI logs).
 
-Ctrl-C (SIGINT) stops every worker after its current example: whatever
-failure was found is kept (its smallest trace so far is written under
---out, once however many workers found it) and the summary is printed.
+Ctrl-C (SIGINT) or SIGTERM (CI cancelling, `timeout`) stops every worker
+after its current example: whatever failure was found is kept (its
+smallest trace so far is written under --out, once however many workers
+found it) and the summary is printed with the seed.  An adapter that does
+not answer within 2 s of the stop is stopped with its process group and
+reported as an error, never as a pass.  --out and the --db folders are
+checked before anything runs.
 
-exit status: 0 no disagreement found (also when stopped with Ctrl-C),
-1 a disagreement (trace written), 2 kcache could not run.
+exit status: 0 no disagreement found (also when stopped by a signal),
+1 a disagreement (trace written or printed), 2 kcache could not run
+(bad arguments, output, target or adapter).
 """
 
 from __future__ import annotations
