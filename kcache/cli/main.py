@@ -14,6 +14,7 @@ reader of the output went away (`kcache ... | head -1`), as for SIGPIPE.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import signal
@@ -39,6 +40,8 @@ USAGE_ERROR = 2
 OUTPUT_CLOSED = 141
 #: exit status when SIGTERM stopped kcache: 128 + SIGTERM
 STOPPED_BY_SIGTERM = 143
+#: errors of writing the output itself: a full disk or quota, a file too big, a failing device
+_OUTPUT_LOST = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,10 +81,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (`| head -1`): stop quietly, as cat does.  Python
         # would flush stdout again at exit and complain; point it at /dev/null.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _stdout_to_devnull()
         return OUTPUT_CLOSED
+    except OSError as error:
+        if error.errno not in _OUTPUT_LOST:
+            raise
+        # the output is on a full disk, or a device that failed: kcache's own files
+        # (traces, reports) handle these where they are written
+        _stdout_to_devnull()
+        print(f"kcache: error: cannot write the output: {error.strerror or error}", file=sys.stderr)
+        return USAGE_ERROR
     return status
+
+
+def _stdout_to_devnull() -> None:
+    """Send what is left of stdout nowhere: Python flushes it again at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 class _Terminated(KeyboardInterrupt):

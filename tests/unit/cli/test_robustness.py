@@ -184,6 +184,35 @@ class TestOutputLocations:
         assert main(["replay", str(trace_file), "--impl", "spec"]) == 0
 
 
+def test_output_to_a_full_disk_is_one_line(own_folder: Path) -> None:
+    """`kcache replay VECTORS > full-disk/file`: one line on stderr, exit 2, no traceback."""
+    with mounted(own_folder / "full", "size=64k") as full:
+        with contextlib.suppress(OSError), (full / "filler").open("wb") as filler:
+            while True:
+                filler.write(b"\0" * 4096)
+                filler.flush()
+        with (full / "out.txt").open("w") as out:
+            run = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "kcache",
+                    "replay",
+                    str(TEST_ADAPTERS.parent.parent / "vectors"),
+                ],
+                stdout=out,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=PATIENCE,
+                check=False,
+            )
+    assert run.returncode == 2, run.stderr
+    assert one_error_line(run.stderr) == (
+        "kcache: error: cannot write the output: No space left on device"
+    )
+    assert run.stderr.count("\n") == 1
+
+
 # -- 2. and 4. SIGINT and SIGTERM: one way to stop, nothing lost, never a false pass ------------
 
 
