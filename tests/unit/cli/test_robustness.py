@@ -13,6 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pty
+import re
+import select
 import shutil
 import signal
 import subprocess
@@ -248,6 +251,36 @@ def test_stopping_a_run_whose_adapter_hangs_is_an_error_not_a_pass(
     error = one_error_line(err)
     assert f"kcache was stopped by {stop.name}: it hung, or is too slow" in error
     assert gone_soon(child), "the adapter's child outlived the run"
+
+
+def test_sigterm_stops_conform_with_its_summary_and_seed(own_folder: Path) -> None:
+    """SIGTERM (CI cancelling, `timeout`) to a conform run on a terminal: the summary with the
+    seed, PASS so far, exit 143 -- where the process used to die without a word."""
+    terminal, its_end = pty.openpty()
+    run = subprocess.Popen(
+        [sys.executable, "-m", "kcache", "conform", "--impl", "impl", "--time-budget", "1h"],
+        cwd=own_folder,
+        stdout=subprocess.PIPE,
+        stderr=its_end,
+        text=True,
+    )
+    try:
+        seen = b""
+        deadline = time.monotonic() + PATIENCE
+        while b"steps/s" not in seen:  # the progress line: the run is under way
+            assert time.monotonic() < deadline and run.poll() is None, seen
+            if select.select([terminal], [], [], 1)[0]:
+                seen += os.read(terminal, 4096)
+        run.send_signal(signal.SIGTERM)
+        out, _ = run.communicate(timeout=PATIENCE)
+    finally:
+        run.kill()
+        os.close(terminal)
+        os.close(its_end)
+    assert run.returncode == 143
+    summary = out.splitlines()[0]
+    assert summary.startswith("PASS impl conforms to the spec (v1.37) (stopped by SIGTERM): ")
+    assert re.search(r", seed \d+$", summary), summary
 
 
 def test_sigterm_while_shrinking_keeps_the_failure(own_folder: Path) -> None:
