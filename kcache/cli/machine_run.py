@@ -201,12 +201,15 @@ class StopBetweenExamples:
 
     def __enter__(self) -> StopBetweenExamples:
         if threading.current_thread() is threading.main_thread():
-            adapter_client.stop_waiting.clear()
             for number in STOP_SIGNALS:
                 self._previous[number] = signal.signal(number, self._request)
+            if adapter_client.stop_waiting.at is not None:  # a fuzz worker told before its run
+                self.requested, self.signal_name = True, adapter_client.stop_waiting.by
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        if self._previous:
+            adapter_client.stop_waiting.clear()  # the request was this run's
         for number, previous in self._previous.items():
             signal.signal(number, previous)
         self._previous.clear()

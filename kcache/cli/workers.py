@@ -36,6 +36,7 @@ from kcache.errors import KcacheError
 from kcache.machine.database import Examples
 from kcache.reporting.progress import ProgressLine, Tally, describe
 from kcache.spec.releases import RELEASES, Release
+from kcache.targets.adapter import client as adapter_client
 
 #: worker i's rounds are seeded seed + i * SEED_STRIDE + round: ranges that never overlap
 SEED_STRIDE = 2**32
@@ -136,13 +137,15 @@ def run_workers(
         for index in range(workers)
     ]
     started = time.monotonic()
-    # started with Ctrl-C ignored: a worker takes its own handler once in its own group
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # started with Ctrl-C and SIGTERM ignored: a worker takes its own handlers once in its
+    # own group, so a signal passed on while it starts neither kills it nor is lost
+    ignored = {number: signal.signal(number, signal.SIG_IGN) for number in machine_run.STOP_SIGNALS}
     try:
         for process in processes:
             process.start()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in ignored.items():
+            signal.signal(number, handler)
     passed_on = _PassOn(processes, stop)
     previous_handlers = {
         number: signal.signal(number, passed_on) for number in machine_run.STOP_SIGNALS
@@ -167,7 +170,7 @@ def run_workers(
 
 
 class _PassOn:
-    """The parent's Ctrl-C handler: tell every worker, as a terminal would have."""
+    """The parent's SIGINT and SIGTERM handler: tell every worker, as a terminal would have."""
 
     def __init__(self, processes: Sequence[Any], stop: Event) -> None:
         self._processes = processes
@@ -181,7 +184,7 @@ class _PassOn:
         self._stop.set()  # for a worker that has no handler of its own yet
         for process in self._processes:
             if process.is_alive():
-                os.kill(process.pid, signal.SIGINT)
+                os.kill(process.pid, signum)
 
 
 def _collect(
@@ -235,6 +238,8 @@ def _per_worker(tallies: Sequence[Tally], elapsed: float) -> str:
 def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: Event) -> None:
     """One worker: the machine run a single `kcache fuzz` makes, reported to the parent."""
     os.setpgid(0, 0)  # out of the terminal's group: Ctrl-C comes from the parent only
+    for number in machine_run.STOP_SIGNALS:  # until the run takes them over: remember a stop
+        signal.signal(number, _stop_requested)
     try:
         run = machine_run.run_machine(
             job.target,
@@ -254,6 +259,11 @@ def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: Event) -> Non
         channel.put(("error", index, f"worker {index} was stopped before its run began"))
     else:
         channel.put(("run", index, run))
+
+
+def _stop_requested(signum: int, frame: object) -> None:
+    """A worker's signal before its run began: the run stops at once when it does begin."""
+    adapter_client.stop_waiting.set(signal.Signals(signum).name)
 
 
 class _ToParent:

@@ -226,8 +226,15 @@ def test_output_to_a_full_disk_is_one_line(own_folder: Path) -> None:
         (["conform"], signal.SIGTERM),
         (["fuzz", "--duration", "1h", "--workers", "1"], signal.SIGTERM),
         (["fuzz", "--duration", "1h", "--workers", "2"], signal.SIGINT),
+        (["fuzz", "--duration", "1h", "--workers", "2"], signal.SIGTERM),
     ],
-    ids=["conform-SIGINT", "conform-SIGTERM", "fuzz-SIGTERM", "fuzz-workers-SIGINT"],
+    ids=[
+        "conform-SIGINT",
+        "conform-SIGTERM",
+        "fuzz-SIGTERM",
+        "fuzz-workers-SIGINT",
+        "fuzz-workers-SIGTERM",
+    ],
 )
 def test_stopping_a_run_whose_adapter_hangs_is_an_error_not_a_pass(
     command: list[str], stop: signal.Signals, own_folder: Path
