@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
+from benchmarks.conform_throughput import throughput_section
 from benchmarks.fresh_process import run_in_fresh_process
 from benchmarks.fuzz_workers import workers_section
 from benchmarks.linearizability import linearizability_section
@@ -30,6 +31,7 @@ SECTIONS: dict[str, Callable[[Scale], Table]] = {
     "scaling": scaling_section,
     "linearizability": linearizability_section,
     "workers": workers_section,
+    "throughput": throughput_section,
 }
 
 

@@ -1,14 +1,17 @@
 """Synthetic clusters for the benchmarks: Pod and Node values built cheaply, and filled caches.
 
 Values are constructed directly (no manifest parsing) from a handful of
-shared request templates, so building 450,000 pods takes about a second and
-the values themselves are small: what is measured is the cache.
+shared request templates, so building 450,000 pods takes seconds and the
+values themselves are small: what is measured is the cache.  Each pod still
+carries the manifest its values come from, with its containers shared between
+pods of one shape, because impl counts a pod from its manifest
+(`impl.pod_info`), as upstream counts the `v1.Pod`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
@@ -25,6 +28,14 @@ MIB = 1 << 20
 #: (cpu millicores, memory MiB): the request shapes pods cycle through
 _REQUEST_SHAPES = ((100, 128), (250, 256), (500, 512), (1000, 1024), (2000, 4096))
 _REQUESTS = tuple(Resource(milli_cpu=cpu, memory=mib * MIB) for cpu, mib in _REQUEST_SHAPES)
+#: the one container of a pod of each shape, as its manifest lists it
+_CONTAINERS = tuple(
+    [{"name": "c", "resources": {"requests": {"cpu": f"{cpu}m", "memory": f"{mib}Mi"}}}]
+    for cpu, mib in _REQUEST_SHAPES
+)
+_TERM = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+_AFFINITY = {"podAffinity": {}}
+_ANTI_AFFINITY = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM]}}
 _ALLOCATABLE = Resource(milli_cpu=64_000, memory=256 * 1024 * MIB, allowed_pod_number=110)
 
 
@@ -61,22 +72,35 @@ def node(index: int, *, tag: str = "node") -> Node:
 def pod(serial: int, node_name: str, *, tag: str = "pod") -> Pod:
     """A pod on `node_name`: every 10th has affinity, every 30th required anti-affinity,
     every 20th a host port and every 10th a volume claim."""
-    requests = _REQUESTS[serial % len(_REQUESTS)]
-    ports: tuple[HostPort, ...] = (
-        (("0.0.0.0", "TCP", 8000 + serial % 100),) if serial % 20 == 0 else ()
-    )
+    shape = serial % len(_REQUESTS)
+    requests = _REQUESTS[shape]
+    uid, name = f"{tag}-uid-{serial}", f"{tag}-{serial}"
+    spec: dict[str, Any] = {"nodeName": node_name, "containers": _CONTAINERS[shape]}
+    ports: tuple[HostPort, ...] = ()
+    if serial % 20 == 0:
+        ports = (("0.0.0.0", "TCP", 8000 + serial % 100),)
+        port = {"containerPort": ports[0][2], "hostPort": ports[0][2]}
+        spec["containers"] = [{**_CONTAINERS[shape][0], "ports": [port]}]
+    claims = (f"claim-{serial}",) if serial % 10 == 3 else ()
+    if claims:
+        spec["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": claims[0]}}]
+    anti_affinity = serial % 30 == 0
+    if anti_affinity or serial % 10 == 5:
+        spec["affinity"] = _ANTI_AFFINITY if anti_affinity else _AFFINITY
     return Pod(
-        uid=f"{tag}-uid-{serial}",
+        uid=uid,
         namespace="default",
-        name=f"{tag}-{serial}",
+        name=name,
         node_name=node_name,
         requests=requests,
         non_zero_cpu=requests.milli_cpu,
         non_zero_memory=requests.memory,
         host_ports=ports,
-        pvc_keys=(f"default/claim-{serial}",) if serial % 10 == 3 else (),
-        has_affinity=serial % 10 == 5 or serial % 30 == 0,
-        has_required_anti_affinity=serial % 30 == 0,
+        pvc_keys=tuple(f"default/{claim}" for claim in claims),
+        has_affinity=serial % 10 == 5 or anti_affinity,
+        has_required_anti_affinity=anti_affinity,
+        has_required_non_host_scoped_anti_affinity=False,
+        manifest={"metadata": {"uid": uid, "name": name, "namespace": "default"}, "spec": spec},
     )
 
 

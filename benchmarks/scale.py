@@ -25,6 +25,8 @@ class Scale:
     repeat: int
     #: seconds of each `kcache fuzz` run of the workers section
     fuzz_seconds: float
+    #: percent of the throughput section's example counts each `kcache conform` run draws
+    conform_percent: int
 
 
 FULL = Scale(
@@ -37,6 +39,7 @@ FULL = Scale(
     scaling_nodes=(500, 5_000, 15_000),
     repeat=5,
     fuzz_seconds=30.0,
+    conform_percent=100,
 )
 
 QUICK = Scale(
@@ -49,4 +52,5 @@ QUICK = Scale(
     scaling_nodes=(100, 500, 1_500),
     repeat=3,
     fuzz_seconds=5.0,
+    conform_percent=20,
 )

@@ -25,6 +25,7 @@ from kcache.impl.invariants import check_cache
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
 from kcache.impl.node_tree import NodeTree
+from kcache.impl.pod_info import AffinityClasses, PodInfo, affinity_classes
 from kcache.impl.rwlock import ReadWriteLock
 from kcache.impl.snapshot import Snapshot, update_snapshot
 from kcache.spec.errors import (
@@ -49,13 +50,18 @@ _CORRUPTED = "Scheduler cache is corrupted and can badly affect scheduling decis
 class PodState:
     """What the cache holds for one pod key: the pod last assumed or added, and its expiry."""
 
-    __slots__ = ("binding_finished", "deadline", "pod")
+    __slots__ = ("binding_finished", "deadline", "info")
 
-    def __init__(self, pod: Pod) -> None:
-        self.pod = pod
+    def __init__(self, info: PodInfo) -> None:
+        self.info = info
         #: None: never expires
         self.deadline: Decimal | None = None
         self.binding_finished = False
+
+    @property
+    def pod(self) -> Pod:
+        """The pod object the cache was given, as `get_pod` returns it."""
+        return self.info.pod
 
 
 def _key(pod: Pod) -> str:
@@ -70,8 +76,8 @@ class Cache:
 
     # Representation:
     #   _pod_states     pod key -> PodState, for every pod assumed or added; each
-    #                   state's pod is held (the very object) by the NodeInfo its
-    #                   node name names.
+    #                   state's PodInfo (the very object) is held by the NodeInfo
+    #                   its pod's node name names.
     #   _assumed_pods   the keys of `_pod_states` whose pod is assumed, in the
     #                   order they were assumed (cleanup expires in that order).
     #   _node_infos     node name -> list item holding that name's NodeInfo, and
@@ -210,7 +216,6 @@ class Cache:
 
         Raises EmptyUIDError, or TransitionError if the key is held already.
         """
-        pod = pod.counted_in(self._release.name)
         key = _key(pod)
         with self._lock.write:
             if key in self._pod_states:
@@ -254,7 +259,6 @@ class Cache:
 
     def _forget(self, pod: Pod) -> None:
         """What ForgetPod and RemoveAssumedPod share: upstream's `validateAssumedPod`, a removal."""
-        pod = pod.counted_in(self._release.name)
         key = _key(pod)
         with self._lock.write:
             state = self._pod_states.get(key)
@@ -272,15 +276,7 @@ class Cache:
                     if self._release.has_remove_assumed_pod
                     else f"pod {key}({pod.ref}) wasn't assumed so cannot be forgotten"
                 )
-            if (
-                pod.has_affinity,
-                pod.has_required_anti_affinity,
-                self._non_host_scoped and pod.has_required_non_host_scoped_anti_affinity,
-            ) != (
-                state.pod.has_affinity,
-                state.pod.has_required_anti_affinity,
-                self._non_host_scoped and state.pod.has_required_non_host_scoped_anti_affinity,
-            ):
+            if self._listed_on(affinity_classes(pod)) != self._listed_on(state.info.affinity):
                 self._contract_kept = False
             self._remove_pod(pod)
 
@@ -290,7 +286,6 @@ class Cache:
         An assumed pod is replaced by this one, on this pod's node, and is no
         longer assumed.  Raises TransitionError for a pod already added.
         """
-        pod = pod.counted_in(self._release.name)
         key = _key(pod)
         with self._lock.write:
             state = self._pod_states.get(key)
@@ -313,7 +308,6 @@ class Cache:
         of removing `old` from its node (nothing changed then); Fatal when
         `new` names another node than the held pod.
         """
-        old, new = old.counted_in(self._release.name), new.counted_in(self._release.name)
         key = _key(old)
         with self._lock.write:
             state = self._pod_states.get(key)
@@ -328,7 +322,8 @@ class Cache:
                     "Pod updated on a different node than previously added to. "
                     f"{_CORRUPTED} (pod {key}({old.ref}))"
                 )
-            if (old is not state.pod and old != state.pod) or (
+            held = state.pod
+            if (old is not held and old.manifest != held.manifest) or (
                 new.uid != key and new.uid in self._pod_states
             ):
                 self._contract_kept = False
@@ -341,7 +336,6 @@ class Cache:
         names another non-empty node than the held pod (an empty node name is
         a missed delete's tombstone, and is accepted).
         """
-        pod = pod.counted_in(self._release.name)
         key = _key(pod)
         with self._lock.write:
             state = self._pod_states.get(key)
@@ -381,7 +375,7 @@ class Cache:
     # Readers ---------------------------------------------------------------
 
     def get_pod(self, pod: Pod) -> Pod:
-        """The held pod with `pod`'s key, even if its node is gone.
+        """The held pod with `pod`'s key, even if its node is gone: the object it was given.
 
         Raises EmptyUIDError, or PodNotFoundError for a pod not held.
         """
@@ -498,19 +492,29 @@ class Cache:
                 "it has no assumed-pod expiry"
             )
 
+    def _listed_on(self, affinity: AffinityClasses) -> tuple[bool, bool, bool]:
+        """The affinity lists this cache's NodeInfos keep that a pod so classified is on."""
+        return (
+            affinity.has_affinity,
+            affinity.has_required_anti_affinity,
+            self._non_host_scoped and affinity.has_required_non_host_scoped_anti_affinity,
+        )
+
     def _add_pod(self, pod: Pod, *, assumed: bool) -> None:
-        """Put the pod on the NodeInfo its node name names, creating a ghost if needed.
+        """Put the pod, counted as this release counts it, on the NodeInfo its node name names,
+        creating a ghost if needed.
 
         Raises EmptyUIDError first: `update_pod` checks only the old pod's key
         up front, so a new pod without a UID fails here, after the removal.
         """
         key = _key(pod)
+        info = PodInfo(pod, self._release)
         item = self._node_infos.items.get(pod.node_name)
         if item is None:
             item = self._node_infos.insert(pod.node_name, NodeInfo(next_generation()))
-        item.info.add_pod(pod, non_host_scoped=self._non_host_scoped)
+        item.info.add_pod(info, non_host_scoped=self._non_host_scoped)
         self._node_infos.move_to_head(item)
-        self._pod_states[key] = PodState(pod)
+        self._pod_states[key] = PodState(info)
         if assumed:
             self._assumed_pods[key] = None
 
@@ -527,7 +531,7 @@ class Cache:
             # While the contract holds, every UID is held once, by the object
             # its pod state keeps: finding that object is finding the first
             # pod with the UID, and it needs no look at the other pods.
-            held = self._pod_states[pod.uid].pod if self._contract_kept else None
+            held = self._pod_states[pod.uid].info if self._contract_kept else None
             item.info.remove_pod(pod, held, non_host_scoped=self._non_host_scoped)
             self._drop_or_refresh(item)
         del self._pod_states[pod.uid]
@@ -553,7 +557,7 @@ class Cache:
         """
         with self._lock.read:
             check_cache(
-                pod_states={key: state.pod for key, state in self._pod_states.items()},
+                pod_states={key: state.info for key, state in self._pod_states.items()},
                 assumed=self._assumed_pods.keys(),
                 node_infos=self._node_infos,
                 tree=self._node_tree,

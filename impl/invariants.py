@@ -12,15 +12,15 @@ from collections import Counter
 from collections.abc import Iterable, KeysView
 
 from kcache.impl.image_states import ImageStates
-from kcache.impl.node_info import NodeInfo
+from kcache.impl.node_info import NodeInfo, sanitized
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
 from kcache.impl.node_tree import NodeTree
-from kcache.spec.objects import Pod
+from kcache.impl.pod_info import PodInfo
 
 
 def check_cache(
     *,
-    pod_states: dict[str, Pod],
+    pod_states: dict[str, PodInfo],
     assumed: KeysView[str],
     node_infos: NodeInfoList,
     tree: NodeTree,
@@ -33,11 +33,12 @@ def check_cache(
         assumed <= pod_states.keys(),
         f"assumed keys not held: {sorted(assumed - pod_states.keys())}",
     )
-    for key, pod in pod_states.items():
-        item = node_infos.items.get(pod.node_name)
+    for key, info in pod_states.items():
+        node_name = info.pod.node_name
+        item = node_infos.items.get(node_name)
         _check(
-            item is not None and any(held is pod for held in item.info.pods),
-            f"pod {key} is not on the NodeInfo of its node {pod.node_name!r}",
+            item is not None and any(held is info for held in item.info.pods),
+            f"pod {key} is not on the NodeInfo of its node {node_name!r}",
         )
     for name, item in node_infos.items.items():
         _check_node_info(name, item.info)
@@ -81,7 +82,11 @@ def _check_list(node_infos: NodeInfoList) -> None:
 
 
 def _check_node_info(name: str, info: NodeInfo) -> None:
-    """Node name, ghost rule, and every total equal to the sum over the held pods."""
+    """Node name, ghost rule, and every total equal to the sum over the held pods.
+
+    The sums are of what impl computed for each pod (`impl.pod_info`), never
+    of what the spec derived onto the `Pod`.
+    """
     _check(info.node is not None or bool(info.pods), f"{name} has neither a node nor pods")
     _check(info.node is None or info.node.name == name, f"{name} holds node {info.node!r}")
     pods = info.pods
@@ -115,18 +120,20 @@ def _check_node_info(name: str, info: NodeInfo) -> None:
     }
     _check(all(info.used_ports.values()), f"{name}: an ip with no ports")
     _check(
-        held_ports <= {port for pod in pods for port in pod.host_ports},
+        held_ports <= {sanitized(port) for pod in pods for port in pod.host_ports},
         f"{name}: used ports {sorted(held_ports)} include ports no held pod uses",
     )
     _check(
-        all(pod.has_affinity for pod in info.pods_with_affinity)
-        and all(pod.has_required_anti_affinity for pod in info.pods_with_required_anti_affinity),
+        all(pod.affinity.has_affinity for pod in info.pods_with_affinity)
+        and all(
+            pod.affinity.has_required_anti_affinity for pod in info.pods_with_required_anti_affinity
+        ),
         f"{name}: an affinity list holds a pod that does not qualify",
     )
 
 
 def _check_contract_parts(
-    pod_states: dict[str, Pod],
+    pod_states: dict[str, PodInfo],
     node_infos: NodeInfoList,
     tree: NodeTree,
     image_states: ImageStates,
@@ -140,9 +147,10 @@ def _check_contract_parts(
     for name, item in node_infos.items.items():
         info = item.info
         _check(
-            _uids(info.pods_with_affinity) == _uids(pod for pod in info.pods if pod.has_affinity)
+            _uids(info.pods_with_affinity)
+            == _uids(pod for pod in info.pods if pod.affinity.has_affinity)
             and _uids(info.pods_with_required_anti_affinity)
-            == _uids(pod for pod in info.pods if pod.has_required_anti_affinity),
+            == _uids(pod for pod in info.pods if pod.affinity.has_required_anti_affinity),
             f"{name}: affinity lists differ from its qualifying pods",
         )
     expected_tree = {
@@ -175,7 +183,7 @@ def _check_contract_parts(
     )
 
 
-def _uids(pods: Iterable[Pod]) -> Counter[str]:
+def _uids(pods: Iterable[PodInfo]) -> Counter[str]:
     return Counter(pod.uid for pod in pods)
 
 

@@ -2,15 +2,16 @@
 
 A NodeInfo is changed in place by pod and node events, and every change takes
 a new number from the process-wide generation counter so that
-`update_snapshot` can tell what changed.  The stored `Pod` plays upstream's
-PodInfo: its requests were computed once when the pod was read, so removing
-it subtracts exactly what adding it added, whatever the caller passes later.
+`update_snapshot` can tell what changed.  It holds each pod as a `PodInfo`,
+whose usage was computed once when the pod was added, so removing it
+subtracts exactly what adding it added, whatever the caller passes later.
 """
 
 from __future__ import annotations
 
 from kcache.impl.generation import next_generation
 from kcache.impl.image_states import ImageState, ImageStateSnapshot
+from kcache.impl.pod_info import ContainerPort, PodInfo, affinity_classes
 from kcache.impl.resource import ResourceTotals
 from kcache.spec.errors import Fatal, PodNotOnNodeError
 from kcache.spec.objects import Node, Pod, Resource
@@ -18,6 +19,12 @@ from kcache.spec.views import ImageView, NodeView
 
 #: ip -> {(protocol, port)}: upstream's HostPortInfo, with set semantics
 UsedPorts = dict[str, set[tuple[str, int]]]
+
+
+def sanitized(port: ContainerPort) -> ContainerPort:
+    """A host port as the port map files it: no IP is every IP, no protocol is TCP (§4.9)."""
+    ip, protocol, number = port
+    return (ip or "0.0.0.0", protocol or "TCP", number)
 
 
 class NodeInfo:
@@ -46,11 +53,11 @@ class NodeInfo:
         """An empty NodeInfo; the cache passes `next_generation()`, snapshots' placeholders 0."""
         self.node: Node | None = None
         # Insertion order, changed by swap-removal; a UID may appear twice (§8.5).
-        self.pods: list[Pod] = []
-        self.pods_with_affinity: list[Pod] = []
-        self.pods_with_required_anti_affinity: list[Pod] = []
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
         # Kept only while the cache's release and gate ask for it (v1.37, §19.10).
-        self.pods_with_required_non_host_scoped_anti_affinity: list[Pod] = []
+        self.pods_with_required_non_host_scoped_anti_affinity: list[PodInfo] = []
         self.used_ports: UsedPorts = {}
         self.requested = ResourceTotals()
         # Only milli_cpu and memory are used, as upstream.
@@ -60,22 +67,23 @@ class NodeInfo:
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = generation
 
-    def add_pod(self, pod: Pod, *, non_host_scoped: bool = False) -> None:
+    def add_pod(self, info: PodInfo, *, non_host_scoped: bool = False) -> None:
         """Append the pod and add its requests, ports and claims (no duplicate check).
 
         `non_host_scoped`: keep the non-host-scoped anti-affinity list too.
         """
-        self.pods.append(pod)
-        if pod.has_affinity:
-            self.pods_with_affinity.append(pod)
-        if pod.has_required_anti_affinity:
-            self.pods_with_required_anti_affinity.append(pod)
-        if non_host_scoped and pod.has_required_non_host_scoped_anti_affinity:
-            self.pods_with_required_non_host_scoped_anti_affinity.append(pod)
-        self._account(pod, 1)
+        self.pods.append(info)
+        affinity = info.affinity
+        if affinity.has_affinity:
+            self.pods_with_affinity.append(info)
+        if affinity.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(info)
+        if non_host_scoped and affinity.has_required_non_host_scoped_anti_affinity:
+            self.pods_with_required_non_host_scoped_anti_affinity.append(info)
+        self._account(info, 1)
 
     def remove_pod(
-        self, pod: Pod, held: Pod | None = None, *, non_host_scoped: bool = False
+        self, pod: Pod, held: PodInfo | None = None, *, non_host_scoped: bool = False
     ) -> None:
         """Remove the first pod with `pod`'s UID and subtract the *stored* pod's usage.
 
@@ -83,7 +91,7 @@ class NodeInfo:
         the not-found check, as upstream does: a caller passing a differently
         classified version of the pod leaves a stale entry behind.
 
-        `held`, when given, is the stored pod object the caller knows to be the
+        `held`, when given, is the stored PodInfo the caller knows to be the
         only one with that UID on this node: it is found by identity, without
         reading every stored pod's UID (which costs a cache miss per pod on a
         large cluster).  Without it, or if it is not here, the UIDs are compared.
@@ -101,12 +109,13 @@ class NodeInfo:
                 f"NodeInfo.RemovePod: no pod {pod.name} on a NodeInfo without a node "
                 "(upstream dereferences the missing node and panics)"
             )
-        if pod.has_affinity:
+        affinity = affinity_classes(pod)
+        if affinity.has_affinity:
             _swap_remove(self.pods_with_affinity, _index_of(self.pods_with_affinity, uid))
-        if pod.has_required_anti_affinity:
+        if affinity.has_required_anti_affinity:
             anti = self.pods_with_required_anti_affinity
             _swap_remove(anti, _index_of(anti, uid))
-        if non_host_scoped and pod.has_required_non_host_scoped_anti_affinity:
+        if non_host_scoped and affinity.has_required_non_host_scoped_anti_affinity:
             non_host = self.pods_with_required_non_host_scoped_anti_affinity
             _swap_remove(non_host, _index_of(non_host, uid))
         if index < 0:
@@ -118,16 +127,16 @@ class NodeInfo:
         _swap_remove(pods, index)
         self._account(removed, -1)
 
-    def _account(self, pod: Pod, sign: int) -> None:
+    def _account(self, info: PodInfo, sign: int) -> None:
         """Add (`sign` 1) or withdraw (-1) the pod's usage, then take a new generation."""
-        self.requested.add(pod.requests, sign)
+        self.requested.add(info.requests, sign)
         non_zero = self.non_zero_requested
-        non_zero.milli_cpu += sign * pod.non_zero_cpu
-        non_zero.memory += sign * pod.non_zero_memory
-        if pod.host_ports:
-            _update_used_ports(self.used_ports, pod, sign > 0)
-        if pod.pvc_keys:
-            _update_pvc_ref_counts(self.pvc_ref_counts, pod, sign > 0)
+        non_zero.milli_cpu += sign * info.non_zero_cpu
+        non_zero.memory += sign * info.non_zero_memory
+        if info.host_ports:
+            _update_used_ports(self.used_ports, info, sign > 0)
+        if info.pvc_keys:
+            _update_pvc_ref_counts(self.pvc_ref_counts, info, sign > 0)
         self.generation = next_generation()
 
     def set_node(self, node: Node) -> None:
@@ -144,7 +153,7 @@ class NodeInfo:
     def clone_into(self, target: NodeInfo) -> None:
         """Overwrite `target` with an independent copy of this NodeInfo.
 
-        Pods and nodes are immutable values and are shared; every list, map and
+        PodInfos and nodes are never changed and are shared; every list, map and
         total is copied.  Image counts are frozen at their current value.  The
         generation is copied, not bumped.
         """
@@ -176,7 +185,7 @@ class NodeInfo:
         """What FORMAT.md's NODE-VIEW shows of this NodeInfo (image counts as stored)."""
         return NodeView(
             has_node=self.node is not None,
-            pods=[pod.uid for pod in self.pods],
+            pods=[info.uid for info in self.pods],
             requested=self.requested.as_view(),
             non_zero_requested={
                 "cpu": self.non_zero_requested.milli_cpu,
@@ -188,12 +197,12 @@ class NodeInfo:
                 for ip, pairs in self.used_ports.items()
                 for protocol, port in pairs
             ],
-            pods_with_affinity=[pod.uid for pod in self.pods_with_affinity],
+            pods_with_affinity=[info.uid for info in self.pods_with_affinity],
             pods_with_required_anti_affinity=[
-                pod.uid for pod in self.pods_with_required_anti_affinity
+                info.uid for info in self.pods_with_required_anti_affinity
             ],
             pods_with_required_non_host_scoped_anti_affinity=[
-                pod.uid for pod in self.pods_with_required_non_host_scoped_anti_affinity
+                info.uid for info in self.pods_with_required_non_host_scoped_anti_affinity
             ],
             pvc_ref_counts=self.pvc_ref_counts,
             image_states={
@@ -203,23 +212,23 @@ class NodeInfo:
         )
 
 
-def _position_of(pods: list[Pod], pod: Pod) -> int:
-    """Position of this very pod object, searched from the end (where new pods are), or -1."""
+def _position_of(pods: list[PodInfo], info: PodInfo) -> int:
+    """Position of this very PodInfo, searched from the end (where new pods are), or -1."""
     for index in range(len(pods) - 1, -1, -1):
-        if pods[index] is pod:
+        if pods[index] is info:
             return index
     return -1
 
 
-def _index_of(pods: list[Pod], uid: str) -> int:
+def _index_of(pods: list[PodInfo], uid: str) -> int:
     """Position of the first pod with this UID, or -1."""
-    for index, pod in enumerate(pods):
-        if pod.uid == uid:
+    for index, info in enumerate(pods):
+        if info.uid == uid:
             return index
     return -1
 
 
-def _swap_remove(pods: list[Pod], index: int) -> None:
+def _swap_remove(pods: list[PodInfo], index: int) -> None:
     """Delete `pods[index]` by moving the last pod into its place (-1: nothing to delete)."""
     if index >= 0:
         last = pods.pop()
@@ -227,9 +236,9 @@ def _swap_remove(pods: list[Pod], index: int) -> None:
             pods[index] = last
 
 
-def _update_used_ports(used_ports: UsedPorts, pod: Pod, add: bool) -> None:
+def _update_used_ports(used_ports: UsedPorts, info: PodInfo, add: bool) -> None:
     """Claim or release the pod's host ports; two pods sharing a port share one entry."""
-    for ip, protocol, port in pod.host_ports:
+    for ip, protocol, port in map(sanitized, info.host_ports):
         if add:
             used_ports.setdefault(ip, set()).add((protocol, port))
         else:
@@ -240,9 +249,9 @@ def _update_used_ports(used_ports: UsedPorts, pod: Pod, add: bool) -> None:
                     del used_ports[ip]
 
 
-def _update_pvc_ref_counts(counts: dict[str, int], pod: Pod, add: bool) -> None:
+def _update_pvc_ref_counts(counts: dict[str, int], info: PodInfo, add: bool) -> None:
     """Count each claim volume once per mention; drop a claim when its count reaches 0."""
-    for key in pod.pvc_keys:
+    for key in info.pvc_keys:
         if add:
             counts[key] = counts.get(key, 0) + 1
         else:

@@ -26,6 +26,7 @@ from kcache.errors import KcacheError
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
+from kcache.spec.releases import DEFAULT_RELEASE
 from kcache.spec.views import Dump, NodeView, SnapshotView
 
 # -- how a call ends ----------------------------------------------------------------------------
@@ -277,7 +278,22 @@ def perform(run: Run, op: str, args: Mapping[str, Any]) -> tuple[Outcome, Any]:
         after, result = call(operation.result_after, run, args)
         if outcome.ok and not after.ok:
             outcome = after
+    if isinstance(result, Pod):
+        result = returned_pod(result)
     return outcome, result if operation.result is not None else None
+
+
+def returned_pod(pod: Pod) -> Pod:
+    """A pod a cache returned, read as the object it is: how results are compared.
+
+    Upstream's `GetPod` returns the `v1.Pod` it holds; how its release counts
+    that pod (§3.6) is the cache's own business, not part of the answer.  The
+    spec returns the pod as its release counts it, impl the very object it
+    was given, an adapter upstream's object re-encoded: each is read here the
+    one way `pod_from_manifest` reads any manifest, so one object compares
+    equal whichever cache returned it, and another version of the pod does not.
+    """
+    return pod.counted_in(DEFAULT_RELEASE.name)
 
 
 def args_to_json(op: str, args: Mapping[str, Any]) -> dict[str, Any]:

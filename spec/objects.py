@@ -20,7 +20,7 @@ import attrs
 from kcache.spec import pod_resources
 from kcache.spec.errors import ObjectError
 from kcache.spec.quantity import quantity_from_json
-from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
 from kcache.spec.zones import zone_key
 
 #: (ip, protocol, port) after upstream's sanitising: "" -> "0.0.0.0" and "TCP".
@@ -142,35 +142,39 @@ def pod_from_manifest(obj: object) -> Pod:
     init_containers = spec.items("initContainers")
     sidecars = [item for item in init_containers if _is_sidecar(item)]
     status = manifest.mapping("status")
-    statuses = _container_statuses(status)
-    resources = pod_resources.PodSpecResources(
-        containers=tuple(
-            pod_resources.Container(_requests(item), status=statuses.get(item.string("name")))
-            for item in containers
-        ),
-        init_containers=tuple(
-            pod_resources.Container(
-                _requests(item),
-                restartable=_is_sidecar(item),
-                init=True,
-                status=statuses.get(item.string("name")),
-            )
-            for item in init_containers
-        ),
-        pod_level=spec.mapping("resources").quantities("requests"),
-        overhead=spec.quantities("overhead"),
-        status=_resize_status(status),
-        resize_infeasible=_resize_infeasible(status),
-    )
+
+    def resources(release: Release) -> pod_resources.PodSpecResources:
+        statuses = _container_statuses(status, first_wins=release.counts_status_per_view)
+        return pod_resources.PodSpecResources(
+            containers=tuple(
+                pod_resources.Container(_requests(item), status=statuses.get(item.string("name")))
+                for item in containers
+            ),
+            init_containers=tuple(
+                pod_resources.Container(
+                    _requests(item),
+                    restartable=_is_sidecar(item),
+                    init=True,
+                    status=statuses.get(item.string("name")),
+                )
+                for item in init_containers
+            ),
+            pod_level=spec.mapping("resources").quantities("requests"),
+            overhead=spec.quantities("overhead"),
+            status=_resize_status(status),
+            resize_infeasible=_resize_infeasible(status),
+        )
+
+    default = resources(DEFAULT_RELEASE)
     counts = (
         tuple(
-            (name, pod_resources.pod_requests(resources, release))
+            (name, pod_resources.pod_requests(resources(release), release))
             for name, release in RELEASES.items()
         )
-        if resources.has_status
+        if default.has_status
         else ()
     )
-    counted = dict(counts).get(DEFAULT_RELEASE.name) or pod_resources.pod_requests(resources)
+    counted = dict(counts).get(DEFAULT_RELEASE.name) or pod_resources.pod_requests(default)
     affinity = spec.optional_mapping("affinity")
     anti_affinity = None if affinity is None else affinity.optional_mapping("podAntiAffinity")
     required_anti = (
@@ -229,16 +233,19 @@ def _is_sidecar(init_container: _Fields) -> bool:
     return init_container.string("restartPolicy") == "Always"
 
 
-def _container_statuses(status: _Fields) -> dict[str, pod_resources.ResizeStatus]:
-    """Each container's resize status by name: `containerStatuses` first, as v1.37 looks them up.
+def _container_statuses(
+    status: _Fields, *, first_wins: bool
+) -> dict[str, pod_resources.ResizeStatus]:
+    """Each container's resize status by name; `containerStatuses` come before init ones.
 
-    (Until v1.36 an `initContainerStatuses` entry wins a name both lists hold;
-    the API server refuses a pod whose containers share a name.)
+    v1.37 looks a name up and takes the first entry; until v1.36 the entries
+    fill a map in list order, so the last one (an init container's) wins.
+    (The API server refuses a pod whose containers share a name.)
     """
+    entries = [*status.items("containerStatuses"), *status.items("initContainerStatuses")]
     found: dict[str, pod_resources.ResizeStatus] = {}
-    for key in ("containerStatuses", "initContainerStatuses"):
-        for entry in status.items(key):
-            found.setdefault(entry.string("name"), _resize_status(entry))
+    for entry in reversed(entries) if first_wins else entries:
+        found[entry.string("name")] = _resize_status(entry)
     return found
 
 

@@ -80,6 +80,7 @@ func handshake() map[string]any {
 		"kcache_adapter": protocolVersion,
 		"name":           "upstream k8s.io/kubernetes " + upstreamVersion(),
 		"releases":       []string{release},
+		"batch":          true,
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"sort"
@@ -72,6 +73,9 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 	if r.op == "quit" {
 		return nil, true
 	}
+	if r.op == "batch" {
+		return s.batch(r), false
+	}
 	run, known := operations[r.op]
 	if !known {
 		return failure(protocolErrorf("unknown op %q", r.op)), false
@@ -92,6 +96,32 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 		answer[key] = value
 	}
 	return answer, false
+}
+
+// reads are the ops a batch may carry: none of them changes the cache.
+var reads = map[string]bool{
+	"get_pod": true, "is_assumed_pod": true, "get_node": true, "dump": true, "view_snapshot": true,
+}
+
+// batch answers each read of "requests" as if it had come on its own line.
+func (s *session) batch(r request) map[string]any {
+	var lines []json.RawMessage
+	if err := r.decode("requests", &lines); err != nil {
+		return failure(err)
+	}
+	answers := make([]map[string]any, len(lines))
+	for i, line := range lines {
+		read, err := parseRequest(line)
+		switch {
+		case err != nil:
+			answers[i] = failure(err)
+		case !reads[read.op]:
+			answers[i] = failure(protocolErrorf("batch: %q is not a read", read.op))
+		default:
+			answers[i], _ = s.handle(line)
+		}
+	}
+	return map[string]any{"ok": true, "answers": answers}
 }
 
 // guarded runs one step, turning upstream's exits and Go panics into fatalError.

@@ -289,3 +289,48 @@ func TestFeatureGatesTheReleaseLacksAreProtocolErrors(t *testing.T) {
 		t.Errorf("init with a known gate answered %v, want ok", got[3])
 	}
 }
+
+func TestBatchAnswersEachReadAsIfAlone(t *testing.T) {
+	reads := []string{
+		`{"op": "dump"}`,
+		oneLine(`{"op": "get_pod", "pod": ` + podU1 + `}`),
+		oneLine(`{"op": "is_assumed_pod", "pod": ` + podU1 + `}`),
+		`{"op": "get_pod", "pod": {"metadata": {"name": "q", "uid": "u9"}, "spec": {}}}`,
+		`{"op": "view_snapshot", "snapshot": "s1"}`,
+	}
+	setup := []string{initRequest(), oneLine(`{"op": "add_node", "node": ` + nodeN1 + `}`),
+		oneLine(`{"op": "assume_pod", "pod": ` + podU1 + `}`), `{"op": "update_snapshot", "snapshot": "s1"}`}
+	alone := answers(t, append(setup, reads...)...)[len(setup):]
+	batched := answers(t, append(setup, `{"op": "batch", "requests": [`+strings.Join(reads, ", ")+`]}`)...)
+	got := batched[len(setup)]
+	if got["ok"] != true {
+		t.Fatalf("batch answer = %v, want ok", got)
+	}
+	want := make([]any, len(alone))
+	for i, answer := range alone {
+		want[i] = answer
+	}
+	if !reflect.DeepEqual(got["answers"], want) {
+		t.Errorf("batch answers = %v\nwant the answers alone: %v", got["answers"], want)
+	}
+	if pod, _ := want[3].(map[string]any); pod["ok"] != false {
+		t.Errorf("get_pod of an unknown pod = %v, want its error", pod)
+	}
+}
+
+func TestBatchRefusesAnythingButReads(t *testing.T) {
+	got := answers(t, initRequest(),
+		oneLine(`{"op": "batch", "requests": [{"op": "add_node", "node": `+nodeN1+`}, {"op": "dump"}]}`),
+		`{"op": "dump"}`)
+	inner, _ := got[1]["answers"].([]any)
+	if len(inner) != 2 {
+		t.Fatalf("batch answers = %v, want two", got[1])
+	}
+	refused, _ := inner[0].(map[string]any)
+	if message, _ := refused["protocol_error"].(string); !strings.Contains(message, `"add_node" is not a read`) {
+		t.Errorf("add_node in a batch = %v, want a protocol error", refused)
+	}
+	if nodes, _ := got[2]["nodes"].(map[string]any); len(nodes) != 0 {
+		t.Errorf("the refused add_node ran: dump = %v", got[2])
+	}
+}

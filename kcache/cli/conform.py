@@ -45,6 +45,7 @@ from typing import TextIO
 from kcache.cli import machine_run, options, report
 from kcache.cli import parallel as parallel_command
 from kcache.errors import KcacheError
+from kcache.machine.database import named_urls
 from kcache.machine.profiles import NAMES, selected
 from kcache.reporting.junit import JUnitCase
 from kcache.reporting.progress import ProgressLine
@@ -85,6 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="use the --db databases read-only: replay the failures they hold, write nothing back",
     )
     options.add_coverage_argument(parser)
+    options.add_step_timeout_argument(parser)
     parser.add_argument(
         "--junit-xml",
         type=Path,
@@ -100,7 +102,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if args.db or args.replay_only:
             raise KcacheError("--db and --replay-only are for the sequential machine")
         return parallel_command.run(args, out)
-    if args.replay_only and not args.db:
+    if args.replay_only and not named_urls(args.db):
         raise KcacheError("--replay-only: name the database to replay with --db")
     profile = selected(os.environ, args.profile)
     seed = options.run_seed(args.seed, profile)
@@ -115,6 +117,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         time_budget=args.time_budget,
         progress=ProgressLine.for_stream(sys.stderr),
         ttl=args.ttl,
+        step_timeout=args.step_timeout,
         database=args.db,
         replay_only=args.replay_only,
     )

@@ -61,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: one per core)",
     )
     options.add_coverage_argument(parser)
+    options.add_step_timeout_argument(parser)
     parser.add_argument(
         "--per-worker",
         action="store_true",
@@ -95,6 +96,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         time_budget=args.duration,
         progress=progress,
         database=args.db,
+        step_timeout=args.step_timeout,
     )
     report.report(finished, args.impl, args.release, seed, out, coverage_table=args.coverage)
     if finished.database_lost is not None:
@@ -114,6 +116,7 @@ def _run_workers(
         out_dir=args.out,
         duration=args.duration,
         database=tuple(args.db),
+        step_timeout=args.step_timeout,
     )
     fleet = workers.run_workers(
         job, workers=count, seed=seed, progress=progress, per_worker=args.per_worker

@@ -24,12 +24,13 @@ from hypothesis.reporting import with_reporter
 
 from kcache import targets
 from kcache.errors import KcacheError
-from kcache.machine.database import Examples
+from kcache.machine.database import Examples, named_urls
 from kcache.machine.runner import ConformanceResult, run_conformance
 from kcache.reporting.progress import Tally
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import Release
 from kcache.targets.adapter import client as adapter_client
+from kcache.targets.time_limit import STEP_TIMEOUT
 from kcache.traces.expectations import Mismatch
 from kcache.traces.replay import replay_trace, representation_checked
 from kcache.traces.trace import load_file
@@ -57,6 +58,7 @@ def run_machine(
     database: Sequence[str] = (),
     replay_only: bool = False,
     acknowledge_upstream_defects: bool = False,
+    step_timeout: float = STEP_TIMEOUT,
 ) -> MachineRun:
     """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
 
@@ -68,13 +70,14 @@ def run_machine(
     report can say whether `kcache replay` will show it.
 
     `database` names the example database (`kcache.machine.database`; empty:
-    the profile's), read only with `replay_only`.  A shared one that goes
+    the profile's; `none`: no database), read only with `replay_only`.  A shared one that goes
     away mid-run stops the run as Ctrl-C would, and the result says why.
     """
     reports: list[object] = []
-    examples = Examples(database, read_only=replay_only) if database else None
+    urls = named_urls(database)
+    examples = Examples(urls, read_only=replay_only) if urls else None
     with (
-        targets.opened(target) as factory,
+        targets.opened(target, step_timeout) as factory,
         _muted_logs(),
         with_reporter(reports.append),
         StopBetweenExamples() as stop,
@@ -93,6 +96,7 @@ def run_machine(
                 name=trace_label(target),
                 ttl=ttl,
                 database=None if examples is None else examples.database,
+                use_database=urls is not None,
                 acknowledge_upstream_defects=acknowledge_upstream_defects,
             )
         except Exception as error:

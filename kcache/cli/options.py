@@ -14,10 +14,11 @@ from pathlib import Path
 
 from kcache import files, targets
 from kcache.errors import KcacheError
-from kcache.machine.database import DB_HELP, REDIS_SCHEMES
+from kcache.machine.database import DB_HELP, NO_DATABASE, REDIS_SCHEMES
 from kcache.machine.profiles import PROFILES
 from kcache.ops import read_seconds
 from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
+from kcache.targets.time_limit import STEP_TIMEOUT
 
 #: duration units accepted by --time-budget and --duration, in seconds
 DURATION_UNITS: dict[str, int] = {"s": 1, "m": 60, "h": 3600}
@@ -152,6 +153,30 @@ def add_database_argument(parser: argparse.ArgumentParser, *, default: str) -> N
     )
 
 
+def add_step_timeout_argument(parser: argparse.ArgumentParser) -> None:
+    """`--step-timeout`, for the commands that run the conformance machine."""
+    parser.add_argument(
+        "--step-timeout",
+        type=positive_seconds,
+        default=STEP_TIMEOUT,
+        metavar="SECONDS",
+        help="a call into an in-process cache that takes longer fails its step, with the trace "
+        "so far, instead of hanging the run (an adapter has its own 10 s per request) "
+        f"(default: {STEP_TIMEOUT:g})",
+    )
+
+
+def positive_seconds(text: str) -> float:
+    """A positive, finite number of seconds, as an option's value."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return seconds
+
+
 def add_coverage_argument(parser: argparse.ArgumentParser) -> None:
     """`--coverage`, for the commands that run the conformance machine."""
     parser.add_argument(
@@ -176,5 +201,5 @@ def check_outputs(args: argparse.Namespace) -> None:
         files.check_file(junit, "--junit-xml")
     if not getattr(args, "replay_only", False):
         for url in getattr(args, "db", ()):
-            if "://" not in url and not url.startswith(REDIS_SCHEMES):
+            if url != NO_DATABASE and "://" not in url and not url.startswith(REDIS_SCHEMES):
                 files.check_folder(Path(url), "--db")

@@ -33,7 +33,7 @@ from kcache import targets
 from kcache.cli import machine_run, report
 from kcache.cli.machine_run import MachineRun
 from kcache.errors import KcacheError
-from kcache.machine.database import Examples
+from kcache.machine.database import Examples, named_urls
 from kcache.reporting.progress import ProgressLine, Tally, describe
 from kcache.spec.releases import RELEASES, Release
 from kcache.targets.adapter import client as adapter_client
@@ -69,6 +69,7 @@ class FuzzJob:
     out_dir: Path
     duration: float
     database: tuple[str, ...]
+    step_timeout: float
 
 
 @attrs.frozen
@@ -122,8 +123,9 @@ def run_workers(
     """
     with targets.opened(job.target) as factory:
         machine_run.checked_release(factory, job.target, job.release)
-    if job.database:
-        Examples(job.database)  # refuses an unreachable Redis at once
+    urls = named_urls(job.database)
+    if urls:
+        Examples(urls)  # refuses an unreachable Redis at once
     context = multiprocessing.get_context("spawn")
     channel: Any = context.Queue()
     stop = context.Event()
@@ -252,6 +254,7 @@ def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: Event) -> Non
             time_budget=job.duration,
             progress=_ToParent(channel, index, stop),
             database=job.database,
+            step_timeout=job.step_timeout,
         )
     except KcacheError as error:
         channel.put(("error", index, str(error)))

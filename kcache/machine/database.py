@@ -59,7 +59,22 @@ _ANSWER_TIMEOUT = 10.0
 #: what kcache's keys start with in a shared Redis
 REDIS_KEY_PREFIX = b"kcache:"
 REDIS_SCHEMES = ("redis://", "rediss://")
-DB_HELP = "a folder, or redis://HOST:PORT/N (pip install 'kcache-conformance[redis]')"
+DB_HELP = (
+    "a folder, or redis://HOST:PORT/N (pip install 'kcache-conformance[redis]'), "
+    "or none (no database: nothing replayed first, nothing saved)"
+)
+
+#: `--db none`: a run that neither replays earlier failures nor keeps its own
+NO_DATABASE = "none"
+
+
+def named_urls(urls: Sequence[str]) -> tuple[str, ...] | None:
+    """The `--db` URLs as given; None for `--db none`, which cannot be combined with another."""
+    if NO_DATABASE not in urls:
+        return tuple(urls)
+    if len(urls) > 1:
+        raise KcacheError(f"--db {NO_DATABASE} cannot be combined with another --db")
+    return None
 
 
 def namespace(target: str, release: Release, ttl: Decimal | None) -> bytes:

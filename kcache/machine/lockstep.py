@@ -27,6 +27,7 @@ from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.views import SnapshotView
+from kcache.targets.time_limit import StepTimeout
 from kcache.traces.defects import UPSTREAM_DEFECTS
 from kcache.traces.trace import Step
 
@@ -252,12 +253,14 @@ class LockstepMachine(RuleBasedStateMachine):
         """What the spec and the target show now (read once per step)."""
         if self._observed is None:
             known = [pod for uid, pod in sorted(self.known_pods.items()) if uid]
-            spec = observe(self.spec_run, known)
             try:
-                self._observed = (spec, observe(self.impl_run, known))
-            except KcacheError as error:
+                target = observe(self.impl_run, known)
+            except StepTimeout as hung:
+                self.fail(f"reading the {self.target_name} cache hung: {hung}", observed=False)
+            except KcacheError as error:  # the target broke: name the step, keep the steps
                 doing = f"step {len(self.steps)} (observe)"
                 raise self._broken(error, self.steps, doing) from error
+            self._observed = (observe(self.spec_run, known), target)
         return self._observed
 
     def _broken(self, error: KcacheError, steps: list[RecordedStep], doing: str) -> KcacheError:

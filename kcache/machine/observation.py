@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from kcache.ops import Outcome, Run, call
+from kcache.ops import Outcome, Run, call, returned_pod
 from kcache.spec.objects import Pod
 from kcache.spec.views import Dump, SnapshotView
 
@@ -34,6 +34,17 @@ class Observation:
 def observe(run: Run, known_pods: Iterable[Pod]) -> Observation:
     """Read every observable of `run`'s cache: dump, counts, each known pod, each snapshot."""
     cache, snapshots = run.cache, run.snapshots
+    known_pods = list(known_pods)
+    prefetch = getattr(cache, "prefetch", None)
+    if prefetch is not None:  # a cache in another process: every read below in one request
+        prefetch(
+            [
+                ("dump", ()),
+                *(("get_pod", (pod,)) for pod in known_pods),
+                *(("is_assumed_pod", (pod,)) for pod in known_pods),
+                *(("view_snapshot", (snapshot,)) for snapshot in snapshots.values()),
+            ]
+        )
     pods: dict[str, tuple[Outcome, Pod | None]] = {}
     assumed: dict[str, tuple[Outcome, bool | None]] = {}
     for pod in known_pods:
@@ -136,7 +147,12 @@ def compare(
     lines += _differences("node_count", expected.node_count, actual.node_count, target)
     lines += _differences("pod_count", expected.pod_count, actual.pod_count, target)
     for uid in sorted(expected.pods):
-        lines += _differences(f"get_pod({uid!r})", expected.pods[uid], actual.pods.get(uid), target)
+        lines += _differences(
+            f"get_pod({uid!r})",
+            _returned(expected.pods[uid]),
+            _returned(actual.pods.get(uid)),
+            target,
+        )
         lines += _differences(
             f"is_assumed_pod({uid!r})", expected.assumed[uid], actual.assumed.get(uid), target
         )
@@ -149,6 +165,13 @@ def compare(
                 target,
             )
     return lines
+
+
+def _returned(answer: tuple[Outcome, Pod | None] | None) -> tuple[Outcome, Pod | None] | None:
+    """A `get_pod` answer as compared: the pod object returned, not how a release counts it."""
+    if answer is None or answer[1] is None:
+        return answer
+    return answer[0], returned_pod(answer[1])
 
 
 def compare_results(op: str, expected: Any, actual: Any, target: str = "impl") -> list[str]:

@@ -10,6 +10,7 @@ lists its simplest choice first, because Hypothesis shrinks towards it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -96,7 +97,13 @@ AFFINITIES: tuple[Manifest | None, ...] = (
 )
 
 #: `spec.overhead` and pod-level `spec.resources`
-OVERHEADS: tuple[Manifest | None, ...] = (None, {"cpu": "50m"}, {"cpu": "0", "memory": "10Mi"})
+OVERHEADS: tuple[Manifest | None, ...] = (
+    None,
+    {"cpu": "50m"},
+    {"cpu": "0", "memory": "10Mi"},
+    # below a millicore and a byte: a pod rounds it with its containers, once (§3.1)
+    {"cpu": "0.0005", "memory": "50m"},
+)
 POD_LEVEL: tuple[Manifest | None, ...] = (
     None,
     {"requests": {"cpu": "1"}},
@@ -123,6 +130,8 @@ REQUESTS: tuple[Manifest, ...] = (
     {EXTENDED: "0"},
     {"cpu": "1500m", "memory": "1e3"},
     {HUGEPAGES: "2Mi"},
+    # fractions of a millicore and of a byte, summed with others before rounding (§3.1)
+    {"cpu": "0.0005", "memory": "50m"},
 )
 
 #: a container's `resources`: absent, `{}`, `{"requests": {}}`, requests, limits
@@ -292,7 +301,28 @@ def _named_pod_manifest(*, name: str, **fields: Any) -> Manifest:
 
 def pods(**pools: st.SearchStrategy[str]) -> st.SearchStrategy[Pod]:
     """Pods read from `pod_manifests` (the manifest is kept on the value)."""
-    return pod_manifests(**pools).map(pod_from_manifest)
+    return pod_manifests(**pools).map(read_pod)
+
+
+#: canonical manifest text -> the pod read from it, bounded by `_READ_PODS_KEPT`
+_read_pods: dict[str, Pod] = {}
+_READ_PODS_KEPT = 10_000
+
+
+def read_pod(manifest: Manifest) -> Pod:
+    """`pod_from_manifest`, once per distinct manifest.
+
+    The pools repeat the same pods across steps and examples, and reading one
+    (every release's requests, in exact arithmetic) costs more than the
+    cache operation it takes part in.
+    """
+    text = json.dumps(manifest, sort_keys=True)
+    pod = _read_pods.get(text)
+    if pod is None:
+        if len(_read_pods) >= _READ_PODS_KEPT:
+            _read_pods.clear()
+        pod = _read_pods[text] = pod_from_manifest(manifest)
+    return pod
 
 
 def with_changes(pod: Pod, **changes: Any) -> Pod:
@@ -307,7 +337,7 @@ def with_changes(pod: Pod, **changes: Any) -> Pod:
     for field in ("uid", "name", "namespace"):
         if field in changes:
             metadata[field] = changes[field]
-    return pod_from_manifest({**pod.manifest, "metadata": metadata, "spec": spec})
+    return read_pod({**pod.manifest, "metadata": metadata, "spec": spec})
 
 
 def node_manifest(

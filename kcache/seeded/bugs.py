@@ -13,24 +13,20 @@ The bugs reach into impl's internals on purpose: they are patches of it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any, ClassVar
 
-import attrs
-
+import kcache.impl.pod_info
 import kcache.impl.snapshot
 from kcache.impl.cache import Cache
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
+from kcache.impl.pod_info import NANO, ContainerRequests, PodInfo, ResourceList
 from kcache.impl.snapshot import Snapshot
 from kcache.seeded import EXPIRY_RELEASES, NON_HOST_SCOPED_RELEASES, PVC_COUNT_RELEASES
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import Snapshot as SnapshotProtocol
-
-#: upstream's defaults for a container without cpu or memory requests (§3.7)
-DEFAULT_MILLI_CPU = 100
-DEFAULT_MEMORY = 200 * 1024 * 1024
 
 
 class NoMoveToHeadOnPodRemoval(Cache):
@@ -65,9 +61,9 @@ class _PerNodeInfo(NodeInfo):
 
     __slots__ = ()
 
-    def _account(self, pod: Pod, sign: int) -> None:
+    def _account(self, info: PodInfo, sign: int) -> None:
         before = self.generation
-        super()._account(pod, sign)
+        super()._account(info, sign)
         self.generation = before + 1
 
     def set_node(self, node: Node) -> None:
@@ -206,26 +202,160 @@ class ImageCountKeptOnRemoval(Cache):
         self._image_states.add_node(node)
 
 
-class ZeroRequestsDefaulted(Cache):
+class _MiscountedPods(Cache):
+    """A cache whose pod accounting has rules of `impl.pod_info` replaced, while it reads pods.
+
+    `miscounts` pairs each rule replaced with its replacement; the rest of impl is untouched.
+    """
+
+    miscounts: ClassVar[tuple[tuple[str, Callable[..., Any]], ...]]
+
+    def _add_pod(self, pod: Pod, *, assumed: bool) -> None:
+        with contextlib.ExitStack() as patches:
+            for rule, replacement in self.miscounts:
+                patches.enter_context(_patched(kcache.impl.pod_info, rule, replacement))
+            super()._add_pod(pod, assumed=assumed)
+
+
+# impl's own rules, as the replacements below call them
+_with_defaults = kcache.impl.pod_info.with_defaults
+_non_missing_defaults = kcache.impl.pod_info.non_missing_defaults
+_container_requests = kcache.impl.pod_info.container_requests
+_host_ports = kcache.impl.pod_info.host_ports
+
+
+def _listed(requests: ResourceList | None) -> ResourceList:
+    """The requests, with every 0 taken for a request not made."""
+    return {name: amount for name, amount in (requests or {}).items() if amount}
+
+
+def _defaults_over_zeros(requests: ResourceList | None, defaults: ResourceList) -> ResourceList:
+    return _with_defaults(_listed(requests), defaults)
+
+
+def _pod_defaults_over_zeros(requests: ResourceList, pod_level_set: bool) -> ResourceList:
+    return _non_missing_defaults(_listed(requests), pod_level_set)
+
+
+class ZeroRequestsDefaulted(_MiscountedPods):
     """Explicit zero cpu or memory requests get the non-zero defaults, as if they were absent.
 
     Upstream applies the defaults (100m cpu, 200 MiB memory) only to a
-    container that does not list the resource: an explicit `0` stays 0.
-    Treating a zero total as missing over-counts best-effort pods that asked
-    for nothing on purpose.
+    container that does not list the resource, and with pod-level requests
+    only where the pod's requests lack the name: an explicit `0` stays 0.
+    Treating a zero as missing over-counts best-effort pods that asked for
+    nothing on purpose.
 
     Smallest trace: add_pod p on n1 with one container requesting cpu "0".
     Expected: n1 non-zero cpu 0.  Actual: 100.
     """
 
-    def _add_pod(self, pod: Pod, *, assumed: bool) -> None:
-        if pod.manifest.get("spec", {}).get("containers"):
-            pod = attrs.evolve(
-                pod,
-                non_zero_cpu=pod.non_zero_cpu or DEFAULT_MILLI_CPU,
-                non_zero_memory=pod.non_zero_memory or DEFAULT_MEMORY,
-            )
-        super()._add_pod(pod, assumed=assumed)
+    miscounts = (
+        ("with_defaults", _defaults_over_zeros),
+        ("non_missing_defaults", _pod_defaults_over_zeros),
+    )
+
+
+def _aggregate_before_sidecars(
+    pod: Any, requests_of: ContainerRequests, defaults: ResourceList
+) -> ResourceList:
+    """The formula from before sidecars: the containers' sum against the largest init container."""
+    total: ResourceList = {}
+    for container in pod.containers:
+        kcache.impl.pod_info.add_into(
+            total, _with_defaults(requests_of(container, False), defaults)
+        )
+    init_peak: ResourceList = {}
+    for container in pod.init_containers:
+        kcache.impl.pod_info.max_into(
+            init_peak, _with_defaults(requests_of(container, True), defaults)
+        )
+    kcache.impl.pod_info.max_into(total, init_peak)
+    return total
+
+
+class SidecarCountedAsInit(_MiscountedPods):
+    """A sidecar (an init container with `restartPolicy: Always`) counts like a plain one.
+
+    A plain init container runs to completion before the next starts, so a
+    pod needs only the largest of them; a sidecar keeps running beside the
+    containers, so its requests add to theirs and to every init container
+    started after it (§3.3).  Counting sidecars in the init containers' peak
+    alone under-counts every pod with one, and the node is overcommitted.
+
+    Smallest trace: add_pod p on n1 with a container requesting cpu 100m and
+    a sidecar requesting 200m.  Expected: n1 requested cpu 300.  Actual: 200.
+    """
+
+    miscounts = (("aggregate", _aggregate_before_sidecars),)
+
+
+def _no_overhead(spec: Any) -> ResourceList:
+    return {}
+
+
+class OverheadIgnored(_MiscountedPods):
+    """A pod's `spec.overhead` is left out of its requests.
+
+    A RuntimeClass with overhead (a sandboxed runtime's VM, say) costs the
+    node resources beyond what the containers request, and upstream adds
+    `spec.overhead` to the pod's requests and non-zero figures after the
+    containers, pod-level requests and init phase (§3.5).  Leaving it out
+    makes every sandboxed pod look cheaper than it is.
+
+    Smallest trace: add_pod p on n1 with a container requesting cpu 100m and
+    overhead cpu 50m.  Expected: n1 requested cpu 150.  Actual: 100.
+    """
+
+    miscounts = (("overhead", _no_overhead),)
+
+
+def _rounded_container_requests(container: Any) -> ResourceList | None:
+    """`container_requests` with each amount rounded up on its own, cpu to a millicore."""
+    requests = _container_requests(container)
+    if requests is None:
+        return None
+    return {
+        name: unit * -(-amount // unit)
+        for name, amount in requests.items()
+        for unit in [NANO // 1000 if name == "cpu" else NANO]
+    }
+
+
+class RoundedPerContainer(_MiscountedPods):
+    """Each container's requests are rounded to whole millicores (and bytes) before they are added.
+
+    Upstream sums exact quantities and rounds once, on the pod's total
+    (§3.1): two containers of 0.0005 cpu request 1 millicore together.
+    Rounding each container's list first, as adding every container to a
+    `Resource` would, counts 2, so pods of many tiny containers over-count.
+
+    Smallest trace: add_pod p on n1 with two containers requesting cpu
+    "0.0005" each.  Expected: n1 requested cpu 1.  Actual: 2.
+    """
+
+    miscounts = (("container_requests", _rounded_container_requests),)
+
+
+def _ports_of_containers(spec: Any) -> Any:
+    """`host_ports` of the regular containers only."""
+    return _host_ports({**spec, "initContainers": []})
+
+
+class SidecarHostPortsIgnored(_MiscountedPods):
+    """The host ports of sidecars are not claimed on the pod's node.
+
+    A sidecar runs for the pod's whole life, so its host ports are taken as
+    long as the pod is there; upstream's `GetHostPorts` lists them before the
+    containers' (§4.9), while plain init containers' ports are not claimed.
+    A cache that reads only the containers lets the NodePorts filter place a
+    second pod on a host port a sidecar already holds.
+
+    Smallest trace: add_pod p on n1 whose sidecar asks for host port 80.
+    Expected: n1 uses (0.0.0.0, TCP, 80).  Actual: no ports.
+    """
+
+    miscounts = (("host_ports", _ports_of_containers),)
 
 
 class ExpiresBeforeBindingFinished(Cache):
@@ -334,6 +464,10 @@ SEEDED_BUGS: dict[str, type[Cache]] = {
         DeadlineKeptOnAdd,
         ImageCountKeptOnRemoval,
         ZeroRequestsDefaulted,
+        SidecarCountedAsInit,
+        OverheadIgnored,
+        RoundedPerContainer,
+        SidecarHostPortsIgnored,
         ExpiresBeforeBindingFinished,
         PvcCountsNotWithdrawnOnReclone,
         NonHostScopedKeptOnRemoval,

@@ -9,8 +9,10 @@
 | `go`, `go:v1.35` ... `go:v1.37` | upstream's own cache behind the Go adapter (kcache.targets.go) |
 
 Modules are imported only when a target is resolved, so kcache starts without
-impl or Go.  A factory may list the releases it models in a `releases`
-attribute (release names); without one it is taken to model every release.
+impl or Go.  `opened` puts an in-process target's calls under a time limit
+(`kcache.targets.time_limit`); an adapter has its own per request.  A
+factory may list the releases it models in a `releases` attribute (release
+names); without one it is taken to model every release.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from kcache.errors import KcacheError, TargetError
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
 from kcache.targets.adapter.client import AdapterFactory
+from kcache.targets.time_limit import STEP_TIMEOUT, time_limited
 
 #: short names for the factories in this repository
 BUILTIN: dict[str, str] = {"spec": "kcache.spec.cache:Cache", "impl": "kcache.impl.cache:Cache"}
@@ -48,15 +51,19 @@ def resolve(target: str) -> CacheFactory:
 
 
 @contextlib.contextmanager
-def opened(target: str) -> Iterator[CacheFactory]:
+def opened(target: str, step_timeout: float = STEP_TIMEOUT) -> Iterator[CacheFactory]:
     """`resolve(target)`, and afterwards close a factory that is a context manager.
 
-    An adapter factory is one: closing it stops the adapter process.
+    An adapter factory is one: closing it stops the adapter process.  Any
+    other factory's caches answer each call within `step_timeout` seconds or
+    fail that step (`kcache.targets.time_limit`).
     """
     factory = resolve(target)
-    holder = factory if isinstance(factory, AbstractContextManager) else contextlib.nullcontext()
-    with holder:
-        yield factory
+    if isinstance(factory, AbstractContextManager):
+        with factory:
+            yield factory
+    else:
+        yield time_limited(factory, step_timeout)
 
 
 def modelled_releases(factory: CacheFactory) -> tuple[str, ...]:

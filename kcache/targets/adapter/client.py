@@ -31,12 +31,12 @@ from kcache import exact_json
 from kcache.errors import AdapterError
 from kcache.ops import OPS
 from kcache.spec.errors import Fatal
-from kcache.spec.objects import Pod
 from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import RELEASES, Release
 from kcache.spec.views import SnapshotView
 from kcache.targets.adapter.wire import (
     ANSWER_SHAPES,
+    BATCH,
     ERROR_CLASSES,
     PROTOCOL_VERSION,
     READ_ANSWERS,
@@ -136,6 +136,8 @@ class AdapterProcess:
         self._stderr_reader = _drain(self._process.stderr, self._stderr)
         handshake = self._read("the handshake", start_timeout)
         self.name, self.releases = self._check_handshake(handshake)
+        #: whether it takes several reads in one `batch` request
+        self.batches = handshake.get("batch") is True
         #: bumped by every `init`: a cache from an older init must not be used
         self.epoch = 0
 
@@ -474,18 +476,65 @@ class AdapterCache:
         self._epoch = epoch
         self._ended_by: str | None = None
         self._snapshots = 0
+        #: answers to reads since the last request that changed the cache, by request line
+        self._read_answers: dict[str, dict[str, Any]] = {}
 
     @property
     def release(self) -> Release:
         return self._release
 
     def request(self, op: str, **fields: Any) -> dict[str, Any]:
-        """Send `op`; a refused operation raises its spec.errors class, a fatal one `Fatal`."""
+        """Send `op`; a refused operation raises its spec.errors class, a fatal one `Fatal`.
+
+        A read asked again before anything changed the cache is answered from
+        the first answer (reads change nothing, and the clock is virtual).
+        """
         if self._epoch != self.process.epoch:
             raise RuntimeError("a newer cache from the same adapter factory replaced this one")
         if self._ended_by is not None:
             raise RuntimeError(f"this cache ended with a fatal outcome: {self._ended_by}")
-        answer = self.process.request({"op": op, **fields})
+        message = {"op": op, **fields}
+        if op not in READ_ANSWERS:
+            self._read_answers.clear()
+            return self._outcome(op, self.process.request(message))
+        line = exact_json.dumps(message)
+        answer = self._read_answers.get(line)
+        if answer is None:
+            answer = self._read_answers[line] = self.process.request(message)
+        return self._outcome(op, answer)
+
+    def prefetch(self, reads: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
+        """Ask the adapter for these reads (`(op, arguments)`) in one `batch` request.
+
+        Their answers serve the calls that follow until the cache changes.  An
+        adapter without `batch` is asked nothing here: each read goes alone.
+        """
+        if not self.process.batches:
+            return
+        wanted = {}
+        for op, values in reads:
+            request, fields = self._request_of(op, values)
+            message = {"op": request, **fields}
+            line = exact_json.dumps(message)
+            if line not in self._read_answers:
+                wanted[line] = message
+        if len(wanted) < 2:
+            return
+        answer = self._outcome(
+            BATCH, self.process.request({"op": BATCH, "requests": [*wanted.values()]})
+        )
+        answers = answer.get("answers")
+        if not isinstance(answers, list) or len(answers) != len(wanted):
+            self.process.fail(f"the answer to {BATCH} lacks one answer per read: {_quote(answer)}")
+        for line, each in zip(wanted, answers, strict=True):
+            if not isinstance(each, dict) or not isinstance(each.get("ok"), bool):
+                self.process.fail(f'an answer in {BATCH} has no "ok": {_quote(each)}')
+            if "protocol_error" in each:
+                self.process.fail(f"it refused a read in {BATCH}: {each['protocol_error']}")
+            self._read_answers[line] = each
+
+    def _outcome(self, op: str, answer: dict[str, Any]) -> dict[str, Any]:
+        """`answer` if it succeeded; else its error raised as its spec.errors class, or `Fatal`."""
         if answer["ok"]:
             return answer
         if isinstance(answer.get("fatal"), str):
@@ -510,15 +559,8 @@ class AdapterCache:
         this (`_as_requests` below), so an op added to `kcache.ops.OPS` needs
         nothing here.
         """
-        arguments = OPS[op].arguments
-        named = dict(zip((argument.key for argument in arguments), values, strict=True))
-        if "snapshot" in named:
-            snapshot = named["snapshot"]
-            if not isinstance(snapshot, AdapterSnapshot) or snapshot.cache is not self:
-                raise TypeError(f"{op} needs a snapshot from this cache's new_snapshot()")
-            named["snapshot"] = snapshot.name
-        request = READ_REQUESTS.get(op, op)
-        answer = self.request(request, **request_fields(request, named))
+        request, fields = self._request_of(op, values)
+        answer = self.request(request, **fields)
         if op not in READ_REQUESTS:
             return None
         key = READ_ANSWERS.get(op, op)
@@ -530,9 +572,19 @@ class AdapterCache:
             if problem is not None:
                 self.process.fail(f"the answer to {request} has the wrong shape: {problem}")
         # a manifest that does not read as a pod, a wrong type: the adapter's fault
-        result = self.read(answer, key, codec.from_json)
-        # a pod read back counts its requests as this cache's release does (§3.6)
-        return result.counted_in(self._release.name) if isinstance(result, Pod) else result
+        return self.read(answer, key, codec.from_json)
+
+    def _request_of(self, op: str, values: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
+        """The request that runs the cache method `op` on `values`, and its fields."""
+        arguments = OPS[op].arguments
+        named = dict(zip((argument.key for argument in arguments), values, strict=True))
+        if "snapshot" in named:
+            snapshot = named["snapshot"]
+            if not isinstance(snapshot, AdapterSnapshot) or snapshot.cache is not self:
+                raise TypeError(f"{op} needs a snapshot from this cache's new_snapshot()")
+            named["snapshot"] = snapshot.name
+        request = READ_REQUESTS.get(op, op)
+        return request, request_fields(request, named)
 
     def read(self, answer: dict[str, Any], key: str | None, convert: Callable[[Any], T]) -> T:
         """`convert(answer[key])` (or of the whole answer); a wrong shape is the adapter's fault."""

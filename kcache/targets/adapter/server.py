@@ -23,7 +23,13 @@ from kcache.ops import OPS, Run, read_seconds
 from kcache.spec.errors import CacheError, Fatal, ObjectError
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import RELEASES
-from kcache.targets.adapter.wire import PROTOCOL_VERSION, READ_ANSWERS, REQUESTS, error_class_name
+from kcache.targets.adapter.wire import (
+    BATCH,
+    PROTOCOL_VERSION,
+    READ_ANSWERS,
+    REQUESTS,
+    error_class_name,
+)
 
 Answer = dict[str, Any]
 
@@ -51,11 +57,31 @@ class Session:
             request = exact_json.loads(line)
         except ValueError as error:
             return {"ok": False, "protocol_error": f"not a JSON request: {error}"}
+        if isinstance(request, dict) and request.get("op") == "quit":
+            return None
+        if isinstance(request, dict) and request.get("op") == BATCH:
+            return self._batch(request)
+        return self._respond(request)
+
+    def _batch(self, request: Mapping[str, Any]) -> Answer:
+        """Each read of `requests` answered as if it came alone."""
+        reads = request.get("requests")
+        if not isinstance(reads, list) or set(request) != {"op", "requests"}:
+            return {"ok": False, "protocol_error": f'{BATCH} takes one key, "requests": a list'}
+        return {
+            "ok": True,
+            "answers": [
+                self._respond(read)
+                if isinstance(read, dict) and read.get("op") in READ_ANSWERS
+                else {"ok": False, "protocol_error": f"{BATCH}: not a read: {json.dumps(read)}"}
+                for read in reads
+            ],
+        }
+
+    def _respond(self, request: object) -> Answer:
         try:
             if not isinstance(request, dict) or not isinstance(request.get("op"), str):
                 raise _RefusedError('a request is a JSON object with an "op" string')
-            if request["op"] == "quit":
-                return None
             return {"ok": True, **self._handle(request)}
         except CacheError as error:
             return {"ok": False, "error": {"class": error_class_name(error), "message": str(error)}}
@@ -144,6 +170,7 @@ def serve(factory: CacheFactory, name: str, requests: Iterable[str], answers: Te
         "kcache_adapter": PROTOCOL_VERSION,
         "name": name,
         "releases": list(targets.modelled_releases(factory)),
+        "batch": True,
     }
     _send(answers, handshake)
     session = Session(factory)

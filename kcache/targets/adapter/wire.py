@@ -62,6 +62,9 @@ READ_REQUESTS: Mapping[str, str] = {
     "node_count": "dump",
     "pod_count": "dump",
 }
+#: the request that carries several reads and answers each as if it came alone; an adapter
+#: offers it with `"batch": true` in its handshake (docs/adapter-protocol.md, section 2.2)
+BATCH = "batch"
 #: every op a request may name besides `init` and `quit`: each op that changes a cache, and the
 #: reads above (`observe` is kcache's own: it asks nothing of a cache)
 REQUESTS: frozenset[str] = MUTATORS | frozenset(READ_ANSWERS)

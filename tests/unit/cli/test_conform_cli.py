@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import pty
 import re
@@ -470,3 +471,37 @@ class TestStopBetweenExamples:
         with StopBetweenExamples() as stop:
             stop.check()
         assert not stop.requested
+
+
+#: an impl whose node removal never returns, as a cache stuck in a loop would not
+LOOPING_CACHE = """
+from kcache.impl.cache import Cache
+
+
+class Looping(Cache):
+    def remove_node(self, node):
+        while True:
+            pass
+"""
+
+
+class TestStepTimeout:
+    def test_a_looping_cache_fails_its_step_with_the_trace(
+        self, own_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The hung step is a failure like any other: reported, shrunk, written as a trace."""
+        (own_folder / "looping.py").write_text(LOOPING_CACHE)
+        monkeypatch.syspath_prepend(str(own_folder))
+        run = ["--impl", "looping:Looping", "--step-timeout", "0.2", "--db", "none"]
+        assert conform(*run, "--max-examples", "50", "--seed", "0") == 1
+        out = capsys.readouterr().out
+        assert "remove_node did not return within 0.2 s (--step-timeout)" in out
+        (trace,) = (own_folder / "kcache-failures").glob("*.json")
+        steps = [step["op"] for step in json.loads(trace.read_text())["steps"]]
+        assert steps[-1] == "remove_node"
+
+    @pytest.mark.parametrize("text", ["0", "-1", "inf", "soon"])
+    def test_refused(self, text: str, capsys: pytest.CaptureFixture[str]) -> None:
+        """Only a positive, finite number of seconds is a step timeout."""
+        assert conform("--impl", "impl", "--step-timeout", text) == 2
+        assert "--step-timeout" in capsys.readouterr().err

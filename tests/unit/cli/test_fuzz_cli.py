@@ -92,6 +92,20 @@ def test_db_names_the_example_database(
     assert examples <= 3  # the saved example first, then only its (already minimal) shrink
 
 
+@pytest.mark.parametrize("command", ["conform", "fuzz"])
+def test_db_none_keeps_no_database(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--db none finds the failure and writes its trace, but no example database anywhere."""
+    monkeypatch.chdir(tmp_path)
+    budget = ["--max-examples", "60"] if command == "conform" else ["--duration", "30s"]
+    run = [command, "--impl", BUG, *budget, "--seed", "0", "--db", "none"]
+    if command == "fuzz":
+        run += ["--workers", "1"]
+    assert main(run) == 1
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["kcache-failures"]
+
+
 class TestBadArguments:
     @pytest.mark.parametrize(
         ("argv", "named"),
@@ -120,6 +134,20 @@ class TestBadArguments:
         """An unknown target is one line and exit 2, however many workers would run it."""
         assert main(["fuzz", "--impl", "nonsense", "--duration", "1s", "--workers", workers]) == 2
         assert capsys.readouterr().err.startswith("kcache: error: --impl nonsense")
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["fuzz", "--impl", "impl", "--duration", "1s", "--db", "none", "--db", "other"],
+            ["conform", "--impl", "impl", "--db", "none", "--replay-only"],
+        ],
+    )
+    def test_db_none_alone(self, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+        """`--db none` is no database: nothing to combine it with, nothing to replay."""
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("kcache: error: --")
+        assert len(err.splitlines()) == 1
 
     @pytest.mark.parametrize("workers", ["1", "2"])
     @pytest.mark.parametrize(

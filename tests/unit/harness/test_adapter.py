@@ -99,6 +99,41 @@ class TestClient:
         assert cache.get_pod(pod("u2", "elsewhere")) == pod("u2", "n2")
         assert (cache.is_assumed_pod(pod("u1")), cache.is_assumed_pod(pod("u2"))) == (True, False)
 
+    def test_prefetched_reads_take_one_request_until_the_cache_changes(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`prefetch` asks every read in one batch; the reads then answer from it, errors
+        included, until a change, after which they are asked again."""
+        sent: list[str] = []
+        process = cache.process
+        ask = process.request
+        monkeypatch.setattr(
+            process,
+            "request",
+            lambda message, timeout=None: sent.append(message["op"]) or ask(message, timeout),
+        )
+        cache.add_node(node("n1"))
+        cache.assume_pod(pod("u1", "n1"))
+        snapshot = cache.new_snapshot()
+        cache.update_snapshot(snapshot)
+        sent.clear()
+        reads = [("dump", ()), ("get_pod", (pod("u1"),)), ("get_pod", (pod("u9"),))]
+        cache.prefetch([*reads, ("is_assumed_pod", (pod("u1"),)), ("view_snapshot", (snapshot,))])
+        assert sent == ["batch"]
+        assert (cache.node_count(), cache.pod_count(), cache.is_assumed_pod(pod("u1"))) == (
+            1,
+            1,
+            True,
+        )
+        assert cache.get_pod(pod("u1")) == pod("u1", "n1")
+        with pytest.raises(PodNotFoundError):
+            cache.get_pod(pod("u9"))
+        assert snapshot.view().node_list == ("n1",)
+        assert sent == ["batch"]
+        cache.forget_pod(pod("u1", "n1"))
+        assert cache.pod_count() == 0
+        assert sent == ["batch", "forget_pod", "dump"]
+
     def test_get_pod_answers_the_cached_version_whole(self, cache: AdapterCache) -> None:
         """The pod the cache holds comes back, not the argument: requests, ports, affinity."""
         held = pod_from_manifest(
@@ -278,8 +313,49 @@ class TestServer:
     def test_handshake_first(self) -> None:
         """The first line is the handshake, before any request."""
         assert self.serve() == [
-            {"kcache_adapter": 1, "name": "test", "releases": ["v1.35", "v1.36", "v1.37"]}
+            {
+                "kcache_adapter": 1,
+                "name": "test",
+                "releases": ["v1.35", "v1.36", "v1.37"],
+                "batch": True,
+            }
         ]
+
+    def test_batch_answers_each_read_as_if_alone(self) -> None:
+        """A batch's answers are the answers its reads get one by one, errors included."""
+        setup = [
+            '{"op": "init", "release": "v1.37"}',
+            '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}',
+            '{"op": "assume_pod", "pod": {"metadata": {"name": "p", "uid": "u1"},'
+            ' "spec": {"nodeName": "n1"}}}',
+        ]
+        reads = [
+            '{"op": "dump"}',
+            '{"op": "get_pod", "pod": {"metadata": {"name": "p", "uid": "u1"}, "spec": {}}}',
+            '{"op": "get_pod", "pod": {"metadata": {"name": "q", "uid": "u9"}, "spec": {}}}',
+            '{"op": "is_assumed_pod", "pod": {"metadata": {"name": "p", "uid": "u1"}}}',
+            '{"op": "view_snapshot", "snapshot": "s1"}',
+        ]
+        alone = self.serve(*setup, *reads)[len(setup) + 1 :]
+        batch = '{"op": "batch", "requests": [' + ", ".join(reads) + "]}"
+        (answer,) = self.serve(*setup, batch)[len(setup) + 1 :]
+        assert answer == {"ok": True, "answers": alone}
+        assert alone[2]["error"]["class"] == "PodNotFoundError"
+
+    def test_batch_carries_reads_only(self) -> None:
+        """A change in a batch is refused and not made; a batch without a list is refused."""
+        init = '{"op": "init", "release": "v1.37"}'
+        add = '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}'
+        _, _, batch, dump, bare = self.serve(
+            init,
+            '{"op": "batch", "requests": [' + add + ', {"op": "dump"}]}',
+            '{"op": "dump"}',
+            '{"op": "batch"}',
+        )
+        refused, read = batch["answers"]
+        assert refused["protocol_error"].startswith("batch: not a read: ")
+        assert read["nodes"] == dump["nodes"] == {}
+        assert bare["protocol_error"] == 'batch takes one key, "requests": a list'
 
     def test_protocol_errors(self) -> None:
         """Unparseable requests, unknown ops and ops before init are protocol errors."""

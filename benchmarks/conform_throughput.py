@@ -1,0 +1,168 @@
+"""Steps per CPU second of `kcache conform`, this tree against an earlier one, in one run.
+
+CPU time is what a step costs whatever else the machine runs (the 2-core
+machines this is measured on are shared), so the two trees are compared on
+it, measured in turns (earlier, this, earlier, this, ...) so that a change
+in load between them falls on both.  Each run is a real `kcache conform`
+child process with a fixed seed and example count, started in an empty
+folder so that no example database is replayed; its CPU time includes the
+Go adapter's, a grandchild the child waits for.  The earlier tree is a
+temporary `git worktree` of `--against` (default: the commit issue 12 was
+measured on), run with `PYTHONPATH` pointing at it and its own Go adapter
+build.
+
+`python -m benchmarks throughput` prints this table with the others;
+`python -m benchmarks.conform_throughput [--quick] [--against REV]` prints it alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import attrs
+
+from benchmarks.report import Table, Target, render
+from benchmarks.scale import FULL, QUICK, Scale
+
+#: the tree the throughput goal of issue 12 is stated against (2026-11-24)
+BASELINE = "76a5963"
+#: conform targets measured, with the examples each run draws at full scale
+TARGETS = {"impl": 300, "go": 100}
+SEED = "1"
+#: how many times the new tree must beat the earlier one
+GOAL = 2.0
+_SUMMARY = re.compile(r": (\d+) examples, (\d+) steps, ")
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+@attrs.frozen
+class Tally:
+    """The steps and CPU seconds of every run of one target on one tree."""
+
+    steps: int = 0
+    cpu: float = 0.0
+
+    def plus(self, steps: int, cpu: float) -> Tally:
+        return Tally(self.steps + steps, self.cpu + cpu)
+
+    @property
+    def rate(self) -> float:
+        return self.steps / self.cpu
+
+
+def throughput_section(scale: Scale, against: str = BASELINE) -> Table:
+    """Steps per CPU second of `kcache conform` on impl and go, here and at `against`."""
+    rows: list[tuple[str, ...]] = []
+    targets: list[Target] = []
+    with _worktree(against) as earlier:
+        trees = {against: earlier, "this tree": _CHECKOUT}
+        for root in trees.values():
+            _build_go(root)
+        for target, full_examples in TARGETS.items():
+            examples = max(20, full_examples * scale.conform_percent // 100)
+            tallies = dict.fromkeys(trees, Tally())
+            for _ in range(scale.repeat):
+                for label, root in trees.items():
+                    tallies[label] = tallies[label].plus(*_conform(root, target, examples))
+            for label, tally in tallies.items():
+                rows.append(
+                    (target, label, str(tally.steps), f"{tally.cpu:.1f}", f"{tally.rate:.0f}")
+                )
+            gain = tallies["this tree"].rate / tallies[against].rate
+            targets.append(
+                Target(
+                    goal=f"conform --impl {target}: >= {GOAL:g}x the steps per CPU s of {against}",
+                    measured=f"{gain:.2f}x",
+                    met=gain >= GOAL,
+                )
+            )
+    return Table(
+        title=f"kcache conform throughput ({scale.repeat} runs per tree and target, in turns)",
+        columns=("target", "tree", "steps", "CPU s", "steps/CPU s"),
+        rows=tuple(rows),
+        targets=tuple(targets),
+    )
+
+
+def _conform(root: Path, target: str, examples: int) -> tuple[int, float]:
+    """One `kcache conform` run of the tree at `root`: its steps and CPU seconds."""
+    argv = ["conform", "--impl", target, "--seed", SEED, "--max-examples", str(examples)]
+    before = _children_cpu()
+    with tempfile.TemporaryDirectory() as folder:
+        child = subprocess.run(
+            [sys.executable, "-m", "kcache", *argv, "--profile", "default"],
+            cwd=folder,
+            env=_environment(root),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    cpu = _children_cpu() - before
+    found = _SUMMARY.search(child.stdout)
+    if child.returncode != 0 or found is None:
+        raise RuntimeError(
+            f"kcache conform --impl {target} in {root} failed: "
+            f"{(child.stdout + child.stderr).strip()[-300:]}"
+        )
+    return int(found.group(2)), cpu
+
+
+def _build_go(root: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "kcache.targets.go", "build"],
+        env=_environment(root),
+        capture_output=True,
+        check=True,
+    )
+
+
+def _environment(root: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(root)}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@contextlib.contextmanager
+def _worktree(revision: str) -> Iterator[Path]:
+    """A detached `git worktree` of `revision` beside nothing else, removed afterwards."""
+    with tempfile.TemporaryDirectory() as folder:
+        tree = Path(folder) / "tree"
+        git = ["git", "-C", str(_CHECKOUT)]
+        subprocess.run(
+            [*git, "worktree", "add", "--detach", str(tree), revision],
+            capture_output=True,
+            check=True,
+        )
+        try:
+            yield tree
+        finally:
+            subprocess.run(
+                [*git, "worktree", "remove", "--force", str(tree)], capture_output=True, check=False
+            )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.conform_throughput")
+    parser.add_argument("--quick", action="store_true", help="short runs: a smoke test")
+    parser.add_argument(
+        "--against", default=BASELINE, metavar="REV", help=f"the earlier tree (default {BASELINE})"
+    )
+    arguments = parser.parse_args(argv)
+    print(render(throughput_section(QUICK if arguments.quick else FULL, arguments.against)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
