@@ -393,6 +393,25 @@ def test_adapter_errors_in_a_run_name_the_step_stderr_and_trace(
     assert "step 0 (add_node)" in one_error_line(capsys.readouterr().err)
 
 
+def test_explain_reports_a_broken_adapter_as_one_not_as_the_cache(
+    own_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """explain on an adapter that dies: exit 2 naming the trace, step and stderr tail, where
+    the story used to show 'the cache raised AdapterError' and exit 1."""
+    broken = f"cmd:{sys.executable} {TEST_ADAPTERS / 'broken_adapter.py'} crash-on-change"
+    path = own_folder / "t.json"
+    path.write_text(
+        json.dumps({"name": "t", "steps": [{"op": "add_node", "node": node("n1")}]}) + "\n"
+    )
+    status = main(["explain", str(path), "--impl", broken])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert "the cache raised" not in out
+    error = one_error_line(err)
+    assert "trace 't': step 0 (add_node): adapter " in error
+    assert "  adapter: panic: assignment to entry in nil map" in err.splitlines()
+
+
 def test_a_wrong_typed_answer_is_an_adapter_error_not_a_divergence(
     own_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
