@@ -97,7 +97,22 @@ def read_seconds(value: Any) -> Decimal:
         raise ValueError(f"expected seconds as a number, got {json.dumps(value)}") from None
     if not seconds.is_finite():
         raise ValueError(f"expected a finite number of seconds, got {value}")
+    if seconds.copy_abs() > MAX_SECONDS:  # copy_abs: abs() would round, and overflow
+        raise ValueError(
+            f"{_shown(value)} seconds is beyond what the cache can represent: at most "
+            f"{MAX_SECONDS} either way (upstream's clock counts int64 nanoseconds)"
+        )
     return seconds
+
+
+#: the largest time, and TTL, a trace or --ttl may give: upstream's time.Duration and
+#: Unix-nanosecond clock are int64 nanoseconds, and the Go adapter refuses more too
+MAX_SECONDS = Decimal("9223372036.854775807")
+
+
+def _shown(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else text[:20] + "..." + text[-10:]
 
 
 def _manifest(value: Pod | Node) -> Any:

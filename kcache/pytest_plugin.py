@@ -95,18 +95,21 @@ class ConformanceItem(pytest.Item):
         # the profile's settings explicitly, so the user's Hypothesis profile stays loaded
         from kcache.cli import machine_run, options, report  # noqa: PLC0415
         from kcache.errors import KcacheError  # noqa: PLC0415
+        from kcache.files import check_folder  # noqa: PLC0415
         from kcache.machine.profiles import selected  # noqa: PLC0415
 
         config = self.config
         release = config.getoption("kcache_release")
         try:
+            out_dir = Path(config.getoption("kcache_out"))
+            check_folder(out_dir, "--kcache-out")  # before the run: a failure found is kept
             profile = selected(os.environ)
             seed = options.run_seed(config.getoption("kcache_seed"), profile)
             finished = machine_run.run_machine(
                 self.target,
                 release=RELEASES[release],
                 seed=seed,
-                out_dir=Path(config.getoption("kcache_out")),
+                out_dir=out_dir,
                 profile=profile,
                 max_examples=config.getoption("kcache_max_examples"),
                 time_budget=None,
@@ -127,6 +130,8 @@ class ConformanceItem(pytest.Item):
                 failure.message,
             ]
             lines.append(report.failure_details(finished, self.target))
+            if failure.write_error is not None:  # the trace itself, since it is not on disk
+                lines.append(failure.trace_text)
             raise ConformanceError("\n".join(lines))
 
     def repr_failure(

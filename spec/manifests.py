@@ -59,13 +59,73 @@ def _documents(text: str, source: str) -> list[Any]:
                 f"{source}: line {error.lineno}, column {error.colno}: invalid JSON: {error.msg}"
             ) from None
     try:
-        return list(yaml.safe_load_all(text))
+        return list(yaml.load_all(text, Loader=LimitedLoader))  # a SafeLoader, limited
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise ObjectError(f"{source}: {at}invalid YAML: {error.problem}") from None
     except yaml.YAMLError as error:
         raise ObjectError(f"{source}: invalid YAML: {_reason(error)}") from None
+
+
+#: deepest YAML nesting read (JSON's readers keep the same limit, `kcache.exact_json`)
+YAML_MAX_DEPTH = 100
+#: values YAML aliases may add to a document beyond those written out ("billion laughs")
+YAML_MAX_ALIASED = 100_000
+
+
+class LimitedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing documents nested too deep, recursive, or growing past
+    `YAML_MAX_ALIASED` values through aliases: such a document loads in no time and then
+    takes minutes and all memory to write out or walk."""
+
+    def compose_document(self) -> yaml.Node | None:
+        try:
+            node = super().compose_document()
+        except RecursionError:
+            raise yaml.YAMLError(f"nested deeper than {YAML_MAX_DEPTH} levels") from None
+        if node is not None:
+            _check_limits(node)
+        return node
+
+
+def _check_limits(root: yaml.Node) -> None:
+    """Refuse a composed document too deep, recursive, or expanded too far by aliases."""
+    sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        children = _children(node)
+        if finished:
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+            depths[id(node)] = 1 + max((depths[id(child)] for child in children), default=0)
+            on_path.discard(id(node))
+            if depths[id(node)] > YAML_MAX_DEPTH:
+                raise yaml.YAMLError(f"nested deeper than {YAML_MAX_DEPTH} levels")
+            continue
+        if id(node) in sizes:
+            continue
+        if id(node) in on_path:
+            raise yaml.YAMLError("an alias refers to a node that contains it (a recursive value)")
+        on_path.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+    aliased = sizes[id(root)] - len(sizes)
+    if aliased > YAML_MAX_ALIASED:
+        raise yaml.YAMLError(
+            f"aliases expand it by {aliased} values (at most {YAML_MAX_ALIASED}): "
+            "write the values out, or use fewer aliases"
+        )
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    return []
 
 
 def _read_document(document: object, where: str) -> list[Pod | Node]:

@@ -22,8 +22,16 @@ threads and the expiry loop share one cache, and every history they record
 must be linearizable with respect to the spec; the first that is not is
 minimised, written under --out and printed (docs/concurrency.md).
 
-exit status: 0 no disagreement found, 1 a disagreement (trace written),
-2 kcache could not run (bad arguments, target or adapter).
+Every output location (--out, --junit-xml, --db folders) is checked before
+anything runs.  A trace that cannot be written when the failure is found
+(a full disk) is printed whole on stderr instead.  SIGINT (Ctrl-C) and
+SIGTERM stop the run after the current example, keeping and reporting what
+was found; an adapter that does not answer within 2 s of the stop is
+stopped with its process group and reported as an error.
+
+exit status: 0 no disagreement found, 1 a disagreement (trace written or
+printed), 2 kcache could not run (bad arguments, output, target or
+adapter), 130 or 143 stopped by SIGINT or SIGTERM with nothing found.
 """
 
 from __future__ import annotations
@@ -89,6 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    options.check_outputs(args)
     if parallel_command.wanted(args):
         if args.db or args.replay_only:
             raise KcacheError("--db and --replay-only are for the sequential machine")
@@ -117,6 +126,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     )
     if finished.database_lost is not None:
         raise KcacheError(finished.database_lost)
+    if finished.error is not None:
+        raise KcacheError(finished.error)
     result = finished.result
     failure = result.failure
     case = JUnitCase(
@@ -132,4 +143,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         details="" if failure is None else f"{failure.message}\n\n{details}",
         summary=report.describe_result(result),
     )
-    return report.conclude(args, case, failed=failure is not None, interrupted=result.interrupted)
+    return report.conclude(
+        args,
+        case,
+        failed=failure is not None,
+        interrupted=result.interrupted,
+        stopped_by=finished.stopped_by,
+    )

@@ -23,12 +23,14 @@ from typing import TextIO
 
 from kcache import targets
 from kcache.errors import TraceError
-from kcache.traces.explain import render_story, tell
-from kcache.traces.trace import Trace, load_file
+from kcache.traces.explain import write_story
+from kcache.traces.trace import TRACE_SUFFIXES, Trace, load_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", metavar="TRACE", help="a trace file (.json or .jsonl)")
+    parser.add_argument(
+        "trace", metavar="TRACE", help=f"a trace file ({', '.join(TRACE_SUFFIXES)})"
+    )
     parser.add_argument(
         "--impl",
         default="spec",
@@ -45,9 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     trace = _chosen(load_file(args.trace), args.trace, args.name)
     with targets.opened(args.impl) as factory:
-        story = tell(trace, factory, args.impl)
-    (out or sys.stdout).write(render_story(story))
-    return 0 if story.first_mismatch is None else 1
+        first = write_story(trace, factory, args.impl, out or sys.stdout)
+    return 0 if first is None else 1
 
 
 def _chosen(traces: list[Trace], path: str, name: str | None) -> Trace:

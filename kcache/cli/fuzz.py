@@ -16,12 +16,17 @@ Progress is one updating line on a terminal (all workers summed;
 --per-worker adds each one's rate) and a line every --every seconds
 elsewhere (CI logs).
 
-Ctrl-C (SIGINT) stops every worker after its current example: whatever
-failure was found is kept (its smallest trace so far is written under
---out, once however many workers found it) and the summary is printed.
+Ctrl-C (SIGINT) or SIGTERM (CI cancelling, `timeout`) stops every worker
+after its current example: whatever failure was found is kept (its
+smallest trace so far is written under --out, once however many workers
+found it) and the summary is printed with the seed.  An adapter that does
+not answer within 2 s of the stop is stopped with its process group and
+reported as an error, never as a pass.  --out and the --db folders are
+checked before anything runs.
 
-exit status: 0 no disagreement found (also when stopped with Ctrl-C),
-1 a disagreement (trace written), 2 kcache could not run.
+exit status: 0 no disagreement found (also when stopped by a signal),
+1 a disagreement (trace written or printed), 2 kcache could not run
+(bad arguments, output, target or adapter).
 """
 
 from __future__ import annotations
@@ -73,6 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    options.check_outputs(args)
     seed = options.run_seed(args.seed, "fuzz")
     progress = ProgressLine.for_stream(sys.stderr, every=args.every)
     count = args.workers or workers.default_workers()
@@ -95,6 +101,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     report.report(finished, args.impl, args.release, seed, out, coverage_table=args.coverage)
     if finished.database_lost is not None:
         raise KcacheError(finished.database_lost)
+    if finished.error is not None:
+        raise KcacheError(finished.error)
     return 0 if finished.result.failure is None else 1
 
 
@@ -122,7 +130,8 @@ def _run_workers(
         coverage_table=args.coverage,
         out=out,
     )
-    problem = fleet.error or fleet.database_lost
+    broken = next((run.error for run in fleet.runs.values() if run.error), None)
+    problem = fleet.error or fleet.database_lost or broken
     if problem is not None:
         raise KcacheError(problem)
     return 0 if not fleet.failures else 1

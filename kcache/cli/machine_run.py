@@ -29,6 +29,7 @@ from kcache.machine.runner import ConformanceResult, run_conformance
 from kcache.reporting.progress import Tally
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import Release
+from kcache.targets.adapter import client as adapter_client
 from kcache.targets.time_limit import STEP_TIMEOUT
 from kcache.traces.expectations import Mismatch
 from kcache.traces.replay import replay_trace, representation_checked
@@ -112,14 +113,22 @@ def run_machine(
                 progress.finish()
         _to_stderr(reports)
         lost = None if examples is None else examples.lost()
-        replayed = _replayed(result, factory)
-        if replayed is not None or result.failure is None:
-            return MachineRun(result, replayed, database_lost=lost)
-        return MachineRun(
-            result,
-            replayed_checked=_replayed(result, representation_checked(factory)),
-            database_lost=lost,
-        )
+        # an adapter that broke and was then interrupted must still read as broken
+        broke = result.error or getattr(factory, "error", None)
+        finished = MachineRun(result, database_lost=lost, error=broke, stopped_by=stop.signal_name)
+        if result.failure is None or result.failure.trace_path is None:
+            return finished
+        if result.interrupted or broke is not None:
+            why = "the run was stopped" if broke is None else "the target broke"
+            return attrs.evolve(finished, not_replayed=why)
+        try:
+            replayed = _replayed(result, factory)
+            if replayed is not None:
+                return attrs.evolve(finished, replayed=replayed)
+            checked = _replayed(result, representation_checked(factory))
+        except KcacheError as broken:
+            return attrs.evolve(finished, error=str(broken), not_replayed="the target broke")
+        return attrs.evolve(finished, replayed_checked=checked)
 
 
 @attrs.frozen
@@ -133,6 +142,12 @@ class MachineRun:
     replayed_checked: Mismatch | None = None
     #: why the run stopped early when a shared example database went away, else None
     database_lost: str | None = None
+    #: what broke the target (an adapter that died or hung), even in a run stopped afterwards
+    error: str | None = None
+    #: the signal that stopped the run ("SIGINT", "SIGTERM"), if one did
+    stopped_by: str | None = None
+    #: why a written trace was not replayed before the report, if it was not
+    not_replayed: str | None = None
 
 
 def _replayed(result: ConformanceResult, factory: CacheFactory) -> Mismatch | None:
@@ -167,38 +182,51 @@ def _after_each_example(
     return report_and_check
 
 
+#: the signals that stop a run, each the same way: Ctrl-C, and `timeout`, CI or a container stop
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 class StopBetweenExamples:
-    """Ctrl-C stops the run after the current example; a second Ctrl-C stops it at once.
+    """SIGINT or SIGTERM stops the run after the current example; a second one stops it at once.
 
     A KeyboardInterrupt raised at an arbitrary point can land in a finalizer
     or weakref callback, where Python ignores it and the run goes on; raised
     between examples, it always reaches `run_conformance`, which keeps what
-    was found.  Outside the main thread (where signals cannot be handled)
-    Ctrl-C keeps Python's default behaviour.
+    was found.  A wait on an adapter ends at once (the adapter is stopped):
+    a hung adapter never keeps a stopped run going.  Outside the main thread
+    (where signals cannot be handled) both keep Python's default behaviour.
     """
 
     def __init__(self) -> None:
         self.requested = False
-        self._previous: Any = None
-        self._installed = False
+        #: the name of the first signal that asked to stop
+        self.signal_name: str | None = None
+        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> StopBetweenExamples:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._request)
-            self._installed = True
+            for number in STOP_SIGNALS:
+                self._previous[number] = signal.signal(number, self._request)
+            if adapter_client.stop_waiting.at is not None:  # a fuzz worker told before its run
+                self.requested, self.signal_name = True, adapter_client.stop_waiting.by
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._installed:
-            signal.signal(signal.SIGINT, self._previous)
+        if self._previous:
+            adapter_client.stop_waiting.clear()  # the request was this run's
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+        self._previous.clear()
 
     def _request(self, signum: int, frame: object) -> None:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
+        self.signal_name = signal.Signals(signum).name
+        adapter_client.stop_waiting.set(self.signal_name)
 
     def check(self) -> None:
-        """Raise KeyboardInterrupt if Ctrl-C was pressed: a clean place to stop."""
+        """Raise KeyboardInterrupt if a stop was asked for: a clean place to stop."""
         if self.requested:
             raise KeyboardInterrupt
 

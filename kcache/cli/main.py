@@ -6,16 +6,20 @@ a module of `kcache.cli` listed in `SUBCOMMANDS`; the module's docstring
 is its help, `add_arguments(parser)` declares its options and `run(args)`
 returns the exit status.  Exit statuses: 0 all good, 1 the check found a
 problem, 2 kcache could not run (usage, input, target or adapter errors,
-reported as one line without a traceback), 130 stopped by Ctrl-C, 141 the
+reported as one line without a traceback), 130 stopped by Ctrl-C, 143 by
+SIGTERM (adapters are stopped either way), 141 the
 reader of the output went away (`kcache ... | head -1`), as for SIGPIPE.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -34,6 +38,10 @@ SUBCOMMANDS: dict[str, str] = {
 USAGE_ERROR = 2
 #: exit status when the output's reader closed the pipe: 128 + SIGPIPE, as the shell reports
 OUTPUT_CLOSED = 141
+#: exit status when SIGTERM stopped kcache: 128 + SIGTERM
+STOPPED_BY_SIGTERM = 143
+#: errors of writing the output itself: a full disk or quota, a file too big, a failing device
+_OUTPUT_LOST = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 class _Parser(argparse.ArgumentParser):
@@ -73,13 +81,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (`| head -1`): stop quietly, as cat does.  Python
         # would flush stdout again at exit and complain; point it at /dev/null.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _stdout_to_devnull()
         return OUTPUT_CLOSED
+    except OSError as error:
+        if error.errno not in _OUTPUT_LOST:
+            raise
+        # the output is on a full disk, or a device that failed: kcache's own files
+        # (traces, reports) handle these where they are written
+        _stdout_to_devnull()
+        print(f"kcache: error: cannot write the output: {error.strerror or error}", file=sys.stderr)
+        return USAGE_ERROR
     return status
 
 
+def _stdout_to_devnull() -> None:
+    """Send what is left of stdout nowhere: Python flushes it again at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM outside a run that handles it: unwound like Ctrl-C, so adapters are stopped."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def _run(argv: Sequence[str] | None) -> int:
+    if threading.current_thread() is not threading.main_thread():
+        return _parsed_and_run(argv)
+    # SIGTERM's default action would end kcache on the spot, leaving an adapter running
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _parsed_and_run(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _parsed_and_run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -90,6 +130,9 @@ def _run(argv: Sequence[str] | None) -> int:
     except KcacheError as error:
         print(f"kcache: error: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except _Terminated:
+        print("kcache: stopped by SIGTERM", file=sys.stderr)
+        return STOPPED_BY_SIGTERM
     except KeyboardInterrupt:
         print("kcache: interrupted", file=sys.stderr)
         return 130

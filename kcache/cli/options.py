@@ -12,9 +12,9 @@ import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from kcache import targets
+from kcache import files, targets
 from kcache.errors import KcacheError
-from kcache.machine.database import DB_HELP
+from kcache.machine.database import DB_HELP, NO_DATABASE, REDIS_SCHEMES
 from kcache.machine.profiles import PROFILES
 from kcache.ops import read_seconds
 from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
@@ -185,3 +185,21 @@ def add_coverage_argument(parser: argparse.ArgumentParser) -> None:
         help="print how often the run reached each life-cycle cell and snapshot-update path "
         "(one line with the unreached ones is always printed)",
     )
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output location kcache could not write (KcacheError).
+
+    `--out`, `--junit-xml` and every `--db` folder (unless `--replay-only`
+    leaves them as they are): a failure found after an hour of fuzzing must
+    never be lost to a read-only folder, a file where a folder should be or a
+    full disk.
+    """
+    files.check_folder(args.out, "--out")
+    junit = getattr(args, "junit_xml", None)
+    if junit is not None:
+        files.check_file(junit, "--junit-xml")
+    if not getattr(args, "replay_only", False):
+        for url in getattr(args, "db", ()):
+            if url != NO_DATABASE and "://" not in url and not url.startswith(REDIS_SCHEMES):
+                files.check_folder(Path(url), "--db")

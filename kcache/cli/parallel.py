@@ -145,11 +145,13 @@ def print_report(
         return ""
     print(f"FAIL {target} under threads ({release}): {describe(result)}", file=out)
     print(f"  {failure.headline}", file=out)
-    written = (
-        f"history: {failure.history_path}\nwhole run: {failure.full_history_path}"
-        if failure.history_path is not None
-        else "the history was not written (no --out folder, or threads hung)"
-    )
+    if failure.write_error is not None:
+        report.print_unwritten_trace(failure.write_error, failure.history_text.rstrip())
+        written = f"the history was not written ({failure.write_error}): it is printed on stderr"
+    elif failure.history_path is not None:
+        written = f"history: {failure.history_path}\nwhole run: {failure.full_history_path}"
+    else:
+        written = "the history was not written (no --out folder, or threads hung)"
     details = f"{failure.explanation}\n{written}"
     print("\n".join(f"  {line}" for line in details.splitlines()), file=out)
     return details

@@ -12,6 +12,9 @@ trace that shows a known upstream defect of its release (its
 `upstream_defect`, docs/upstream-divergences.md) is KNOWN when it fails as
 recorded, and XPASS, a failure, when it passes.
 
+Trace files are .json (one trace), .jsonl (one per line) or .yaml/.yml (one
+per document); a folder that cannot be read is an error, never skipped.
+
 exit status: 0 every trace that ran passed and at least one ran,
 1 a trace failed or none ran, 2 kcache could not run (bad path, trace,
 target or adapter).

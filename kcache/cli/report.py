@@ -57,16 +57,20 @@ def report(
             file=out,
         )
     if result.failure is None:
+        if run.error is not None:  # the error line follows: no verdict on a broken target
+            print(f"ERROR {target} could not be checked ({release}): {figures}", file=out)
+            return ""
         stopped = ""
         if run.database_lost is not None:
             stopped = " (stopped: the example database went away)"
         elif result.interrupted:
-            stopped = " (stopped by Ctrl-C)"
+            stopped = f" ({stopped_by(run)})"
         print(f"PASS {target} conforms to the spec ({release}){stopped}: {figures}", file=out)
         print_coverage(result.coverage, RELEASES[release], out, table=coverage_table)
         return ""
     failure = result.failure
-    print(f"FAIL {target} diverges from the spec ({release}): {figures}", file=out)
+    stopped = f" ({stopped_by(run)})" if result.interrupted else ""
+    print(f"FAIL {target} diverges from the spec ({release}){stopped}: {figures}", file=out)
     if result.found_after is not None:
         examples, steps = result.found_after
         seconds = result.seconds_to_failure or 0.0
@@ -104,11 +108,17 @@ def print_coverage(hits: Mapping[str, int], release: Release, out: TextIO, *, ta
 
 def failure_details(run: MachineRun, target: str) -> str:
     """Where the trace is, whether replay shows the failure, and the commands to run next."""
-    trace = run.result.failure.trace_path if run.result.failure else None
+    failure = run.result.failure
+    trace = failure.trace_path if failure else None
+    if failure is not None and failure.write_error is not None:
+        print_unwritten_trace(failure.write_error, failure.trace_text)
+        return f"the trace was not written ({failure.write_error}): it is printed on stderr"
     if trace is None:
         return "the trace was not written (no --out folder)"
     lines = [f"trace: {trace}"]
-    if run.replayed is not None:
+    if run.not_replayed is not None:
+        lines.append(f"not replayed before this report: {run.not_replayed}")
+    elif run.replayed is not None:
         lines.append(f"replay shows it at {run.replayed}")
     elif run.replayed_checked is not None:
         lines.append(
@@ -127,19 +137,54 @@ def failure_details(run: MachineRun, target: str) -> str:
     return "\n".join(lines)
 
 
+def print_unwritten_trace(reason: str, trace_text: str) -> None:
+    """A found failure is never lost: a trace that could not be written goes to stderr, whole."""
+    print(f"kcache: the failing trace was not written ({reason}); here it is:", file=sys.stderr)
+    print(trace_text, file=sys.stderr)
+
+
+def stopped_by(run: MachineRun) -> str:
+    """How an interrupted run was stopped, for its summary line."""
+    if run.stopped_by in (None, "SIGINT"):
+        return "stopped by Ctrl-C"
+    return f"stopped by {run.stopped_by}"
+
+
+#: exit status of a run a signal stopped with nothing found: 128 + the signal, as shells report
+STOPPED_STATUS = {"SIGINT": 130, "SIGTERM": 143}
+
+
 def describe_result(result: ConformanceResult) -> str:
     """Examples, steps, steps/s, elapsed and failures, as the progress line shows them."""
     tally = Tally(result.examples, result.steps, int(result.failure is not None))
     return describe(tally, result.elapsed)
 
 
-def conclude(args: argparse.Namespace, case: JUnitCase, *, failed: bool, interrupted: bool) -> int:
+def conclude(
+    args: argparse.Namespace,
+    case: JUnitCase,
+    *,
+    failed: bool,
+    interrupted: bool,
+    stopped_by: str | None = None,
+) -> int:
     """Write the JUnit report if `--junit-xml` asks for one; the run's exit status.
 
-    0 passed, 1 a failure was found, 130 stopped by Ctrl-C with nothing found.
+    0 passed, 1 a failure was found, 130 (143) stopped by SIGINT (SIGTERM) with
+    nothing found, 2 the report could not be written (its folder was checked
+    before the run, so something changed since).
     """
-    if getattr(args, "junit_xml", None) is not None:
-        write_junit(args.junit_xml, case)
+    junit = getattr(args, "junit_xml", None)
+    if junit is not None:
+        try:
+            write_junit(junit, case)
+        except OSError as error:
+            print(
+                f"kcache: error: --junit-xml {junit}: cannot write it: {error.strerror or error}",
+                file=sys.stderr,
+            )
+            if not failed:
+                return 2
     if failed:
         return 1
-    return 130 if interrupted else 0
+    return STOPPED_STATUS.get(stopped_by or "SIGINT", 130) if interrupted else 0

@@ -36,6 +36,7 @@ from kcache.errors import KcacheError
 from kcache.machine.database import Examples, named_urls
 from kcache.reporting.progress import ProgressLine, Tally, describe
 from kcache.spec.releases import RELEASES, Release
+from kcache.targets.adapter import client as adapter_client
 
 #: worker i's rounds are seeded seed + i * SEED_STRIDE + round: ranges that never overlap
 SEED_STRIDE = 2**32
@@ -79,6 +80,8 @@ class Fleet:
     seeds: tuple[int, ...]
     elapsed: float
     error: str | None
+    #: the signal that stopped the workers ("SIGINT", "SIGTERM"), if one did
+    stopped_by: str | None = None
 
     @property
     def tally(self) -> Tally:
@@ -136,39 +139,54 @@ def run_workers(
         for index in range(workers)
     ]
     started = time.monotonic()
-    # started with Ctrl-C ignored: a worker takes its own handler once in its own group
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # started with Ctrl-C and SIGTERM ignored: a worker takes its own handlers once in its
+    # own group, so a signal passed on while it starts neither kills it nor is lost
+    ignored = {number: signal.signal(number, signal.SIG_IGN) for number in machine_run.STOP_SIGNALS}
     try:
         for process in processes:
             process.start()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in ignored.items():
+            signal.signal(number, handler)
     passed_on = _PassOn(processes, stop)
-    previous = signal.signal(signal.SIGINT, passed_on)
+    previous_handlers = {
+        number: signal.signal(number, passed_on) for number in machine_run.STOP_SIGNALS
+    }
     try:
         runs, error = _collect(
             processes, channel, stop=stop, progress=progress, per_worker=per_worker, started=started
         )
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous_handlers.items():
+            signal.signal(number, handler)
         for process in processes:
             process.join()
         progress.finish()
-    return Fleet(runs=runs, seeds=seeds, elapsed=time.monotonic() - started, error=error)
+    return Fleet(
+        runs=runs,
+        seeds=seeds,
+        elapsed=time.monotonic() - started,
+        error=error,
+        stopped_by=passed_on.signal_name,
+    )
 
 
 class _PassOn:
-    """The parent's Ctrl-C handler: tell every worker, as a terminal would have."""
+    """The parent's SIGINT and SIGTERM handler: tell every worker, as a terminal would have."""
 
     def __init__(self, processes: Sequence[Any], stop: Event) -> None:
         self._processes = processes
         self._stop = stop
+        #: the first signal passed on ("SIGINT", "SIGTERM"), if any
+        self.signal_name: str | None = None
 
     def __call__(self, signum: int, frame: object) -> None:
+        # SIGTERM (CI cancelling, `timeout`) is passed on as a Ctrl-C: one way to stop
+        self.signal_name = self.signal_name or signal.Signals(signum).name
         self._stop.set()  # for a worker that has no handler of its own yet
         for process in self._processes:
             if process.is_alive():
-                os.kill(process.pid, signal.SIGINT)
+                os.kill(process.pid, signum)
 
 
 def _collect(
@@ -222,6 +240,8 @@ def _per_worker(tallies: Sequence[Tally], elapsed: float) -> str:
 def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: Event) -> None:
     """One worker: the machine run a single `kcache fuzz` makes, reported to the parent."""
     os.setpgid(0, 0)  # out of the terminal's group: Ctrl-C comes from the parent only
+    for number in machine_run.STOP_SIGNALS:  # until the run takes them over: remember a stop
+        signal.signal(number, _stop_requested)
     try:
         run = machine_run.run_machine(
             job.target,
@@ -242,6 +262,11 @@ def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: Event) -> Non
         channel.put(("error", index, f"worker {index} was stopped before its run began"))
     else:
         channel.put(("run", index, run))
+
+
+def _stop_requested(signum: int, frame: object) -> None:
+    """A worker's signal before its run began: the run stops at once when it does begin."""
+    adapter_client.stop_waiting.set(signal.Signals(signum).name)
 
 
 class _ToParent:
@@ -290,12 +315,16 @@ def report_fleet(
             file=out,
         )
     lost = fleet.database_lost
-    if not fleet.failures:
+    broken = fleet.error or next((run.error for run in fleet.runs.values() if run.error), None)
+    if not fleet.failures and broken is not None:  # the error line follows: no verdict
+        print(f"ERROR {target} could not be checked ({release}): {figures}", file=out)
+    elif not fleet.failures:
         stopped = ""
         if lost is not None:
             stopped = " (stopped: the example database went away)"
         elif any(run.result.interrupted for run in fleet.runs.values()):
-            stopped = " (stopped by Ctrl-C)"
+            by = fleet.stopped_by
+            stopped = f" (stopped by {'Ctrl-C' if by in (None, 'SIGINT') else by})"
         print(f"PASS {target} conforms to the spec ({release}){stopped}: {figures}", file=out)
         hits = sum((Counter(run.result.coverage) for run in fleet.runs.values()), Counter())
         report.print_coverage(hits, RELEASES[release], out, table=coverage_table)

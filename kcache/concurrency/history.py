@@ -23,6 +23,7 @@ import attrs
 
 from kcache.errors import KcacheError
 from kcache.exact_json import dumps, loads
+from kcache.files import write_atomically
 from kcache.ops import COUNT, NAME, OPS, Outcome, args_to_json, read_seconds
 from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, Release
@@ -107,10 +108,8 @@ def _event_to_json(event: Event) -> dict[str, Any]:
 
 
 def write_history(history: History, path: Path) -> Path:
-    """Write `history` to `path` (creating its folder) and return the path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(history_to_json(history), encoding="utf-8")
-    return path
+    """Write `history` to `path` (creating its folder), whole or not at all; return the path."""
+    return write_atomically(path, history_to_json(history))
 
 
 def read_history(path: Path) -> History:

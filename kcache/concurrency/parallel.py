@@ -44,6 +44,9 @@ class ParallelFailure:
     original_calls: int
     #: the whole recorded history's file, the evidence the minimised one explains
     full_history_path: Path | None = None
+    #: why the histories could not be written (a full disk), and the minimised one as JSON
+    write_error: str | None = None
+    history_text: str = ""
 
 
 @attrs.frozen
@@ -187,11 +190,14 @@ def _finding(
     if verdict.linearizable is not False:
         return None
     smallest = minimise(history, max_steps=max_steps)
-    path = full_path = None
+    path = full_path = write_error = None
     if out_dir is not None:
         digest = hashlib.sha256(history_to_json(history).encode()).hexdigest()[:12]
-        path = write_history(smallest, out_dir / f"{name}-parallel-{digest}.json")
-        full_path = write_history(history, out_dir / f"{name}-parallel-{digest}.full.json")
+        try:
+            path = write_history(smallest, out_dir / f"{name}-parallel-{digest}.json")
+            full_path = write_history(history, out_dir / f"{name}-parallel-{digest}.full.json")
+        except OSError as error:  # a full disk: the report prints the history instead
+            write_error = f"cannot write under {out_dir}: {error.strerror or error}"
     return ParallelFailure(
         headline=f"not linearizable: {len(smallest.events)} of {len(history.events)} calls "
         "that no sequential order of the spec explains",
@@ -200,4 +206,6 @@ def _finding(
         calls=len(smallest.events),
         original_calls=len(history.events),
         full_history_path=full_path,
+        write_error=write_error,
+        history_text=history_to_json(smallest) if write_error else "",
     )

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, NoReturn
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 
+from kcache.errors import KcacheError
 from kcache.machine import coverage, strategies
 from kcache.machine.observation import Allowance, Observation, compare_results, observe
 from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
@@ -108,7 +109,11 @@ class LockstepMachine(RuleBasedStateMachine):
         spec_outcome, spec_result = call(self.spec_run.apply, step.op, step.args)
         if step.op == "cleanup" and len(self.spec.dump().assumed_pods) < assumed:
             self.recorder.coverage[coverage.EXPIRED] += 1
-        impl_outcome, impl_result = call(self.impl_run.apply, step.op, step.args)
+        try:
+            impl_outcome, impl_result = call(self.impl_run.apply, step.op, step.args)
+        except KcacheError as error:  # the target broke: name the step, keep the steps
+            done = [*self.steps, RecordedStep(step, spec_outcome, result=spec_result)]
+            raise self._broken(error, done, f"step {len(self.steps)} ({step.op})") from error
         view = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
         if view is not None and spec_outcome.kind != "fatal":
             held, error_class = self.spec.dump(), spec_outcome.error_class
@@ -252,8 +257,16 @@ class LockstepMachine(RuleBasedStateMachine):
                 target = observe(self.impl_run, known)
             except StepTimeout as hung:
                 self.fail(f"reading the {self.target_name} cache hung: {hung}", observed=False)
+            except KcacheError as error:  # the target broke: name the step, keep the steps
+                doing = f"step {len(self.steps)} (observe)"
+                raise self._broken(error, self.steps, doing) from error
             self._observed = (observe(self.spec_run, known), target)
         return self._observed
+
+    def _broken(self, error: KcacheError, steps: list[RecordedStep], doing: str) -> KcacheError:
+        return self.recorder.broken(
+            error, steps=steps, release=self.release, ttl=self.ttl, doing=doing
+        )
 
     def fail(self, message: str, *, pin_error: bool = False, observed: bool = True) -> NoReturn:
         """Raise the failure with the trace so far.

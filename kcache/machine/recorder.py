@@ -8,8 +8,8 @@ writes the final, shrunk one under its folder, and counts the run's work.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -21,7 +21,9 @@ import attrs
 from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 
+from kcache.errors import KcacheError
 from kcache.exact_json import dumps
+from kcache.files import write_atomically
 from kcache.machine import strategies
 from kcache.ops import Outcome
 from kcache.spec.releases import Release
@@ -102,6 +104,8 @@ class ConformanceError(AssertionError):
         self.op = op
         self.trace = trace
         self.trace_path: Path | None = None
+        #: why writing the trace failed (full disk, folder gone), else None
+        self.write_error: str | None = None
 
 
 class FailureRecorder:
@@ -130,6 +134,8 @@ class FailureRecorder:
         self.examples = 0
         self.steps = 0
         self.last_failure: ConformanceError | None = None
+        #: the first error of the target itself (an adapter that broke), with its step
+        self.broken_by: KcacheError | None = None
         #: (examples, steps) run when the first failure appeared, before shrinking
         self.first_failure_at: tuple[int, int] | None = None
         #: time.monotonic() when the first failure was found, before shrinking began
@@ -179,8 +185,7 @@ class FailureRecorder:
             "steps": trace_steps,
         }
         failure = ConformanceError(headline, step=step, op=op, trace=trace)
-        if _is_final_run() and self.out_dir is not None:
-            self.write(failure)
+        if _is_final_run() and self.out_dir is not None and self.write(failure) is not None:
             failure.add_note(f"counterexample trace: {failure.trace_path}")
         self.last_failure = failure
         if self.first_failure_at is None:
@@ -188,22 +193,60 @@ class FailureRecorder:
             self.first_failure_time = time.monotonic()
         return failure
 
-    def write(self, failure: ConformanceError) -> Path:
-        """Write `failure`'s trace under `out_dir`, named by its content.
+    def broken(
+        self,
+        error: KcacheError,
+        *,
+        steps: list[RecordedStep],
+        release: Release,
+        ttl: Decimal,
+        doing: str,
+    ) -> KcacheError:
+        """The error to raise when the target broke (an adapter died, hung or lied) `doing`
+        something after `steps`: it names the step and the trace of the steps that led there.
+
+        Only the first breakage counts: once an adapter is dead, every later
+        example Hypothesis tries fails at once, and would report that instead.
+        """
+        if self.broken_by is None:
+            trace = {
+                "name": f"{self.target} broke at {doing}",
+                "description": f"the steps that led to the target breaking at {doing}",
+                "release": release.name,
+                **_gates(release),
+                "ttl_seconds": ttl,
+                "steps": [step.to_trace(unpinned=self.unpinned) for step in steps],
+            }
+            message = f"{doing}: {error}"
+            if self.out_dir is not None:
+                text = dumps(trace) + "\n"
+                digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+                path = self.out_dir / f"{self.target}-broke-{digest}.json"
+                with contextlib.suppress(OSError):
+                    message += f"\nthe steps that led there: {write_atomically(path, text)}"
+            self.broken_by = type(error)(message)
+        return self.broken_by
+
+    def write(self, failure: ConformanceError) -> Path | None:
+        """Write `failure`'s trace under `out_dir`, named by its content; None if it cannot.
 
         Fuzzing workers that shrink to the same trace write the same file: each
         writes a file of its own and renames it into place, so a reader never
-        meets a half-written trace and the failure is on disk once.
+        meets a half-written trace and the failure is on disk once.  A write
+        that fails (a full disk, a folder removed mid-run) leaves no file and
+        sets `failure.write_error`: the report then prints the trace instead.
         """
         assert self.out_dir is not None
         text = dumps(failure.trace) + "\n"
         digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-        self.out_dir.mkdir(parents=True, exist_ok=True)
         path = self.out_dir / f"{self.target}-{digest}.json"
-        own = path.with_name(f".{path.name}.{os.getpid()}")
-        own.write_text(text, encoding="utf-8")
-        own.replace(path)
-        failure.trace_path = path
+        try:
+            failure.trace_path = write_atomically(path, text)
+        except OSError as error:
+            failure.trace_path = None
+            failure.write_error = f"cannot write {path}: {error.strerror or error}"
+            return None
+        failure.write_error = None
         return path
 
 

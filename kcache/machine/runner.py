@@ -21,10 +21,11 @@ from hypothesis.database import ExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
 from kcache.budget import in_rounds
+from kcache.errors import KcacheError
 from kcache.exact_json import dumps, loads
 from kcache.machine.database import NamespacedDatabase, namespace
 from kcache.machine.profiles import PROFILES
-from kcache.machine.recorder import ConformanceError
+from kcache.machine.recorder import ConformanceError, FailureRecorder
 from kcache.machine.rules import conformance_machine
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import DEFAULT_RELEASE, Release
@@ -43,6 +44,10 @@ class Failure:
     step: int
     op: str
     message: str
+    #: the trace as JSON, for a report that must show it when it could not be written
+    trace_text: str = ""
+    #: why the trace could not be written under the out folder, else None
+    write_error: str | None = None
 
 
 @attrs.frozen
@@ -63,6 +68,8 @@ class ConformanceResult:
     acknowledged: Mapping[str, int] = attrs.field(factory=dict)
     #: life-cycle cell or snapshot path -> steps that reached it (kcache.machine.coverage)
     coverage: Mapping[str, int] = attrs.field(factory=dict)
+    #: what stopped the target after the failure was found (an adapter died pruning it)
+    error: str | None = None
 
     @property
     def steps_per_second(self) -> float:
@@ -136,17 +143,23 @@ def run_conformance(
     try:
         interrupted = in_rounds(one_round, time_budget=time_budget)
     except Exception:
+        if recorder.broken_by is not None and recorder.last_failure is None:
+            raise recorder.broken_by from None  # the first breakage, with its step and trace
         if recorder.last_failure is None:
             raise  # not a finding: a broken strategy, health check or harness
     failure = recorder.last_failure
+    error = None if recorder.broken_by is None else str(recorder.broken_by)
     if failure is not None:
         shrunk = failure
-        failure = pruned(shrunk, factory, machine.reference)
+        if not interrupted:  # a stopped run keeps what it has: pruning replays many times
+            try:
+                failure = pruned(shrunk, factory, machine.reference)
+            except KeyboardInterrupt:
+                interrupted = True
+            except KcacheError as broken:  # the target broke while pruning: keep the shrunk one
+                error = str(broken)
         if out_dir is not None:
-            recorder.write(failure)
-            if failure is not shrunk and shrunk.trace_path is not None:
-                # the pruned trace, now written, supersedes the one Hypothesis' final run wrote
-                shrunk.trace_path.unlink(missing_ok=True)
+            failure = _written(recorder, failure, shrunk)
     return ConformanceResult(
         examples=recorder.examples,
         steps=recorder.steps,
@@ -158,6 +171,8 @@ def run_conformance(
             step=failure.step,
             op=failure.op,
             message=str(failure),
+            trace_text=dumps(failure.trace),
+            write_error=failure.write_error,
         ),
         interrupted=interrupted,
         found_after=recorder.first_failure_at,
@@ -166,7 +181,24 @@ def run_conformance(
         else recorder.first_failure_time - started,
         acknowledged=dict(recorder.acknowledged),
         coverage=dict(recorder.coverage),
+        error=error,
     )
+
+
+def _written(
+    recorder: FailureRecorder, failure: ConformanceError, shrunk: ConformanceError
+) -> ConformanceError:
+    """Write `failure` (pruned from `shrunk`); the failure whose trace is kept.
+
+    The pruned trace supersedes the one Hypothesis' final run wrote, unless it
+    cannot be written (the disk filled up since): then the one on disk stays.
+    """
+    written = recorder.write(failure)
+    if failure is not shrunk and shrunk.trace_path is not None:
+        if written is None:
+            return shrunk
+        shrunk.trace_path.unlink(missing_ok=True)
+    return failure
 
 
 def pruned(

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import attrs
 
+from kcache.files import write_atomically
+
 
 @attrs.frozen
 class JUnitCase:
@@ -63,6 +65,5 @@ def junit_xml(case: JUnitCase) -> str:
 
 
 def write_junit(path: Path, case: JUnitCase) -> None:
-    """Write the report to `path`, creating its folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(junit_xml(case), encoding="utf-8")
+    """Write the report to `path`, creating its folder; whole or not at all."""
+    write_atomically(path, junit_xml(case))

@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, TextIO
 
 import attrs
 
 from kcache import targets
+from kcache.errors import KcacheError
 from kcache.ops import Run
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod
@@ -71,6 +72,8 @@ class Chapter:
     pod_refs: Mapping[str, str]
     #: what an in-process cache logged during the step
     logs: tuple[str, ...] = ()
+    #: the cache crashed, or could not be read, at this step: the story ends here
+    broke: bool = False
 
 
 @attrs.frozen
@@ -108,19 +111,49 @@ def tell(trace: Trace, factory: CacheFactory, target: str = "spec") -> Story:
     return Story(trace, target, tuple(_chapters(trace, Run(cache))))
 
 
-def _chapters(trace: Trace, run: Run) -> Iterator[Chapter]:
-    before = observe(run)
+def _chapters(trace: Trace, run: Run, *, scenes: bool = True) -> Iterator[Chapter]:
+    """One chapter per step, made as it is asked for (nothing earlier is kept).
+
+    Without `scenes` (a long trace) the cache is read only where a step's
+    expectation fails: reading all of it after every step would make telling
+    a trace quadratic in its length.
+    """
+    before = observe(run).to_json() if scenes else None
     refs: dict[str, str] = {}
     for index, step in enumerate(trace.steps):
         refs.update({pod.uid: pod.ref for pod in step.args.values() if isinstance(pod, Pod)})
-        with _LogLines() as logged:
-            outcome, mismatch, after = _play(run, index, step)
-        changes = () if after is None else tuple(diff(before.to_json(), after.to_json()))
-        chapter = Chapter(index, step, outcome, mismatch, after, changes, dict(refs), tuple(logged))
-        yield chapter
-        if after is None or isinstance(outcome, Fatal):
+        try:
+            with _LogLines() as logged:
+                outcome, mismatch, broke = _play(run, index, step)
+            after = None if broke or not (scenes or mismatch) else _observed_or_none(run)
+        except KcacheError as error:  # an adapter broke: not the cache's doing, not a story
+            raise type(error)(f"trace {trace.name!r}: step {index} ({step.op}): {error}") from None
+        if after is None and not broke and (scenes or mismatch):
+            broke = True  # reading the cache broke it
+            crash = expectations.Prose("reading the cache raised an error")
+            wanted = expectations.Prose("a view")
+            mismatch = mismatch or Mismatch(index, step.op, "observation", wanted, crash)
+        changes: tuple[str, ...] = ()
+        if after is not None and before is not None:
+            after_json = after.to_json()  # each scene is turned into JSON once
+            changes = tuple(diff(before, after_json))
+            before = after_json
+        # a long trace's chapters are told and dropped: its refs are not copied per step
+        named = dict(refs) if scenes else refs
+        yield Chapter(
+            index, step, outcome, mismatch, after, changes, named, tuple(logged), broke=broke
+        )
+        if broke or isinstance(outcome, Fatal):
             return
-        before = after
+
+
+def _observed_or_none(run: Run) -> Scene | None:
+    try:
+        return observe(run)
+    except KcacheError:
+        raise
+    except Exception:  # reading the cache broke it: the chapter says so
+        return None
 
 
 class _LogLines(logging.Handler):
@@ -141,33 +174,36 @@ class _LogLines(logging.Handler):
         logging.getLogger().removeHandler(self)
 
 
-def _play(
-    run: Run, index: int, step: Step
-) -> tuple[BaseException | None, Mismatch | None, Scene | None]:
-    """Apply and check one step; a crash of the cache ends the story with its text."""
+def _play(run: Run, index: int, step: Step) -> tuple[BaseException | None, Mismatch | None, bool]:
+    """Apply and check one step: its outcome, its mismatch, and whether the cache broke (a
+    crash ends the story with its text)."""
     outcome: BaseException | None = None
     result: Any = None
     try:
         result = run.apply(step.op, step.args)
     except (CacheError, Fatal) as error:
         outcome = error
+    except KcacheError:
+        raise
     except Exception as error:  # the cache under test broke: that is what the story shows
         crash = expectations.Prose(f"the cache raised {type(error).__name__}: {error}")
         wanted = expectations.Prose("success, a spec.errors error or Fatal")
-        return error, Mismatch(index, step.op, "outcome", wanted, crash), None
+        return error, Mismatch(index, step.op, "outcome", wanted, crash), True
     try:
         snapshot = run.snapshot(step.args["snapshot"]) if "snapshot" in step.args else None
         mismatch = expectations.check(
             index, step.op, step.expect, outcome, cache=run.cache, snapshot=snapshot, result=result
         )
-        return outcome, mismatch, observe(run)
+    except KcacheError:
+        raise
     except Exception as error:  # reading the cache broke it
         crash = expectations.Prose(f"reading the cache raised {type(error).__name__}: {error}")
         return (
             outcome,
             Mismatch(index, step.op, "observation", expectations.Prose("a view"), crash),
-            None,
+            True,
         )
+    return outcome, mismatch, False
 
 
 # -- what changed ----------------------------------------------------------------------------
@@ -357,35 +393,98 @@ def _node_line(name: str, view: Mapping[str, Any]) -> str:
 _NON_ZERO = ("cpu", "memory")
 
 
+#: traces longer than this are told without the whole cache after every step: reading and
+#: printing all of it per step is quadratic in the trace's length
+FULL_SCENES_UP_TO = 200
+
+
 def render_story(story: Story) -> str:
     """The story as text: a header, then per step what ran, how it ended and the cache after."""
     return "\n".join(_story_lines(story)) + "\n"
 
 
-def _story_lines(story: Story) -> Iterator[str]:
-    trace = story.trace
+def write_story(trace: Trace, factory: CacheFactory, target: str, out: TextIO) -> Mismatch | None:
+    """Tell `trace` on `target` straight to `out`, a step at a time; its first mismatch.
+
+    Nothing told is kept, so time and memory grow with the trace, as replay's
+    do.  A trace of more than `FULL_SCENES_UP_TO` steps shows per step what
+    ran, how it ended and its expectation; the whole cache where an
+    expectation fails and once at the end.
+    """
+    scenes = len(trace.steps) <= FULL_SCENES_UP_TO
+    targets.require_release(factory, target, trace.release.name)
+    cache = targets.build_cache(
+        factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
+    )
+    run = Run(cache)
+    _write(out, _header_lines(trace, target))
+    if not scenes:
+        _write(
+            out,
+            [
+                f"  more than {FULL_SCENES_UP_TO} steps: the cache is shown where an "
+                "expectation fails and at the end"
+            ],
+        )
+    first: Mismatch | None = None
+    told = failed = 0
+    last: Chapter | None = None
+    for chapter in _chapters(trace, run, scenes=scenes):
+        _write(out, _chapter_lines(chapter, full=scenes))
+        told += 1
+        failed += chapter.mismatch is not None
+        first = first or chapter.mismatch
+        last = chapter
+    if not scenes and last is not None and not last.broke and last.mismatch is None:
+        end = attrs.evolve(last, scene=observe(run), changes=())
+        _write(out, ["", "the cache at the end:", *_scene_lines(end, changed=False)])
+    _write(out, ["", _verdict_line(first, told, failed, len(trace.steps))])
+    return first
+
+
+def _write(out: TextIO, lines: Iterable[str]) -> None:
+    for line in lines:
+        out.write(line + "\n")
+
+
+def _header_lines(trace: Trace, target: str) -> Iterator[str]:
     yield f"trace {json.dumps(trace.name, ensure_ascii=False)}" + (
         f" ({trace.source})" if trace.source else ""
     )
     if trace.description:
         yield from (f"  {line}" for line in trace.description.splitlines())
     steps = f"{len(trace.steps)} step{'' if len(trace.steps) == 1 else 's'}"
-    yield f"  release {trace.release.name}, ttl {trace.ttl}s, {steps}, told on {story.target}"
-    for chapter in story.chapters:
-        yield ""
-        yield f"step {chapter.index}: {step_words(chapter.step)}"
-        yield f"  outcome  {describe_outcome(chapter.outcome)}"
-        yield f"  expect   {_expect_words(chapter)}"
-        yield from _section("logged", list(chapter.logs))
-        if chapter.scene is None:
-            yield "  the cache could not be read after this step; the story ends here"
-            continue
+    yield f"  release {trace.release.name}, ttl {trace.ttl}s, {steps}, told on {target}"
+
+
+def _chapter_lines(chapter: Chapter, *, full: bool = True) -> Iterator[str]:
+    yield ""
+    yield f"step {chapter.index}: {step_words(chapter.step)}"
+    yield f"  outcome  {describe_outcome(chapter.outcome)}"
+    yield f"  expect   {_expect_words(chapter)}"
+    yield from _section("logged", list(chapter.logs))
+    if chapter.broke:
+        yield "  the cache could not be read after this step; the story ends here"
+        return
+    if chapter.scene is not None:
+        yield from _scene_lines(chapter, changed=full)
+    if isinstance(chapter.outcome, Fatal):
+        yield "  upstream's process ends here (fatal); the rest of the trace is not run"
+
+
+def _scene_lines(chapter: Chapter, *, changed: bool = True) -> Iterator[str]:
+    assert chapter.scene is not None
+    if changed:
         yield from _section("changed", list(chapter.changes) or ["nothing"])
-        yield from _section("pods", _pods_lines(chapter.scene, chapter.pod_refs) or ["none"])
-        nodes = [_node_line(name, view) for name, view in chapter.scene.nodes.items()]
-        yield from _section("nodes", nodes or ["none"])
-        if isinstance(chapter.outcome, Fatal):
-            yield "  upstream's process ends here (fatal); the rest of the trace is not run"
+    yield from _section("pods", _pods_lines(chapter.scene, chapter.pod_refs) or ["none"])
+    nodes = [_node_line(name, view) for name, view in chapter.scene.nodes.items()]
+    yield from _section("nodes", nodes or ["none"])
+
+
+def _story_lines(story: Story) -> Iterator[str]:
+    yield from _header_lines(story.trace, story.target)
+    for chapter in story.chapters:
+        yield from _chapter_lines(chapter)
     yield ""
     yield _verdict(story)
 
@@ -396,9 +495,11 @@ def _section(title: str, lines: list[str]) -> Iterator[str]:
 
 
 def _verdict(story: Story) -> str:
-    mismatch = story.first_mismatch
-    told = len(story.chapters)
-    if mismatch is None:
-        return f"every expectation held ({told} of {len(story.trace.steps)} steps run)"
     failed = sum(chapter.mismatch is not None for chapter in story.chapters)
+    return _verdict_line(story.first_mismatch, len(story.chapters), failed, len(story.trace.steps))
+
+
+def _verdict_line(mismatch: Mismatch | None, told: int, failed: int, steps: int) -> str:
+    if mismatch is None:
+        return f"every expectation held ({told} of {steps} steps run)"
     return f"FAILS at {mismatch} ({failed} of {told} steps run failed their expectation)"

@@ -10,6 +10,7 @@ Times are `Decimal` all the way (see `kcache.exact_json`).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from pathlib import Path
@@ -19,6 +20,7 @@ import attrs
 
 from kcache import exact_json
 from kcache.errors import TraceError
+from kcache.files import write_atomically
 from kcache.ops import TRACE_OPS, read_seconds
 from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, V1_35, Release
@@ -28,8 +30,9 @@ from kcache.traces.defects import UPSTREAM_DEFECTS
 #: the release of a trace that names none: v1.35, the release the format began with
 UNNAMED_RELEASE = V1_35
 
-#: file suffixes that hold traces: one document, or one document per line
-TRACE_SUFFIXES = (".json", ".jsonl")
+#: file suffixes that hold traces: one document, one document per line, or YAML documents
+TRACE_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
+_YAML_SUFFIXES = (".yaml", ".yml")
 
 
 @attrs.frozen
@@ -170,21 +173,50 @@ def step_from_json(raw: Any, where: str = "step") -> Step:
 
 
 def loads(text: str, source: str = "<input>", *, one_per_line: bool = False) -> list[Trace]:
-    """Traces from FORMAT.md text: one document, or (`one_per_line`) one per non-blank line."""
+    """Traces from FORMAT.md text: one document, or (`one_per_line`) one per non-blank line.
+
+    Lines end at "\n" only: U+2028, U+2029 and U+0085 are characters JSON strings may
+    hold as they are (and kcache writes them so), not line ends.
+    """
     documents = (
-        [(f"{source}:{number}", line) for number, line in enumerate(text.splitlines(), 1)]
+        [(f"{source}:{number}", line) for number, line in enumerate(text.split("\n"), 1)]
         if one_per_line
         else [(source, text)]
     )
-    traces = []
-    names: set[str] = set()
+    parsed = []
     for where, document in documents:
         if not document.strip():
             continue
         try:
-            data = exact_json.loads(document)
+            parsed.append((where, exact_json.loads(document)))
         except ValueError as error:
             raise TraceError(f"{where}: not valid JSON: {error}") from None
+    return _traces(parsed)
+
+
+def loads_yaml(text: str, source: str = "<input>") -> list[Trace]:
+    """Traces from YAML text, one per document (`---` between them), read as JSON would be."""
+    try:
+        documents = exact_json.load_yaml(text)
+    except ValueError as error:
+        raise TraceError(f"{source}: not valid YAML: {error}") from None
+    numbered = [
+        (f"{source}: document {number}" if len(documents) > 1 else source, document)
+        for number, document in enumerate(documents, 1)
+        if document is not None
+    ]
+    for where, document in numbered:
+        try:
+            exact_json.check_depth(document)
+        except ValueError as error:
+            raise TraceError(f"{where}: {error}") from None
+    return _traces(numbered)
+
+
+def _traces(documents: list[tuple[str, Any]]) -> list[Trace]:
+    traces = []
+    names: set[str] = set()
+    for where, data in documents:
         trace = from_json(data, where)
         if trace.name in names:
             raise TraceError(f"{where}: trace name {trace.name!r} is used twice in one file")
@@ -197,14 +229,17 @@ def load_file(path: str | Path) -> list[Trace]:
     """Every trace of a `.json` (one trace) or `.jsonl` (one trace per line) file."""
     path = Path(path)
     if path.suffix not in TRACE_SUFFIXES:
-        raise TraceError(f"{path}: not a trace file (expected {' or '.join(TRACE_SUFFIXES)})")
+        raise TraceError(f"{path}: not a trace file (expected {', '.join(TRACE_SUFFIXES)})")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise TraceError(
             f"{path}: cannot read: {getattr(error, 'strerror', None) or error}"
         ) from None
-    traces = loads(text, str(path), one_per_line=path.suffix == ".jsonl")
+    if path.suffix in _YAML_SUFFIXES:
+        traces = loads_yaml(text, str(path))
+    else:
+        traces = loads(text, str(path), one_per_line=path.suffix == ".jsonl")
     if path.suffix == ".json" and len(traces) != 1:
         raise TraceError(f"{path}: a .json file holds exactly one trace")
     return traces
@@ -215,14 +250,27 @@ def trace_files(paths: Iterable[str | Path]) -> list[Path]:
     found: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            found.extend(
-                sorted(p for p in path.rglob("*") if p.suffix in TRACE_SUFFIXES and p.is_file())
-            )
+            found.extend(_traces_under(path))
         elif path.exists():
             found.append(path)
         else:
             raise TraceError(f"{path}: no such file or folder")
     return found
+
+
+def _traces_under(folder: Path) -> list[Path]:
+    """The trace files under `folder`; a subfolder that cannot be read is an error, never a
+    silent gap in what `kcache replay FOLDER` checks."""
+
+    def unreadable(error: OSError) -> None:
+        where = error.filename or folder
+        raise TraceError(f"{where}: cannot read: {error.strerror or error}")
+
+    found: list[Path] = []
+    for root, folders, files in os.walk(folder, onerror=unreadable, followlinks=False):
+        folders.sort()
+        found.extend(Path(root, name) for name in files if Path(name).suffix in TRACE_SUFFIXES)
+    return sorted(path for path in found if path.is_file())
 
 
 def load_paths(paths: Iterable[str | Path]) -> list[Trace]:
@@ -271,6 +319,6 @@ def write_file(path: str | Path, traces: Iterable[Trace]) -> None:
     traces = list(traces)
     if path.suffix == ".json" and len(traces) != 1:
         raise ValueError(f"{path}: a .json file holds exactly one trace, got {len(traces)}")
-    if path.suffix not in TRACE_SUFFIXES:
-        raise ValueError(f"{path}: trace files end in {' or '.join(TRACE_SUFFIXES)}")
-    path.write_text("".join(dumps(trace) + "\n" for trace in traces), encoding="utf-8")
+    if path.suffix not in (".json", ".jsonl"):
+        raise ValueError(f"{path}: traces are written to .json or .jsonl files")
+    write_atomically(path, "".join(dumps(trace) + "\n" for trace in traces))

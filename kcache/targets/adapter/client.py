@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
+import select
 import shlex
 import signal
 import subprocess
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +35,7 @@ from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import RELEASES, Release
 from kcache.spec.views import SnapshotView
 from kcache.targets.adapter.wire import (
+    ANSWER_SHAPES,
     BATCH,
     ERROR_CLASSES,
     PROTOCOL_VERSION,
@@ -41,6 +43,7 @@ from kcache.targets.adapter.wire import (
     READ_REQUESTS,
     request_fields,
     seconds_text,
+    shape_error,
 )
 
 T = TypeVar("T")
@@ -51,21 +54,69 @@ STEP_TIMEOUT = 10.0
 START_TIMEOUT = 120.0
 #: how much of the adapter's stderr an AdapterError quotes
 STDERR_TAIL_LINES = 20
+#: longest stderr line kept (its end is kept); a line without end is cut to this much too
+STDERR_LINE_CHARS = 2000
+#: longest answer line read; an adapter writing more without a newline is broken
+MAX_ANSWER_BYTES = 1 << 30
 #: seconds a quitting adapter gets to exit before its group is killed
 QUIT_GRACE = 2.0
 #: how much of a bad line an AdapterError quotes
 _QUOTE_CHARS = 200
+#: seconds between looks at a stop request and at the adapter's exit while waiting on it
+_POLL = 0.05
+#: bytes read from a pipe at a time
+_CHUNK = 1 << 16
+
+#: seconds an adapter still gets to answer once kcache is asked to stop: a healthy one
+#: answers in milliseconds and the run stops after its example; one that does not is stopped
+STOP_GRACE = 2.0
+
+
+class StopRequest:
+    """When kcache was asked to stop (SIGINT, SIGTERM), and by which signal.
+
+    `kcache.cli.machine_run` sets it from its signal handler; every wait on an
+    adapter looks at it, so a hung adapter cannot keep a stopped run going.
+    """
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+        self.by = ""
+
+    def set(self, by: str) -> None:
+        if self.at is None:
+            self.at, self.by = time.monotonic(), by
+
+    def clear(self) -> None:
+        self.at, self.by = None, ""
+
+    def overdue(self) -> bool:
+        """Whether a stop was asked for more than `STOP_GRACE` seconds ago."""
+        return self.at is not None and time.monotonic() - self.at >= STOP_GRACE
+
+
+#: the process's stop request (signals are per process, so one is enough)
+stop_waiting = StopRequest()
 
 
 class AdapterProcess:
-    """One running adapter: the handshake, then one request line in and one answer line out."""
+    """One running adapter: the handshake, then one request line in and one answer line out.
+
+    kcache writes requests without blocking and reads answers on its own
+    thread, each against a deadline, and notices the adapter's exit itself
+    (a helper process that inherited the adapter's output cannot keep kcache
+    waiting); stderr is drained on a thread that keeps a bounded tail.
+    """
 
     def __init__(self, argv: Sequence[str], *, step_timeout: float, start_timeout: float) -> None:
         self.command = shlex.join(argv)
         self.step_timeout = step_timeout
         self._failure: str | None = None
-        self._answers: queue.Queue[bytes | None] = queue.Queue()
-        self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        #: the AdapterError that made this adapter unusable, when it broke (not when stopped)
+        self.error: AdapterError | None = None
+        self._pending = bytearray()  # answer bytes read and not yet taken
+        self._closed_output = False
+        self._stderr = _StderrTail(STDERR_TAIL_LINES, STDERR_LINE_CHARS)
         try:
             self._process = subprocess.Popen(
                 list(argv),
@@ -78,10 +129,11 @@ class AdapterProcess:
             raise AdapterError(f"adapter {self.command}: cannot start: {error.strerror}") from None
         #: kills the group now, or when the interpreter exits if nobody closed the adapter
         self._kill_at_exit = weakref.finalize(self, _kill_group, self._process)
-        self._readers = [
-            _pump(self._process.stdout, self._answers.put),
-            _pump(self._process.stderr, self._keep_stderr),
-        ]
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._input = self._process.stdin.fileno()
+        self._output = self._process.stdout.fileno()
+        os.set_blocking(self._input, False)
+        self._stderr_reader = _drain(self._process.stderr, self._stderr)
         handshake = self._read("the handshake", start_timeout)
         self.name, self.releases = self._check_handshake(handshake)
         #: whether it takes several reads in one `batch` request
@@ -95,12 +147,12 @@ class AdapterProcess:
         if self._failure is not None:
             raise AdapterError(f"adapter {self.command}: unusable after: {self._failure}")
         self._check_nothing_unasked()
-        assert self._process.stdin is not None
         try:
-            self._process.stdin.write((exact_json.dumps(message) + "\n").encode())
-            self._process.stdin.flush()
-        except OSError:
-            self.fail(f"its input closed while kcache sent {op}")
+            line = (exact_json.dumps(message) + "\n").encode()
+        except (RecursionError, ValueError) as error:  # kcache's own limits: not the adapter's
+            raise AdapterError(f"adapter {self.command}: cannot encode {op}: {error}") from None
+        deadline = time.monotonic() + (timeout or self.step_timeout)
+        self._write(line, op, deadline)
         answer = self._read(f"the answer to {op}", timeout or self.step_timeout)
         if not isinstance(answer.get("ok"), bool):
             self.fail(f'the answer to {op} has no "ok": {_quote(answer)}')
@@ -112,49 +164,121 @@ class AdapterProcess:
         """Ask the adapter to quit, then kill whatever is left of its process group."""
         if self._process.poll() is None and self._failure is None:
             with contextlib.suppress(OSError):
-                assert self._process.stdin is not None
-                self._process.stdin.write(b'{"op":"quit"}\n')
-                self._process.stdin.flush()
+                os.write(self._input, b'{"op":"quit"}\n')
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._process.wait(QUIT_GRACE)
         self._failure = self._failure or "kcache closed it"
         self._kill()
 
     def _check_nothing_unasked(self) -> None:
-        """Answers come strictly in turn: a line already waiting answers nothing kcache sent."""
-        try:
-            line = self._answers.get_nowait()
-        except queue.Empty:
-            return
-        if line is None:
-            self._process.wait(QUIT_GRACE)
+        """Answers come strictly in turn: output already waiting answers nothing kcache sent."""
+        if not self._pending and not self._closed_output and _readable(self._output, 0):
+            self._take_output()
+        if self._pending:
+            line = bytes(self._pending).split(b"\n", 1)[0].decode(errors="replace")
+            self.fail(f"it wrote a line nobody asked for: {_quote(line.rstrip())}")
+        if self._closed_output or self._process.poll() is not None:
+            self._reap()
             self.fail(f"it exited (status {self._process.returncode}) between requests")
-        self.fail(
-            f"it wrote a line nobody asked for: {_quote(line.decode(errors='replace').rstrip())}"
-        )
+
+    def _write(self, data: bytes, op: str, deadline: float) -> None:
+        """Write all of `data` by the deadline, however slowly the adapter reads."""
+        view = memoryview(data)
+        while view:
+            self._check_stop(f"it had still not read {op}")
+            if time.monotonic() >= deadline:
+                self.fail(
+                    f"it did not read {op} within {self.step_timeout:g} s "
+                    f"({len(data) - len(view)} of {len(data)} bytes taken)"
+                )
+            if self._process.poll() is not None:
+                self.fail(f"it exited (status {self._process.returncode}) while kcache sent {op}")
+            if not _writable(self._input, min(_POLL, max(0.0, deadline - time.monotonic()))):
+                continue
+            try:
+                written = os.write(self._input, view)
+            except BlockingIOError:
+                continue
+            except OSError:
+                self._reap()
+                self.fail(f"its input closed while kcache sent {op}")
+            view = view[written:]
 
     def _kill(self) -> None:
         self._kill_at_exit()  # runs once; afterwards a no-op
         self._process.wait()
-        for reader in self._readers:
-            reader.join(QUIT_GRACE)
+        self._stderr_reader.join(QUIT_GRACE)
         for pipe in (self._process.stdin, self._process.stdout, self._process.stderr):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
 
-    def _read(self, what: str, timeout: float) -> dict[str, Any]:
+    def _reap(self) -> None:
+        """Give an adapter whose output ended a moment to exit, so its status can be quoted."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(QUIT_GRACE)
+
+    def _check_stop(self, what: str) -> None:
+        """Stop the adapter and raise KeyboardInterrupt if kcache was told to stop and the
+        adapter still has not answered: that is an error of the adapter's, reported as one."""
+        if not stop_waiting.overdue():
+            return
+        summary = (
+            f"{what} {STOP_GRACE:g} s after kcache was stopped by {stop_waiting.by}: "
+            "it hung, or is too slow"
+        )
+        self._failure = summary
+        self._kill()
+        self.error = AdapterError(self._message(summary))
+        raise KeyboardInterrupt
+
+    def _take_output(self) -> None:
+        """Read what the adapter has written (called when its output is readable)."""
         try:
-            line = self._answers.get(timeout=timeout)
-        except queue.Empty:
-            self.fail(f"no answer within {timeout:g} s to {what}")
-        if line is None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(QUIT_GRACE)
-            self.fail(f"it closed its output (exit status {self._process.poll()}) before {what}")
+            chunk = os.read(self._output, _CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._closed_output = True
+        self._pending += chunk
+
+    def _next_line(self, what: str, timeout: float) -> bytes:
+        """The next line of the adapter's output, by the deadline, or an AdapterError."""
+        deadline = time.monotonic() + timeout
+        while True:
+            end = self._pending.find(b"\n")
+            if end >= 0:
+                line = bytes(self._pending[: end + 1])
+                del self._pending[: end + 1]
+                return line
+            if len(self._pending) > MAX_ANSWER_BYTES:
+                self.fail(f"{what} is longer than {MAX_ANSWER_BYTES} bytes without a newline")
+            if self._closed_output:
+                self._reap()
+                self.fail(
+                    f"it closed its output (exit status {self._process.poll()}) before {what}"
+                )
+            self._check_stop(f"no {what.removeprefix('the ')} yet")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.fail(f"no answer within {timeout:g} s to {what}")
+            if _readable(self._output, min(_POLL, remaining)):
+                self._take_output()
+            elif self._process.poll() is not None and not _readable(self._output, 0):
+                # it exited, and what it wrote has been read: whoever else holds its output
+                # (a helper it started) will not answer for it
+                self.fail(
+                    f"it exited (status {self._process.returncode}) before {what}; "
+                    "a process it started still holds its output open"
+                )
+
+    def _read(self, what: str, timeout: float) -> dict[str, Any]:
+        line = self._next_line(what, timeout)
         try:
             answer = exact_json.loads(line.decode())
-        except ValueError:
+        except (ValueError, RecursionError):
             self.fail(f"{what} is not JSON: {_quote(line.decode(errors='replace').rstrip())}")
         if not isinstance(answer, dict):
             self.fail(f"{what} is not a JSON object: {_quote(answer)}")
@@ -175,20 +299,32 @@ class AdapterProcess:
             self.fail(f"the handshake names unknown releases {unknown} (known: {list(RELEASES)})")
         return name, tuple(releases)
 
-    def _keep_stderr(self, line: bytes | None) -> None:
-        if line is not None:
-            self._stderr_tail.append(line.decode(errors="replace").rstrip())
-
     def fail(self, summary: str) -> NoReturn:
         """Kill the adapter, then raise an AdapterError with its last stderr lines."""
         self._failure = summary
         self._kill()
+        self.error = AdapterError(self._message(summary))
+        raise self.error
+
+    def _message(self, summary: str) -> str:
+        """`summary` about this adapter, with its last stderr lines."""
         message = f"adapter {self.command}: {summary}"
-        if self._stderr_tail:
-            message += "\nits last stderr lines:\n" + "\n".join(
-                f"  {line}" for line in self._stderr_tail
-            )
-        raise AdapterError(message)
+        tail = self._stderr.lines()
+        if tail:
+            message += "\nits last stderr lines:\n" + "\n".join(f"  {line}" for line in tail)
+        return message
+
+
+def _readable(descriptor: int, timeout: float) -> bool:
+    with contextlib.suppress(OSError, ValueError):
+        return bool(select.select([descriptor], [], [], timeout)[0])
+    return True  # a closed descriptor reads as end of file
+
+
+def _writable(descriptor: int, timeout: float) -> bool:
+    with contextlib.suppress(OSError, ValueError):
+        return bool(select.select([], [descriptor], [], timeout)[1])
+    return True  # the write itself reports what is wrong
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
@@ -197,19 +333,50 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     process.kill()  # in case it left its process group
 
 
-def _pump(pipe: IO[bytes] | None, sink: Callable[[bytes | None], None]) -> threading.Thread:
-    """Forward a pipe's lines to `sink` on a daemon thread, then None at end of file.
+class _StderrTail:
+    """The last lines an adapter wrote to stderr, in bounded memory however much it writes."""
 
-    Reading on a thread is what lets `queue.get(timeout=...)` bound every wait,
-    and draining stderr keeps a chatty adapter from blocking on a full pipe.
+    def __init__(self, lines: int, line_chars: int) -> None:
+        self._lines: deque[str] = deque(maxlen=lines)
+        self._line_chars = line_chars
+        self._partial = bytearray()
+        self._lock = threading.Lock()
+
+    def feed(self, chunk: bytes) -> None:
+        with self._lock:
+            *complete, rest = (bytes(self._partial) + chunk).split(b"\n")
+            for line in complete[-(self._lines.maxlen or 1) :]:
+                self._lines.append(self._shown(line))
+            # a line without end keeps only its last part
+            self._partial = bytearray(rest[-self._line_chars * 4 :])
+
+    def lines(self) -> list[str]:
+        with self._lock:
+            tail = list(self._lines)
+            if self._partial.strip():
+                tail = [*tail, self._shown(bytes(self._partial))][-(self._lines.maxlen or 1) :]
+            return tail
+
+    def _shown(self, line: bytes) -> str:
+        text = line.decode(errors="replace").rstrip()
+        if len(text) > self._line_chars:
+            text = "..." + text[-self._line_chars :]
+        return text
+
+
+def _drain(pipe: IO[bytes] | None, tail: _StderrTail) -> threading.Thread:
+    """Read a pipe to its end on a daemon thread, feeding `tail`.
+
+    Draining stderr keeps a chatty adapter from blocking on a full pipe; the
+    tail keeps memory bounded however much it writes, newlines or none.
     """
+    assert pipe is not None
+    descriptor = pipe.fileno()
 
     def forward() -> None:
-        assert pipe is not None
         with contextlib.suppress(OSError, ValueError):
-            for line in pipe:
-                sink(line)
-        sink(None)
+            while chunk := os.read(descriptor, _CHUNK):
+                tail.feed(chunk)
 
     thread = threading.Thread(target=forward, daemon=True)
     thread.start()
@@ -235,6 +402,7 @@ class AdapterFactory:
         self.step_timeout = step_timeout
         self.start_timeout = start_timeout
         self._process: AdapterProcess | None = None
+        self._error: str | None = None
 
     @property
     def process(self) -> AdapterProcess:
@@ -267,9 +435,17 @@ class AdapterFactory:
         # its methods are made from the op table (`_as_requests`), which mypy cannot see
         return cast(SchedulerCache, AdapterCache(process, release, process.epoch))
 
+    @property
+    def error(self) -> str | None:
+        """What broke the adapter (crash, hang, bad answer), if anything did; never a stop."""
+        if self._error is None and self._process is not None and self._process.error:
+            self._error = str(self._process.error)
+        return self._error
+
     def close(self) -> None:
         """Stop the adapter (a later call starts a new one)."""
         if self._process is not None:
+            _ = self.error  # keep what broke it
             self._process.close()
             self._process = None
 
@@ -390,6 +566,11 @@ class AdapterCache:
         key = READ_ANSWERS.get(op, op)
         codec = OPS[op].result
         assert codec is not None
+        shape = ANSWER_SHAPES.get(key) if key in ANSWER_SHAPES else None
+        if shape is not None:
+            problem = shape_error(answer if key is None else answer.get(key), shape, key or "")
+            if problem is not None:
+                self.process.fail(f"the answer to {request} has the wrong shape: {problem}")
         # a manifest that does not read as a pod, a wrong type: the adapter's fault
         return self.read(answer, key, codec.from_json)
 

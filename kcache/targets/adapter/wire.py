@@ -78,3 +78,84 @@ def request_fields(op: str, values: Mapping[str, Any]) -> dict[str, Any]:
             value = argument.codec.to_json(values[argument.key])
             fields[argument.key] = seconds_text(value) if isinstance(value, Decimal) else value
     return fields
+
+
+# -- the shapes of answers ----------------------------------------------------------------------
+#
+# The views' converters are lenient on purpose (kcache builds views from many kinds of values),
+# so an answer is checked against its JSON shape before it is read: `"has_node": "false"` or an
+# amount of `1.5` is the adapter breaking the protocol (exit 2), never a divergence (exit 1).
+
+_STRINGS: Any = [str]
+_AMOUNTS: Any = {str: int}
+#: a shape: a type, [shape] (a list of it), {str: shape} (a map), {"key": shape} (an object,
+#: keys ending in "?" optional) or ("tuple", shape, ...) (a list of exactly these)
+NODE_VIEW: Mapping[str, Any] = {
+    "has_node": bool,
+    "pods": _STRINGS,
+    "requested": _AMOUNTS,
+    "non_zero_requested": _AMOUNTS,
+    "allocatable": _AMOUNTS,
+    "used_ports": [("tuple", str, str, int)],
+    "pods_with_affinity": _STRINGS,
+    "pods_with_required_anti_affinity": _STRINGS,
+    "pods_with_required_non_host_scoped_anti_affinity?": _STRINGS,
+    "pvc_ref_counts": _AMOUNTS,
+    "image_states": {str: {"size": int, "num_nodes": int}},
+}
+SNAPSHOT_VIEW: Mapping[str, Any] = {
+    "node_list": _STRINGS,
+    "have_pods_with_affinity": _STRINGS,
+    "have_pods_with_required_anti_affinity": _STRINGS,
+    "have_pods_with_required_non_host_scoped_anti_affinity?": _STRINGS,
+    "used_pvcs?": _STRINGS,
+    "used_pvc_ref_counts?": _AMOUNTS,
+    "nodes": {str: NODE_VIEW},
+}
+DUMP: Mapping[str, Any] = {
+    "nodes": {str: NODE_VIEW},
+    "assumed": _STRINGS,
+    "node_count?": int,
+    "pod_count?": int,
+}
+#: answer key (None: the whole answer) -> the shape of what it carries
+ANSWER_SHAPES: Mapping[str | None, Any] = {"node": NODE_VIEW, "snapshot": SNAPSHOT_VIEW, None: DUMP}
+
+
+def shape_error(value: Any, shape: Any, path: str = "") -> str | None:
+    """Where and how `value` departs from `shape`, or None when it fits."""
+    if isinstance(shape, type):
+        fits = isinstance(value, shape) and not (shape is int and isinstance(value, bool))
+        return None if fits else _wrong(path, shape.__name__, value)
+    if isinstance(shape, tuple):
+        items = shape[1:]
+        if not isinstance(value, list) or len(value) != len(items):
+            return _wrong(path, f"a list of {len(items)}", value)
+        pairs = enumerate(zip(value, items, strict=True))
+        return _first(shape_error(item, kind, f"{path}[{i}]") for i, (item, kind) in pairs)
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return _wrong(path, "a list", value)
+        return _first(shape_error(item, shape[0], f"{path}[{i}]") for i, item in enumerate(value))
+    if not isinstance(value, dict):
+        return _wrong(path, "an object", value)
+    if str in shape:
+        return _first(shape_error(item, shape[str], f"{path}.{key}") for key, item in value.items())
+    for key, item_shape in shape.items():
+        name = key.rstrip("?")
+        if name in value:
+            problem = shape_error(value[name], item_shape, f"{path}.{name}")
+            if problem is not None:
+                return problem
+        elif not key.endswith("?"):
+            return f"{path.lstrip('.') or 'the answer'}: no {name!r}"
+    return None
+
+
+def _first(problems: Any) -> str | None:
+    return next((problem for problem in problems if problem is not None), None)
+
+
+def _wrong(path: str, wanted: str, value: Any) -> str:
+    shown = type(value).__name__ if isinstance(value, dict | list) else repr(value)[:60]
+    return f"{path.lstrip('.') or 'the answer'}: expected {wanted}, got {shown}"

@@ -174,7 +174,8 @@ class TestReplayErrors:
         (tmp_path / "README.md").write_text("# nothing here")
         status, _, err = run(capsys, str(tmp_path))
         assert status == 2
-        assert one_line_error(err) == f"kcache: error: no traces (.json, .jsonl) in {tmp_path}"
+        suffixes = ".json, .jsonl, .yaml, .yml"
+        assert one_line_error(err) == f"kcache: error: no traces ({suffixes}) in {tmp_path}"
 
     def test_bad_target(self, capsys: pytest.CaptureFixture[str]) -> None:
         """An unknown --impl is named with what would have been accepted."""

@@ -135,3 +135,20 @@ def test_run_figures_and_seed_are_recorded(user_project: pytest.Pytester) -> Non
     assert 'name="kcache"' in report
     assert " examples, " in report and " steps, " in report
     assert "seed 5 (--kcache-seed 5 repeats it)" in report
+
+
+def test_an_unwritable_out_folder_fails_the_item_before_the_run(
+    user_project: pytest.Pytester,
+) -> None:
+    """--kcache-out naming a file: the item fails at once saying so, with no traceback,
+    where the run used to find its failure and then die writing it."""
+    user_project.makefile(".txt", taken="not a folder")
+    result = user_project.runpytest_subprocess(
+        "--kcache-impl", BUG, "--kcache-out", "taken.txt", "--kcache-max-examples", "60"
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*kcache could not run: --kcache-out taken.txt: *taken.txt is a file, not a folder*"]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert "diverges from the spec" not in result.stdout.str()

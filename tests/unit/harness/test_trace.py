@@ -214,10 +214,11 @@ class TestLoadErrors:
             trace.load_file(path)
 
     def test_file_that_is_not_a_trace_file(self, tmp_path: Path) -> None:
-        """Only .json and .jsonl hold traces."""
+        """Only .json, .jsonl and YAML files hold traces."""
         path = tmp_path / "notes.txt"
         path.write_text("{}")
-        with pytest.raises(TraceError, match=r"not a trace file \(expected .json or .jsonl\)"):
+        expected = r"not a trace file \(expected .json, .jsonl, .yaml, .yml\)"
+        with pytest.raises(TraceError, match=expected):
             trace.load_file(path)
 
 
