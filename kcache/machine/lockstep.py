@@ -129,6 +129,10 @@ class LockstepMachine(RuleBasedStateMachine):
             )
         )
         self.recorder.step_taken()
+        for key in ("pod", "new"):
+            pod = step.args.get(key)
+            if isinstance(pod, Pod) and pod.host_ports and spec_outcome.ok:
+                self._note_shared_ports(pod.node_name)
         if spec_outcome.kind == "crash":
             self.fail(f"the spec crashed in {step.op}: {spec_outcome}", pin_error=True)
         if accepted is not None:
@@ -170,6 +174,18 @@ class LockstepMachine(RuleBasedStateMachine):
         if not call(self.spec.get_pod, pod)[0].ok:
             return State.INITIAL
         return State.ASSUMED if self.spec.is_assumed_pod(pod) else State.ADDED
+
+    def _note_shared_ports(self, name: str) -> None:
+        """Remember node `name` once two of its pods share a host port: from then on its
+        UsedPorts has history (§4.9).  Noted at each step, since a rule that takes several
+        (a scheduling cycle ending in expiry) can make and undo the sharing between checks."""
+        view = self.spec.dump().nodes.get(name)
+        if view is None:
+            return
+        pods = [self.cached(self.known_pods[uid]) for uid in view.pods if uid in self.known_pods]
+        ports = [port for pod in pods for port in pod.host_ports]
+        if len(ports) != len(set(ports)):
+            self.port_collided.add(name)
 
     def _acknowledged_outcome(self, op: str, spec: Outcome, target: Outcome) -> str | None:
         """The acknowledged upstream defect that explains a difference in outcome, if one does."""

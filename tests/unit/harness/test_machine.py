@@ -26,9 +26,10 @@ from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.errors import Fatal, TransitionError
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
-from kcache.spec.releases import V1_37, Release
+from kcache.spec.releases import V1_35, V1_37, Release
 from kcache.spec.views import Dump
 from kcache.targets.adapter.client import AdapterFactory
+from kcache.traces.trace import Step
 
 #: what `data` is for a rule that takes its pod as given (`fitting=False`)
 NOT_DRAWN = None
@@ -259,3 +260,25 @@ class TestAcknowledgedDefects:
             "snapshot 's1'.node_list:\n    expected (spec): ('n1', 'n2')\n"
             "    actual (go):   ('n1',)"
         ]
+
+
+class TestSharedHostPorts:
+    def test_sharing_made_and_undone_within_one_rule_is_remembered(self) -> None:
+        """Two pods share a host port and one expires, all inside one scheduling-cycle rule:
+        the node's UsedPorts lost the port with the expired pod (§4.9), and the definitional
+        check must know the sharing happened though no check ran while it lasted."""
+        state = conformance_machine(ImplCache, release=V1_35, out_dir=None)()
+        state.build(ttl=Decimal(30))
+        state.take(Step("add_node", {"node": node("n1")}))
+        first, second = (state.known(pod(uid, ports=[80])) for uid in ("u1", "u2"))
+        for step in (
+            Step("assume_pod", {"pod": first}),
+            Step("finish_binding", {"pod": first, "now": Decimal(0)}),
+            Step("add_pod", {"pod": first}),
+            Step("assume_pod", {"pod": second}),
+            Step("finish_binding", {"pod": second, "now": Decimal(0)}),
+            Step("cleanup", {"now": Decimal(31)}),
+        ):
+            state.take(step)
+        assert state.spec.dump().nodes["n1"].used_ports == frozenset()
+        state.node_infos_are_sums_of_their_pods()
