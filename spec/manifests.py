@@ -6,16 +6,22 @@ either shape.  JSON numbers are read as `Decimal`, so a quantity written as a
 number keeps the digits it was written with, as upstream parses them.  Every
 problem is one `ObjectError` line that starts with the source and, where
 there is more than one, the document (counted from 1) and the item index.
+
+`load_cluster` reads what a whole cluster dump holds (`kubectl get
+pods,nodes,services -o yaml`): it keeps the pods and nodes, counts the other
+kinds instead of refusing them, and names the line an object starts on.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import attrs
 import yaml
 
 from kcache.spec.errors import ObjectError
@@ -49,6 +55,79 @@ def load_manifests(text: str, source: str = "<input>") -> list[Pod | Node]:
     return objects
 
 
+@attrs.frozen
+class Cluster:
+    """The pods and nodes of a cluster dump, and how many objects of other kinds it held."""
+
+    objects: tuple[Pod | Node, ...]
+    #: kind -> how many objects of that kind were left out
+    ignored: Mapping[str, int]
+
+
+def load_cluster_file(path: str | Path) -> Cluster:
+    """`load_cluster` of a file's text, named by its path in errors."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ObjectError(f"{path}: cannot read: {_reason(error)}") from None
+    return load_cluster(text, source=str(path))
+
+
+def load_cluster(text: str, source: str = "<input>") -> Cluster:
+    """The pods and nodes in a JSON or YAML text; objects of other kinds are counted.
+
+    An error names the source, the line the bad object starts on (when the
+    text can be read for lines), the document and item, and the field.
+    """
+    documents = [document for document in _documents(text, source) if document is not None]
+    ignored: Counter[str] = Counter()
+    objects: list[Pod | Node] = []
+    for number, document in enumerate(documents, start=1):
+        where = f"{source}: document {number}" if len(documents) > 1 else source
+        try:
+            objects.extend(_read_document(document, where, ignored))
+        except ObjectError as error:
+            raise ObjectError(_with_line(str(error), text, source, number)) from None
+    return Cluster(objects=tuple(objects), ignored=dict(sorted(ignored.items())))
+
+
+def _with_line(message: str, text: str, source: str, document: int) -> str:
+    """`message` with `line N: ` after the source: the line its document or list item starts on."""
+    lines = _start_lines(text, document)
+    if lines is None:
+        return message
+    line = lines[0]
+    rest = message.removeprefix(f"{source}: ")
+    item = rest.split(": ", 2)
+    index_text = next((part for part in item if part.startswith("items[")), None)
+    if index_text is not None:
+        index = int(index_text.removeprefix("items[").split("]")[0])
+        if index < len(lines) - 1:
+            line = lines[index + 1]
+    return f"{source}: line {line}: {rest}"
+
+
+def _start_lines(text: str, document: int) -> list[int] | None:
+    """The line document `document` starts on, then the lines its `items` start on (if any).
+
+    Read again with YAML's composer, which keeps positions (JSON is read as
+    YAML here); None when that reading fails.
+    """
+    try:
+        nodes = [node for node in yaml.compose_all(text, Loader=yaml.SafeLoader) if node]
+    except yaml.YAMLError:
+        return None
+    if not 0 < document <= len(nodes):
+        return None
+    node = nodes[document - 1]
+    lines = [node.start_mark.line + 1]
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if key.value == "items" and isinstance(value, yaml.SequenceNode):
+                lines.extend(item.start_mark.line + 1 for item in value.value)
+    return lines
+
+
 def _documents(text: str, source: str) -> list[Any]:
     """The decoded documents: JSON if the text is JSON, else every YAML document."""
     try:
@@ -68,18 +147,29 @@ def _documents(text: str, source: str) -> list[Any]:
         raise ObjectError(f"{source}: invalid YAML: {_reason(error)}") from None
 
 
-def _read_document(document: object, where: str) -> list[Pod | Node]:
+def _read_document(
+    document: object, where: str, ignored: Counter[str] | None = None
+) -> list[Pod | Node]:
+    """The pods and nodes of one document; other kinds are counted in `ignored`, if given."""
     if not isinstance(document, Mapping):
         raise ObjectError(f"{where}: expected a Kubernetes object, got {_kind_of(document)}")
     kind = document.get("kind")
     if kind in LIST_KINDS:
-        return _read_list(document, LIST_KINDS[kind], where)
+        return _read_list(document, LIST_KINDS[kind], where, ignored)
     if kind in READERS:
         return [_read_object(document, kind, where)]
+    if ignored is not None and isinstance(kind, str) and kind:
+        ignored[kind] += 1
+        return []
     raise ObjectError(f"{where}: kind: expected one of {_known_kinds()}, got {_shown(kind)}")
 
 
-def _read_list(document: Mapping[str, Any], item_kind: str | None, where: str) -> list[Pod | Node]:
+def _read_list(
+    document: Mapping[str, Any],
+    item_kind: str | None,
+    where: str,
+    ignored: Counter[str] | None = None,
+) -> list[Pod | Node]:
     items = document.get("items")
     if items is None:
         return []
@@ -91,6 +181,9 @@ def _read_list(document: Mapping[str, Any], item_kind: str | None, where: str) -
         if not isinstance(item, Mapping):
             raise ObjectError(f"{item_where}: expected a Kubernetes object, got {_kind_of(item)}")
         kind = item.get("kind", item_kind)
+        if ignored is not None and kind not in READERS and isinstance(kind, str) and kind:
+            ignored[kind] += 1
+            continue
         if kind not in READERS:
             raise ObjectError(f"{item_where}: kind: expected Pod or Node, got {_shown(kind)}")
         objects.append(_read_object(item, kind, item_where))

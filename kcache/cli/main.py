@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, str] = {
     "explain": "kcache.cli.explain",
     "conform": "kcache.cli.conform",
     "fuzz": "kcache.cli.fuzz",
+    "show": "kcache.cli.show",
     "transitions": "kcache.cli.transitions",
 }
 
