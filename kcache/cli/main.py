@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import os
 import sys
 from collections.abc import Sequence
@@ -31,6 +32,8 @@ SUBCOMMANDS: dict[str, str] = {
     "transitions": "kcache.cli.transitions",
 }
 
+#: the distribution kcache is installed as (the package index's `kcache` is another project)
+DISTRIBUTION = "kcache-conformance"
 #: exit status when kcache could not run at all
 USAGE_ERROR = 2
 #: exit status when the output's reader closed the pipe: 128 + SIGPIPE, as the shell reports
@@ -51,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Conformance checks for kube-scheduler cache implementations.",
         epilog="Exit status: 0 all good, 1 a check failed, 2 kcache could not run.",
     )
+    parser.add_argument(
+        "--version", action="version", version=f"kcache {version()}", help="print the version"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module_name in SUBCOMMANDS.items():
         module = importlib.import_module(module_name)
@@ -64,6 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(command)
         command.set_defaults(run=module.run)
     return parser
+
+
+def version() -> str:
+    """The installed version of kcache-conformance, or "unknown" when it is not installed."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
