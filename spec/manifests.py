@@ -87,24 +87,22 @@ def load_cluster(text: str, source: str = "<input>") -> Cluster:
         try:
             objects.extend(_read_document(document, where, ignored))
         except ObjectError as error:
-            raise ObjectError(_with_line(str(error), text, source, number)) from None
+            item = error.index if isinstance(error, _ItemError) else None
+            lines = _start_lines(text, number)
+            if lines is None:
+                raise
+            line = lines[0] if item is None or item + 1 >= len(lines) else lines[item + 1]
+            rest = str(error).removeprefix(f"{source}: ")
+            raise ObjectError(f"{source}: line {line}: {rest}") from None
     return Cluster(objects=tuple(objects), ignored=dict(sorted(ignored.items())))
 
 
-def _with_line(message: str, text: str, source: str, document: int) -> str:
-    """`message` with `line N: ` after the source: the line its document or list item starts on."""
-    lines = _start_lines(text, document)
-    if lines is None:
-        return message
-    line = lines[0]
-    rest = message.removeprefix(f"{source}: ")
-    item = rest.split(": ", 2)
-    index_text = next((part for part in item if part.startswith("items[")), None)
-    if index_text is not None:
-        index = int(index_text.removeprefix("items[").split("]")[0])
-        if index < len(lines) - 1:
-            line = lines[index + 1]
-    return f"{source}: line {line}: {rest}"
+class _ItemError(ObjectError):
+    """An ObjectError in the item `index` of a list's `items`, so its line can be found."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
 
 
 def _start_lines(text: str, document: int) -> list[int] | None:
@@ -177,17 +175,27 @@ def _read_list(
         raise ObjectError(f"{where}: items: expected a list, got {_kind_of(items)}")
     objects = []
     for index, item in enumerate(items):
-        item_where = f"{where}: items[{index}]"
-        if not isinstance(item, Mapping):
-            raise ObjectError(f"{item_where}: expected a Kubernetes object, got {_kind_of(item)}")
-        kind = item.get("kind", item_kind)
-        if ignored is not None and kind not in READERS and isinstance(kind, str) and kind:
-            ignored[kind] += 1
-            continue
-        if kind not in READERS:
-            raise ObjectError(f"{item_where}: kind: expected Pod or Node, got {_shown(kind)}")
-        objects.append(_read_object(item, kind, item_where))
+        try:
+            objects.extend(_read_item(item, index, item_kind, where, ignored))
+        except ObjectError as error:
+            raise _ItemError(str(error), index) from None
     return objects
+
+
+def _read_item(
+    item: object, index: int, item_kind: str | None, where: str, ignored: Counter[str] | None
+) -> list[Pod | Node]:
+    """The pod or node of one list item: none when its kind is counted in `ignored`."""
+    item_where = f"{where}: items[{index}]"
+    if not isinstance(item, Mapping):
+        raise ObjectError(f"{item_where}: expected a Kubernetes object, got {_kind_of(item)}")
+    kind = item.get("kind", item_kind)
+    if ignored is not None and kind not in READERS and isinstance(kind, str) and kind:
+        ignored[kind] += 1
+        return []
+    if kind not in READERS:
+        raise ObjectError(f"{item_where}: kind: expected Pod or Node, got {_shown(kind)}")
+    return [_read_object(item, kind, item_where)]
 
 
 def _read_object(obj: Mapping[str, Any], kind: str, where: str) -> Pod | Node:
