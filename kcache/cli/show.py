@@ -94,6 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     names = args.impl or ["spec"]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise KcacheError(f"--impl {twice[0]} is given twice: name each target once")
     if args.trace_out is not None and args.trace_out.suffix not in TRACE_SUFFIXES:
         raise KcacheError(f"--trace-out {args.trace_out}: trace files end in .json or .jsonl")
     try:

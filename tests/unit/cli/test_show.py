@@ -206,6 +206,11 @@ class TestBadInput:
             "PodList, NodeList, got no kind\n"
         )
 
+    def test_a_target_named_twice_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, out, err = show(capsys, str(SMALL), "--impl", "impl", "--impl", "impl")
+        assert (status, out) == (2, "")
+        assert err == "kcache: error: --impl impl is given twice: name each target once\n"
+
     def test_a_folder_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
         status, _, err = show(capsys, str(CLUSTER))
         assert status == 2
