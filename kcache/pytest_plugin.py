@@ -122,7 +122,7 @@ class ConformanceItem(pytest.Item):
         summary = report.describe_result(result)
         if seed is not None:
             summary += f", seed {seed} (--kcache-seed {seed} repeats it)"
-        self.user_properties.append(("kcache", summary))
+        self._record(summary)
         if result.failure is not None:
             failure = result.failure
             lines = [
@@ -133,6 +133,22 @@ class ConformanceItem(pytest.Item):
             if failure.write_error is not None:  # the trace itself, since it is not on disk
                 lines.append(failure.trace_text)
             raise ConformanceError("\n".join(lines))
+
+    def _record(self, summary: str) -> None:
+        """Keep the run's figures and seed in a --junitxml report, where its schema allows.
+
+        xunit2, pytest's default family, has no properties on a testcase (Jenkins
+        rejects such a report), so there they are a property of the suite;
+        xunit1 and legacy keep them on the testcase.
+        """
+        if self.config.getini("junit_family") != "xunit2":
+            self.user_properties.append(("kcache", summary))
+            return
+        from _pytest.junitxml import xml_key  # noqa: PLC0415 -- only when a report is written
+
+        report = self.config.stash.get(xml_key, None)
+        if report is not None:
+            report.add_global_property("kcache", summary)
 
     def repr_failure(
         self,

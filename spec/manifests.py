@@ -6,16 +6,22 @@ either shape.  JSON numbers are read as `Decimal`, so a quantity written as a
 number keeps the digits it was written with, as upstream parses them.  Every
 problem is one `ObjectError` line that starts with the source and, where
 there is more than one, the document (counted from 1) and the item index.
+
+`load_cluster` reads what a whole cluster dump holds (`kubectl get
+pods,nodes,services -o yaml`): it keeps the pods and nodes, counts the other
+kinds instead of refusing them, and names the line an object starts on.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import attrs
 import yaml
 
 from kcache.spec.errors import ObjectError
@@ -47,6 +53,77 @@ def load_manifests(text: str, source: str = "<input>") -> list[Pod | Node]:
         where = f"{source}: document {number}" if len(documents) > 1 else source
         objects.extend(_read_document(document, where))
     return objects
+
+
+@attrs.frozen
+class Cluster:
+    """The pods and nodes of a cluster dump, and how many objects of other kinds it held."""
+
+    objects: tuple[Pod | Node, ...]
+    #: kind -> how many objects of that kind were left out
+    ignored: Mapping[str, int]
+
+
+def load_cluster_file(path: str | Path) -> Cluster:
+    """`load_cluster` of a file's text, named by its path in errors."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ObjectError(f"{path}: cannot read: {_reason(error)}") from None
+    return load_cluster(text, source=str(path))
+
+
+def load_cluster(text: str, source: str = "<input>") -> Cluster:
+    """The pods and nodes in a JSON or YAML text; objects of other kinds are counted.
+
+    An error names the source, the line the bad object starts on (when the
+    text can be read for lines), the document and item, and the field.
+    """
+    documents = [document for document in _documents(text, source) if document is not None]
+    ignored: Counter[str] = Counter()
+    objects: list[Pod | Node] = []
+    for number, document in enumerate(documents, start=1):
+        where = f"{source}: document {number}" if len(documents) > 1 else source
+        try:
+            objects.extend(_read_document(document, where, ignored))
+        except ObjectError as error:
+            item = error.index if isinstance(error, _ItemError) else None
+            lines = _start_lines(text, number)
+            if lines is None:
+                raise
+            line = lines[0] if item is None or item + 1 >= len(lines) else lines[item + 1]
+            rest = str(error).removeprefix(f"{source}: ")
+            raise ObjectError(f"{source}: line {line}: {rest}") from None
+    return Cluster(objects=tuple(objects), ignored=dict(sorted(ignored.items())))
+
+
+class _ItemError(ObjectError):
+    """An ObjectError in the item `index` of a list's `items`, so its line can be found."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+def _start_lines(text: str, document: int) -> list[int] | None:
+    """The line document `document` starts on, then the lines its `items` start on (if any).
+
+    Read again with YAML's composer, which keeps positions (JSON is read as
+    YAML here); None when that reading fails.
+    """
+    try:
+        nodes = [node for node in yaml.compose_all(text, Loader=yaml.SafeLoader) if node]
+    except yaml.YAMLError:
+        return None
+    if not 0 < document <= len(nodes):
+        return None
+    node = nodes[document - 1]
+    lines = [node.start_mark.line + 1]
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if key.value == "items" and isinstance(value, yaml.SequenceNode):
+                lines.extend(item.start_mark.line + 1 for item in value.value)
+    return lines
 
 
 def _documents(text: str, source: str) -> list[Any]:
@@ -128,18 +205,29 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _read_document(document: object, where: str) -> list[Pod | Node]:
+def _read_document(
+    document: object, where: str, ignored: Counter[str] | None = None
+) -> list[Pod | Node]:
+    """The pods and nodes of one document; other kinds are counted in `ignored`, if given."""
     if not isinstance(document, Mapping):
         raise ObjectError(f"{where}: expected a Kubernetes object, got {_kind_of(document)}")
     kind = document.get("kind")
     if kind in LIST_KINDS:
-        return _read_list(document, LIST_KINDS[kind], where)
+        return _read_list(document, LIST_KINDS[kind], where, ignored)
     if kind in READERS:
         return [_read_object(document, kind, where)]
+    if ignored is not None and isinstance(kind, str) and kind:
+        ignored[kind] += 1
+        return []
     raise ObjectError(f"{where}: kind: expected one of {_known_kinds()}, got {_shown(kind)}")
 
 
-def _read_list(document: Mapping[str, Any], item_kind: str | None, where: str) -> list[Pod | Node]:
+def _read_list(
+    document: Mapping[str, Any],
+    item_kind: str | None,
+    where: str,
+    ignored: Counter[str] | None = None,
+) -> list[Pod | Node]:
     items = document.get("items")
     if items is None:
         return []
@@ -147,14 +235,27 @@ def _read_list(document: Mapping[str, Any], item_kind: str | None, where: str) -
         raise ObjectError(f"{where}: items: expected a list, got {_kind_of(items)}")
     objects = []
     for index, item in enumerate(items):
-        item_where = f"{where}: items[{index}]"
-        if not isinstance(item, Mapping):
-            raise ObjectError(f"{item_where}: expected a Kubernetes object, got {_kind_of(item)}")
-        kind = item.get("kind", item_kind)
-        if kind not in READERS:
-            raise ObjectError(f"{item_where}: kind: expected Pod or Node, got {_shown(kind)}")
-        objects.append(_read_object(item, kind, item_where))
+        try:
+            objects.extend(_read_item(item, index, item_kind, where, ignored))
+        except ObjectError as error:
+            raise _ItemError(str(error), index) from None
     return objects
+
+
+def _read_item(
+    item: object, index: int, item_kind: str | None, where: str, ignored: Counter[str] | None
+) -> list[Pod | Node]:
+    """The pod or node of one list item: none when its kind is counted in `ignored`."""
+    item_where = f"{where}: items[{index}]"
+    if not isinstance(item, Mapping):
+        raise ObjectError(f"{item_where}: expected a Kubernetes object, got {_kind_of(item)}")
+    kind = item.get("kind", item_kind)
+    if ignored is not None and kind not in READERS and isinstance(kind, str) and kind:
+        ignored[kind] += 1
+        return []
+    if kind not in READERS:
+        raise ObjectError(f"{item_where}: kind: expected Pod or Node, got {_shown(kind)}")
+    return [_read_object(item, kind, item_where)]
 
 
 def _read_object(obj: Mapping[str, Any], kind: str, where: str) -> Pod | Node:

@@ -98,6 +98,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     options.check_outputs(args)
+    parallel = parallel_command.wanted(args)
+    try:
+        return _run(args, out)
+    except KcacheError as error:
+        if parallel:
+            suite, name = parallel_command.SUITE, parallel_command.case_name(args)
+        else:
+            suite, name = SUITE, case_name(args)
+        report.error_case(args, suite, name, error)
+        raise
+
+
+#: the JUnit suite of a sequential run
+SUITE = "kcache conform"
+
+
+def case_name(args: argparse.Namespace) -> str:
+    """The JUnit testcase's name: the same whether the run passed, failed or could not run."""
+    return f"{args.impl} conforms to the spec ({args.release})"
+
+
+def _run(args: argparse.Namespace, out: TextIO | None) -> int:
     if parallel_command.wanted(args):
         if args.db or args.replay_only:
             raise KcacheError("--db and --replay-only are for the sequential machine")
@@ -130,18 +152,20 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise KcacheError(finished.error)
     result = finished.result
     failure = result.failure
+    trace = None if failure is None else failure.trace_path
     case = JUnitCase(
-        suite="kcache conform",
-        name=f"{args.impl} conforms to the spec ({args.release})",
+        suite=SUITE,
+        name=case_name(args),
         seconds=result.elapsed,
         properties={
             "impl": args.impl,
             "release": args.release,
             "seed": "derandomized" if seed is None else str(seed),
         },
-        failure=None if failure is None else failure.message.splitlines()[0],
+        failure=None if failure is None else report.failure_headline(finished, args.impl),
         details="" if failure is None else f"{failure.message}\n\n{details}",
         summary=report.describe_result(result),
+        attachments=() if trace is None else (trace,),
     )
     return report.conclude(
         args,

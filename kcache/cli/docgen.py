@@ -6,8 +6,8 @@ docs/cli.md is every `--help` text and docs/transitions.md is the life-cycle
 table drawn by `kcache.reporting.transitions`; both are committed so they can be read
 on the web, and tests fail when the committed text differs from what this
 module generates.  Help is rendered 100 columns wide, whatever the terminal,
-so the page does not depend on who regenerated it (argparse's layout does
-depend on the Python minor version; the project's is 3.11).
+so the page does not depend on who regenerated it; `kcache.cli.main.HelpFormatter`
+keeps argparse's layout the same on every supported Python.
 """
 
 from __future__ import annotations

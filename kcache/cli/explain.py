@@ -2,7 +2,7 @@
 
 For every step: the operation and its arguments in words, the outcome, whether
 its `expect` held (and if not, where and how it failed), what changed in the
-cache's views since the step before (FORMAT.md field names and units), every
+cache's views since the step before (docs/trace-format.md's names and units), every
 pod's state and node, and every node's totals (requested/allocatable).  The
 story goes on past a failed expectation, to show how a divergence spreads, and
 stops where upstream's process would end (a fatal outcome).

@@ -94,6 +94,7 @@ def run_machine(
                 out_dir=out_dir,
                 progress=_after_each_example(progress, stop, examples),
                 name=trace_label(target),
+                target=target,
                 ttl=ttl,
                 database=None if examples is None else examples.database,
                 use_database=urls is not None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import importlib.metadata
 import os
 import signal
 import sys
@@ -31,9 +32,12 @@ SUBCOMMANDS: dict[str, str] = {
     "explain": "kcache.cli.explain",
     "conform": "kcache.cli.conform",
     "fuzz": "kcache.cli.fuzz",
+    "show": "kcache.cli.show",
     "transitions": "kcache.cli.transitions",
 }
 
+#: the distribution kcache is installed as (the package index's `kcache` is another project)
+DISTRIBUTION = "kcache-conformance"
 #: exit status when kcache could not run at all
 USAGE_ERROR = 2
 #: exit status when the output's reader closed the pipe: 128 + SIGPIPE, as the shell reports
@@ -51,12 +55,39 @@ class _Parser(argparse.ArgumentParser):
         self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help layout, the same on every supported Python.
+
+    Up to 3.12 argparse measured subcommand names at their parent's indent,
+    from 3.13 at their own, which moves the help column of `kcache --help`;
+    this formatter measures them as 3.13 does on every version, so the help
+    (and docs/cli.md, made from it) does not depend on who runs it.
+    """
+
+    def add_argument(self, action: argparse.Action) -> None:
+        if action.help is argparse.SUPPRESS:
+            return
+        invocation = self._format_action_invocation
+        lengths = [len(invocation(action)) + self._current_indent]
+        # the generator indents while it yields: each subaction is measured at its own indent
+        lengths += [
+            len(invocation(sub)) + self._current_indent
+            for sub in self._iter_indented_subactions(action)
+        ]
+        self._action_max_length = max(self._action_max_length, *lengths)
+        self._add_item(self._format_action, [action])
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every subcommand in `SUBCOMMANDS` (subparsers share its class)."""
     parser = _Parser(
         prog="kcache",
         description="Conformance checks for kube-scheduler cache implementations.",
         epilog="Exit status: 0 all good, 1 a check failed, 2 kcache could not run.",
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"kcache {version()}", help="print the version"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module_name in SUBCOMMANDS.items():
@@ -66,11 +97,19 @@ def build_parser() -> argparse.ArgumentParser:
             name,
             help=doc.splitlines()[0] if doc else None,
             description=doc,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=HelpFormatter,
         )
         module.add_arguments(command)
         command.set_defaults(run=module.run)
     return parser
+
+
+def version() -> str:
+    """The installed version of kcache-conformance, or "unknown" when it is not installed."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

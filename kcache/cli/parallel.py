@@ -103,8 +103,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             progress.finish()
     details = print_report(result, args.impl, args.release, out)
     case = JUnitCase(
-        suite="kcache conform --parallel",
-        name=f"{args.impl} is linearizable with respect to the spec ({args.release})",
+        suite=SUITE,
+        name=case_name(args),
         seconds=result.elapsed,
         properties={
             "impl": args.impl,
@@ -115,9 +115,26 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         failure=None if result.failure is None else result.failure.headline,
         details=details,
         summary=describe(result),
+        attachments=tuple(
+            path
+            for path in (
+                None if result.failure is None else result.failure.history_path,
+                None if result.failure is None else result.failure.full_history_path,
+            )
+            if path is not None
+        ),
     )
     failed = result.failure is not None
     return report.conclude(args, case, failed=failed, interrupted=result.interrupted)
+
+
+#: the JUnit suite of a --parallel run
+SUITE = "kcache conform --parallel"
+
+
+def case_name(args: argparse.Namespace) -> str:
+    """The JUnit testcase's name: the same whether the run passed, failed or could not run."""
+    return f"{args.impl} is linearizable with respect to the spec ({args.release})"
 
 
 def describe(result: ParallelResult) -> str:

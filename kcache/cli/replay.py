@@ -1,4 +1,9 @@
-"""Replay FORMAT.md traces against an implementation and report each trace.
+"""Replay traces (docs/trace-format.md) against an implementation and report each trace.
+
+--vectors replays the conformance vectors installed with kcache (the same as
+tests/vectors in a checkout).  The trace format's reference and its JSON
+schema are installed beside them: `python -c "import kcache.bundle as b;
+print(b.TRACE_FORMAT, b.TRACE_SCHEMA)"` prints where.
 
 Every trace in the files and folders given is read first (a malformed trace
 stops everything before a cache is built), then run on a fresh cache from
@@ -28,7 +33,8 @@ from collections import Counter
 from typing import TextIO
 
 from kcache import targets
-from kcache.errors import TraceError
+from kcache.bundle import VECTORS
+from kcache.errors import KcacheError, TraceError
 from kcache.traces.expectations import Mismatch, render
 from kcache.traces.replay import TraceResult, Verdict, replay_trace, representation_checked
 from kcache.traces.trace import TRACE_SUFFIXES, load_paths
@@ -40,9 +46,14 @@ _SHORT = 300
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="PATH",
         help=f"trace files ({', '.join(TRACE_SUFFIXES)}) or folders, searched recursively",
+    )
+    parser.add_argument(
+        "--vectors",
+        action="store_true",
+        help="also replay the conformance vectors installed with kcache",
     )
     parser.add_argument(
         "--impl",
@@ -71,9 +82,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    traces = load_paths(args.paths)
+    paths = [*args.paths, *([str(VECTORS)] if args.vectors else [])]
+    if not paths:
+        raise KcacheError("replay: give trace files or folders, or --vectors")
+    traces = load_paths(paths)
     if not traces:
-        raise TraceError(f"no traces ({', '.join(TRACE_SUFFIXES)}) in {' '.join(args.paths)}")
+        raise TraceError(f"no traces ({', '.join(TRACE_SUFFIXES)}) in {' '.join(paths)}")
     tally: Counter[Verdict] = Counter()
     with targets.opened(args.impl) as opened:
         factory = representation_checked(opened) if args.check_invariants else opened

@@ -21,6 +21,7 @@ from kcache.machine.runner import ConformanceResult
 from kcache.reporting.junit import JUnitCase, write_junit
 from kcache.reporting.progress import Tally, describe
 from kcache.spec.releases import RELEASES, Release
+from kcache.traces.expectations import render
 
 
 def next_commands(trace: Path, target: str, *, check_invariants: bool = False) -> list[str]:
@@ -152,6 +153,52 @@ def stopped_by(run: MachineRun) -> str:
 
 #: exit status of a run a signal stopped with nothing found: 128 + the signal, as shells report
 STOPPED_STATUS = {"SIGINT": 130, "SIGTERM": 143}
+
+
+#: how many lines of a many-line failure message the one-line headline joins
+_HEADLINE_LINES = 4
+
+
+def failure_headline(run: MachineRun, target: str) -> str:
+    """The failure on one line, for a JUnit message: the first step and field that differ.
+
+    Taken from replaying the written trace when that shows the failure (the
+    trace's step and field, as `kcache replay` will print them), else the
+    machine's message with its first lines joined.
+    """
+    mismatch = run.replayed or run.replayed_checked
+    if mismatch is not None:
+        return (
+            f"step {mismatch.step} ({mismatch.op}): {mismatch.path}: "
+            f"expected (spec) {render(mismatch.expected)}, "
+            f"actual ({target}) {render(mismatch.actual)}"
+        )
+    message = run.result.failure.message if run.result.failure else ""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    more = len(lines) - _HEADLINE_LINES
+    return " ".join(lines[:_HEADLINE_LINES]) + (f" ... ({more} more lines)" if more > 0 else "")
+
+
+def error_case(args: argparse.Namespace, suite: str, name: str, error: Exception) -> None:
+    """Write a JUnit report with an `error` testcase if `--junit-xml` asks for one.
+
+    For a run kcache could not make (exit 2): the CI then shows the gate as
+    broken, with the reason, instead of finding no report.
+    """
+    if getattr(args, "junit_xml", None) is None:
+        return
+    message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    write_junit(
+        args.junit_xml,
+        JUnitCase(
+            suite=suite,
+            name=name,
+            seconds=0.0,
+            properties={"impl": args.impl, "release": args.release},
+            error=f"kcache could not run: {message}",
+            details=f"kcache: error: {error}\nexit status 2: the check did not run",
+        ),
+    )
 
 
 def describe_result(result: ConformanceResult) -> str:

@@ -422,6 +422,7 @@ def conformance_machine(
     out_dir: Path | None = Path("kcache-failures"),
     ttl: Decimal | None = None,
     acknowledge_upstream_defects: bool = False,
+    target: str | None = None,
 ) -> type[ConformanceMachine]:
     """A state machine checking `factory`'s caches against the spec (or `reference`).
 
@@ -430,7 +431,7 @@ def conformance_machine(
     its caches with `ttl` seconds, or with one drawn from `TTLS` when None.
     With `acknowledge_upstream_defects` the known defects of `release`
     (`kcache.traces.defects`) are left out of the comparison and counted on
-    the recorder instead.
+    the recorder instead.  Differences name the target `target` (default: `name`).
     """
     defects = acknowledged_for(release.name, acknowledge_upstream_defects)
     allowance = Allowance(
@@ -460,7 +461,7 @@ def conformance_machine(
             "recorder": FailureRecorder(
                 target=name, out_dir=out_dir, unpinned=allowance.unpinned | allowance.unordered
             ),
-            "target_name": name,
+            "target_name": name if target is None else target,
             "acknowledged": tuple(defect.id for defect in defects),
             "allowance": allowance,
         },

@@ -91,13 +91,16 @@ def run_conformance(
     database: ExampleDatabase | None = None,
     ttl: Decimal | None = None,
     acknowledge_upstream_defects: bool = False,
+    target: str | None = None,
 ) -> ConformanceResult:
     """Check `factory`'s caches against the spec until a failure, the budget, or Ctrl-C.
 
     `max_examples` defaults to the profile's; with a `time_budget` (seconds)
     the run goes on in rounds of that many examples until the time is spent.
     `progress(examples, steps, failures)` is called after every example.
-    `name` labels the trace file and its messages.  Hypothesis' example
+    `name` labels the trace file and its messages; `target`, when given, is
+    the name messages call the target by instead (`--impl`'s own words, where
+    `name` must be fit for a file name).  Hypothesis' example
     database is `database`, else the profile's, its keys namespaced by `name`,
     release and TTL (`kcache.machine.database.namespace`); without
     `use_database` there is none, so earlier failures are not replayed first
@@ -119,6 +122,7 @@ def run_conformance(
         out_dir=out_dir,
         ttl=ttl,
         acknowledge_upstream_defects=acknowledge_upstream_defects,
+        target=target,
     )
     examples_db = base.database if database is None else database
     if examples_db is not None and use_database:

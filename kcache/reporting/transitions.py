@@ -76,16 +76,21 @@ _GONE = "gone: the next call sees Initial"
 def mermaid(release: Release) -> str:
     """A Mermaid `stateDiagram-v2` of the allowed calls under `release`.
 
-    Expired and Deleted end at the final state with a note, not with an edge
-    back to Initial: that is no call, and an edge would read as one.
+    Expired and Deleted are drawn dashed, with a note that the key reads as
+    Initial again, and no arrow out: Mermaid draws every transition, to the
+    final state included, like a call, and no call leads out of them.
     """
     lines = ["stateDiagram-v2", f"    [*] --> {State.INITIAL.value}"]
     lines += [
         f"    {source.value} --> {target.value}: {label}"
         for source, target, label in edges(release)
     ]
-    for state in reached_absent_states(release):
-        lines += [f"    {state.value} --> [*]", f"    note right of {state.value}: {_GONE}"]
+    absent = reached_absent_states(release)
+    for state in absent:
+        lines += [f"    note right of {state.value}: {_GONE}"]
+    if absent:
+        lines += ["    classDef gone stroke-dasharray: 5 5"]
+        lines += [f"    class {state.value} gone" for state in absent]
     return "\n".join(lines) + "\n"
 
 
@@ -101,12 +106,12 @@ def dot(release: Release) -> str:
         ),
     ]
     lines += [
-        f'    {source.value} -> {target.value} [label="{label}"{_ports(source, target)}];'
+        f'    {source.value} -> {target.value} [label="{label}"{_backward(source, target)}];'
         for source, target, label in edges(release)
     ]
     lines += [
         f'    {state.value} -> {State.INITIAL.value} [label="{_GONE}", style=dashed, '
-        "arrowhead=empty, tailport=s, headport=s];"
+        "arrowhead=empty, constraint=false];"
         for state in reached_absent_states(release)
     ]
     return "\n".join([*lines, "}"]) + "\n"
@@ -116,12 +121,15 @@ def dot(release: Release) -> str:
 _ORDER = (State.INITIAL, State.ASSUMED, State.ADDED, *_ABSENT)
 
 
-def _ports(source: State, target: State) -> str:
-    """Forward edges leave and enter on top, backward ones below, so a pair never overlaps."""
-    if source == target:
+def _backward(source: State, target: State) -> str:
+    """A backward edge does not rank the states: dot then routes it apart from the forward ones.
+
+    Pinning edges to ports made every edge of a state meet at one point, so an
+    edge coming in and one going out read as one arrow through the state.
+    """
+    if _ORDER.index(source) <= _ORDER.index(target):
         return ""
-    side = "n" if _ORDER.index(source) < _ORDER.index(target) else "s"
-    return f", tailport={side}, headport={side}"
+    return ", constraint=false"
 
 
 def markdown(release: Release) -> str:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import shlex
+import sys
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from decimal import Decimal
@@ -76,7 +78,7 @@ def _imported(reference: str, target: str) -> CacheFactory:
     if not module_name or not attribute:
         raise TargetError(f"--impl {target}: expected MODULE:FACTORY")
     try:
-        found: Any = importlib.import_module(module_name)
+        found: Any = _import(module_name)
     except Exception as error:
         raise TargetError(
             f"--impl {target}: cannot import {module_name}: {type(error).__name__}: {error}"
@@ -88,6 +90,24 @@ def _imported(reference: str, target: str) -> CacheFactory:
     if not callable(found):
         raise TargetError(f"--impl {target}: {attribute} is not callable")
     return found  # type: ignore[no-any-return]
+
+
+def _import(module_name: str) -> Any:
+    """Import `module_name`, from the current folder too, as `python -m` would.
+
+    The `kcache` console script puts its own folder on sys.path, not the
+    current one, so a module beside the user (`kcache conform --impl
+    mycache:Cache`) would need PYTHONPATH=. without this.  The folder stays
+    on sys.path: the module may import its siblings when its factory runs.
+    """
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        here = os.getcwd()
+        if error.name != module_name.partition(".")[0] or here in sys.path or "" in sys.path:
+            raise
+        sys.path.insert(0, here)
+        return importlib.import_module(module_name)
 
 
 def _command(target: str) -> CacheFactory:

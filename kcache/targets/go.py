@@ -27,12 +27,14 @@ from pathlib import Path
 
 import attrs
 
+from kcache.bundle import GO_ADAPTER
 from kcache.errors import TargetError
 from kcache.spec.releases import DEFAULT_RELEASE
 from kcache.targets.adapter.client import AdapterFactory
 
-#: the adapter's Go module, beside the kcache package in a source checkout
-SOURCE = Path(__file__).resolve().parents[2] / "adapters" / "go"
+#: the adapter's Go module: adapters/go, bundled with the package (kcache.bundle); the real
+#: path, since go resolves its working directory and the overlay's paths must match it
+SOURCE = GO_ADAPTER
 #: upstream's package that the overlay compiles into the adapter
 UPSTREAM_PACKAGE = "pkg/scheduler/backend/cache"
 #: where the overlay places it inside the adapter module
@@ -103,7 +105,7 @@ def _toolchain(version: str) -> tuple[str, Build]:
     if not (SOURCE / "go.mod").is_file():
         raise TargetError(
             f"--impl go:{version}: no adapter sources at {SOURCE}; "
-            "the Go adapter needs kcache installed from a source checkout (pip install -e .)"
+            "the package is incomplete: reinstall kcache-conformance"
         )
     return go, BUILDS[version]
 

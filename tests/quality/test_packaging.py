@@ -1,14 +1,19 @@
-"""An installed kcache keeps to its own namespace and leaves other projects alone.
+"""An installed kcache keeps to its own namespace, leaves other projects alone, and is whole.
 
 The repository keeps `spec/` and `impl/` at its top; the wheel maps them to
 `kcache.spec` and `kcache.impl`, so a user's own `spec` or `impl` package is
 never shadowed, and the pytest plugin stays inert in a suite that does not ask
-for it.  Checked on a real wheel, installed (with its dependencies, from the
-package index) into a fresh virtual environment outside the checkout.
+for it.  The wheel carries the Go adapter's sources, the vectors, the trace
+format and its schema, so `--impl go` and `kcache replay --vectors` work after
+a plain `pip install`.  Checked on a real wheel, installed (with its
+dependencies, from the package index) into a fresh virtual environment
+outside the checkout.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -16,7 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers.paths import ROOT
+from helpers.paths import ROOT, VECTORS
 
 DISTRIBUTION = "kcache_conformance"
 
@@ -52,9 +57,25 @@ def python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return interpreter
 
 
-def run(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(
+    python: Path, cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(python), *args], cwd=cwd, capture_output=True, text=True, check=False
+        [str(python), *args], cwd=cwd, capture_output=True, text=True, check=False, env=env
+    )
+
+
+def kcache(
+    python: Path, cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the `kcache` console script the wheel installed beside the venv's interpreter."""
+    return subprocess.run(
+        [str(python.parent / "kcache"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
     )
 
 
@@ -90,3 +111,58 @@ def test_a_project_with_its_own_spec_and_impl_runs_its_suite(python: Path, tmp_p
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     assert "kcache-conformance[" not in done.stdout
+
+
+def test_the_wheel_carries_the_adapter_vectors_and_format(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    bundled = "kcache/bundled/"
+    for part in (
+        "go-adapter/go.mod",
+        "go-adapter/v1.37.mod",
+        "go-adapter/main.go",
+        "go-adapter/_overlay/v1.37/snapshot_access.go",
+        "go-adapter/internal/upstreamcache/doc.go",
+        "vectors/TestDump.jsonl",
+        "vectors/machine/ForgetPod.jsonl",
+        "trace-format.md",
+        "trace.schema.json",
+    ):
+        assert bundled + part in names
+    # copies, not links: every vector of the checkout is there
+    vectors = {path.relative_to(VECTORS).as_posix() for path in VECTORS.rglob("*.jsonl")}
+    shipped = {name.removeprefix(bundled + "vectors/") for name in names}
+    assert vectors <= shipped
+
+
+def test_version(python: Path, tmp_path: Path) -> None:
+    done = kcache(python, tmp_path, "--version")
+    assert (done.returncode, done.stdout) == (0, "kcache 0.1.0\n")
+
+
+def test_the_bundled_vectors_replay(python: Path, tmp_path: Path) -> None:
+    done = kcache(python, tmp_path, "replay", "--vectors", "--impl", "spec")
+    assert done.returncode == 0, done.stdout + done.stderr
+    count = len(
+        [line for path in VECTORS.rglob("*.jsonl") for line in path.read_text().split("\n") if line]
+    )
+    assert done.stdout.splitlines()[-1] == f"{count} passed, 0 failed, 0 skipped"
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
+def test_the_go_adapter_builds_from_the_installed_sources(python: Path, tmp_path: Path) -> None:
+    """A fresh adapter build folder, so the binary comes from the wheel's copy of adapters/go.
+
+    Go's own build cache is kept (GOCACHE), or the build would recompile the
+    standard library and Kubernetes from scratch.
+    """
+    gocache = subprocess.run(
+        ["go", "env", "GOCACHE"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "GOCACHE": gocache}
+    trace = VECTORS / "TestDump.jsonl"
+    done = kcache(python, tmp_path, "replay", str(trace), "--impl", "go:v1.35", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "1 passed, 0 failed, 0 skipped"
+    assert "building the Go adapter for v1.35" in done.stderr
+    (built,) = (tmp_path / "cache" / "kcache" / "go-adapter").glob("v1.35-*/goadapter")
+    assert built.is_file()

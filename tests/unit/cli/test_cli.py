@@ -234,10 +234,12 @@ class TestReplayErrors:
         assert "Traceback" not in err
 
     def test_missing_paths_is_a_usage_error(self, capsys: pytest.CaptureFixture[str]) -> None:
-        """`kcache replay` without paths prints usage and exits 2."""
-        status, _, err = run(capsys)
-        assert status == 2
-        assert "the following arguments are required: PATH" in err
+        """`kcache replay` without paths nor --vectors says what it needs and exits 2."""
+        status, out, err = run(capsys)
+        assert (status, out) == (2, "")
+        assert one_line_error(err) == (
+            "kcache: error: replay: give trace files or folders, or --vectors"
+        )
 
 
 class TestShell:
@@ -305,3 +307,18 @@ class TestShell:
         process.stdout.close()  # the reader is gone before the first line
         _, err = process.communicate(timeout=120)
         assert (process.returncode, err.decode()) == (141, "")
+
+
+class TestBundledVectors:
+    def test_vectors_replays_the_vectors_the_package_carries(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status, out, _ = run(capsys, "--vectors", "--impl", "spec")
+        status_folder, out_folder, _ = run(capsys, str(VECTORS), "--impl", "spec")
+        assert status == status_folder == 0
+        assert out == out_folder
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == "kcache 0.1.0\n"

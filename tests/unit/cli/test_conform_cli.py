@@ -243,6 +243,57 @@ class TestFailing:
         assert failure.text is not None
         assert f"trace: {written}" in failure.text
         assert f"kcache explain {written} --impl spec" in failure.text
+        # the message is the first step and field that differ, each side named
+        assert re.fullmatch(
+            rf"step \d+ \(\w+\): [\w.\[\]/'-]+: "
+            rf"expected \(spec\) .+, actual \({re.escape(BUG)}\) .+",
+            message,
+        ), message
+        # the testcase's own output: the figures, the trace, how to replay it, the attachment
+        output = ET.parse(report).getroot().findtext("testsuite/testcase/system-out")
+        assert output is not None
+        assert output.startswith(out.split(": ", 1)[1].split(", seed")[0])
+        assert f"trace: {written}" in output
+        assert f"kcache replay {written} --impl {BUG}" in output
+        assert output.endswith(f"[[ATTACHMENT|{trace.resolve()}]]")
+
+    def test_every_difference_names_the_target(
+        self, capsys: pytest.CaptureFixture[str], own_folder: Path
+    ) -> None:
+        """The target's own name (`--impl`'s words), never "impl" or a file-name label."""
+        assert conform("--impl", BUG, "--max-examples", "60", "--seed", "0") == 1
+        out = capsys.readouterr().out
+        actual = [line.strip() for line in out.splitlines() if line.strip().startswith("actual (")]
+        assert actual
+        assert all(line.startswith(f"actual ({BUG}):") for line in actual), actual
+
+
+class TestCouldNotRun:
+    def test_a_junit_error_is_written_when_kcache_cannot_run(
+        self, capsys: pytest.CaptureFixture[str], own_folder: Path
+    ) -> None:
+        report = own_folder / "kcache.xml"
+        assert conform("--impl", "no_such_module:Cache", "--junit-xml", str(report)) == 2
+        err = capsys.readouterr().err
+        root = ET.parse(report).getroot()
+        assert (root.get("errors"), root.get("failures")) == ("1", "0")
+        testcase = root.find("testsuite/testcase")
+        assert testcase is not None
+        # the same testcase a run would report, so CI tracks one test across runs
+        assert testcase.get("name") == "no_such_module:Cache conforms to the spec (v1.37)"
+        error = testcase.find("error")
+        assert error is not None
+        assert error.get("message") == (
+            "kcache could not run: --impl no_such_module:Cache: cannot import no_such_module: "
+            "ModuleNotFoundError: No module named 'no_such_module'"
+        )
+        assert err.strip() in (error.text or "")
+
+    def test_no_report_without_junit_xml(
+        self, capsys: pytest.CaptureFixture[str], own_folder: Path
+    ) -> None:
+        assert conform("--impl", "no_such_module:Cache") == 2
+        assert list(own_folder.iterdir()) == []
 
 
 #: the Python adapter server: what `cmd:` runs, with every answer over the protocol

@@ -48,3 +48,17 @@ def test_check_mode_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
     assert main_docgen(["--check"]) == 0
     assert capsys.readouterr().err == ""
     assert {name: (DOCS / name).read_text(encoding="utf-8") for name in PAGES} == before
+
+
+def test_subcommands_are_laid_out_as_on_python_3_13() -> None:
+    """Every subcommand's summary starts in one column, the longest name's included.
+
+    Up to 3.12 argparse measured subcommand names at their parent's indent and
+    put the longest one on a line of its own; the page must not depend on that.
+    """
+    lines = help_text([]).splitlines()
+    assert (
+        "    transitions  Print the pod life cycle: every state, operation, transition and error."
+        in lines
+    )
+    assert "  -h, --help     show this help message and exit" in lines

@@ -6,6 +6,8 @@ which splits kcache's exception classes between two copies of its modules.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -152,3 +154,23 @@ def test_an_unwritable_out_folder_fails_the_item_before_the_run(
     )
     assert "Traceback" not in result.stdout.str()
     assert "diverges from the spec" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("family", ["xunit2", "xunit1"])
+def test_the_junit_report_keeps_to_its_family(user_project: pytest.Pytester, family: str) -> None:
+    """xunit2 (pytest's default, Jenkins' schema) allows properties on suites only."""
+    result = user_project.runpytest_subprocess(
+        *("--kcache-impl", "impl", "--kcache-max-examples", "2", "--kcache-seed", "5"),
+        *("--junitxml", "report.xml", "-o", f"junit_family={family}"),
+    )
+    result.assert_outcomes(passed=2)
+    root = ET.parse(user_project.path / "report.xml").getroot()
+    item = next(
+        case for case in root.iter("testcase") if case.get("name") == "kcache-conformance[impl]"
+    )
+    on_case = [prop.get("name") for prop in item.iter("property")]
+    on_suite = [prop.get("name") for prop in root.findall("testsuite/properties/property")]
+    if family == "xunit2":
+        assert (on_case, on_suite) == ([], ["kcache"])
+    else:
+        assert (on_case, on_suite) == (["kcache"], [])

@@ -56,7 +56,7 @@ class TestJUnitXml:
         )
         props = {p.get("name"): p.get("value") for p in root.iter("property")}
         assert props == {"impl": "impl", "seed": "7"}
-        assert root.findtext("testsuite/system-out") == "3 examples, 40 steps"
+        assert root.findtext("testsuite/testcase/system-out") == "3 examples, 40 steps"
 
     def test_markup_in_messages_is_escaped(self) -> None:
         """Angle brackets and quotes in a message survive a round trip through XML."""
@@ -65,6 +65,37 @@ class TestJUnitXml:
         failure = root.find("testsuite/testcase/failure")
         assert failure is not None
         assert failure.get("message") == message
+
+    def test_output_holds_summary_details_and_attachments(self, tmp_path: Path) -> None:
+        """The testcase's system-out: summary, then details, then each attachment's line."""
+        trace = tmp_path / "t.json"
+        root = parse(
+            JUnitCase(
+                suite="s",
+                name="n",
+                seconds=0.0,
+                failure="step 1 (observe): pod_count: expected (spec) 1, actual (x) 2",
+                details="trace: t.json\nnext:\n  kcache replay t.json --impl x",
+                summary="2 examples",
+                attachments=(trace,),
+            )
+        )
+        assert root.findtext("testsuite/testcase/system-out") == (
+            "2 examples\ntrace: t.json\nnext:\n  kcache replay t.json --impl x\n"
+            f"[[ATTACHMENT|{trace}]]"
+        )
+
+    def test_an_error_is_not_a_failure(self) -> None:
+        """kcache could not run: an error element, counted as an error."""
+        root = parse(JUnitCase(suite="s", name="n", seconds=0.0, error="kcache could not run: x"))
+        assert (root.get("errors"), root.get("failures")) == ("1", "0")
+        suite = root.find("testsuite")
+        assert suite is not None
+        assert (suite.get("errors"), suite.get("failures")) == ("1", "0")
+        assert root.find("testsuite/testcase/failure") is None
+        error = root.find("testsuite/testcase/error")
+        assert error is not None
+        assert error.get("message") == "kcache could not run: x"
 
     def test_document_declares_xml(self) -> None:
         """The document starts with an XML declaration, as JUnit readers expect."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import types
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,33 @@ class TestResolve:
         """MODULE:FACTORY imports the module and takes the callable, dotted names allowed."""
         assert targets.resolve("kcache.spec.cache:Cache") is kcache.spec.cache.Cache
         assert targets.resolve("kcache.spec.releases:V1_35.__class__") is Release
+
+    def test_a_module_in_the_current_folder(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """As `python -m` would: the console script has no "" on sys.path, kcache adds it."""
+        (tmp_path / "beside_me.py").write_text("def make(*, ttl, release):\n    return None\n")
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+        monkeypatch.delitem(sys.modules, "beside_me", raising=False)
+        factory = targets.resolve("beside_me:make")
+        assert factory.__module__ == "beside_me"
+        assert sys.path[0] == str(tmp_path)
+
+    def test_a_missing_import_inside_the_module_is_its_own_error(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Only the module itself is looked for in the current folder, not what it imports."""
+        (tmp_path / "needs_more.py").write_text("import not_installed_anywhere\n")
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+        monkeypatch.delitem(sys.modules, "needs_more", raising=False)
+        with pytest.raises(TargetError) as raised:
+            targets.resolve("needs_more:make")
+        assert str(raised.value) == (
+            "--impl needs_more:make: cannot import needs_more: ModuleNotFoundError: "
+            "No module named 'not_installed_anywhere'"
+        )
 
     def test_command_builds_an_adapter_factory_without_starting_it(self) -> None:
         """cmd: splits the command like a shell; the process starts on first use."""

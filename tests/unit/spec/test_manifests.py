@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kcache.spec.errors import ObjectError
-from kcache.spec.manifests import load_manifest_file, load_manifests
+from kcache.spec.manifests import load_cluster, load_manifest_file, load_manifests
 from kcache.spec.objects import Node, Pod
 
 POD_JSON = json.dumps(
@@ -179,3 +179,33 @@ class TestLoadManifestFile:
         path.write_bytes(b"kind: Pod\nmetadata: {name: \xe9}\n")
         with pytest.raises(ObjectError, match=f"^{path}: cannot read: .*utf-8"):
             load_manifest_file(path)
+
+
+class TestCluster:
+    """`load_cluster`: other kinds counted, not refused; errors name the line."""
+
+    def test_other_kinds_are_counted(self) -> None:
+        text = json.dumps(
+            {
+                "kind": "List",
+                "items": [
+                    {"kind": "Service", "metadata": {"name": "s"}},
+                    {"kind": "Node", "metadata": {"name": "n1"}},
+                    {"kind": "Service", "metadata": {"name": "t"}},
+                    {"kind": "ConfigMap", "metadata": {"name": "c"}},
+                ],
+            }
+        )
+        cluster = load_cluster(text)
+        assert [obj.name for obj in cluster.objects] == ["n1"]
+        assert cluster.ignored == {"ConfigMap": 1, "Service": 2}
+
+    def test_a_bad_item_of_a_json_list_is_named_by_its_line(self) -> None:
+        text = (
+            '{"kind": "List", "items": [\n {"kind": "Node", "metadata": {"name": "a"}},\n'
+            ' {"kind": "Node", "metadata": {"name": 7}}\n]}\n'
+        )
+        with pytest.raises(ObjectError) as raised:
+            load_cluster(text, source="nodes.json")
+        assert str(raised.value).startswith("nodes.json: line 3: items[1]: ")
+        assert "metadata.name" in str(raised.value)

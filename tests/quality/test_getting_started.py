@@ -1,0 +1,126 @@
+"""docs/getting-started.md works as written, from a fresh copy of the checkout and a fresh venv.
+
+Every `sh` block of the page runs, in order, in one bash session (`set -e`)
+at the root of a copy of the checkout's files; a command whose comment says
+`# exits N` must exit N, every other must succeed.  A `text` block right
+after an `sh` block is what that block prints: each of its lines (but `...`)
+must be a line of the output, with figures that change from run to run
+(counts, timings, seeds, trace hashes) compared as placeholders.  The
+session runs outside the `ci` profile, as a newcomer's would.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import attrs
+from helpers.paths import DOCS, ROOT
+
+PAGE = DOCS / "getting-started.md"
+_BLOCK = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+_EXITS = re.compile(r"^(?P<command>.*?)\s+# exits (?P<status>\d+)$")
+_MARK = "@@@ getting-started block {}"
+
+
+@attrs.frozen
+class Block:
+    commands: str
+    #: the lines the page shows under the block, or () when it shows none
+    shown: tuple[str, ...]
+
+
+def blocks(page: str) -> list[Block]:
+    """The page's `sh` blocks, each with the `text` block that follows it, if any."""
+    found = [(match.group(1), match.group(2)) for match in _BLOCK.finditer(page)]
+    return [
+        Block(
+            commands=text,
+            shown=tuple(found[index + 1][1].splitlines())
+            if index + 1 < len(found) and found[index + 1][0] == "text"
+            else (),
+        )
+        for index, (kind, text) in enumerate(found)
+        if kind == "sh"
+    ]
+
+
+def script(page_blocks: list[Block]) -> str:
+    """One bash script: each block after a marker line, `# exits N` lines checked."""
+    lines = ["set -euo pipefail"]
+    for index, block in enumerate(page_blocks):
+        lines.append(f"echo '{_MARK.format(index)}'")
+        for line in block.commands.splitlines():
+            expected = _EXITS.match(line)
+            if expected is None:
+                lines.append(line)
+            else:
+                command, status = expected.group("command"), expected.group("status")
+                lines.append(f"{{ {command}; }} && exit 98 || [ $? -eq {status} ]")
+    return "\n".join(lines) + "\n"
+
+
+def normal(line: str) -> str:
+    """A line with what differs between runs replaced: trace hashes, then every number."""
+    line = re.sub(r"-[0-9a-f]{12}\.json", "-HASH.json", line.rstrip())
+    return re.sub(r"\d+(\.\d+)?", "N", line)
+
+
+def copy_of_the_checkout(destination: Path) -> None:
+    """The files git knows of (tracked, or new and not ignored), links kept as links."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for relative in filter(None, listed.split("\0")):
+        source = ROOT / relative
+        if not source.exists() and not source.is_symlink():
+            continue  # deleted in the working tree, not yet in the index
+        target = destination / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def test_the_blocks_are_found() -> None:
+    """The page has commands and outputs to check, and every expected exit is a number."""
+    page_blocks = blocks(PAGE.read_text(encoding="utf-8"))
+    assert len(page_blocks) >= 10
+    assert sum(1 for block in page_blocks if block.shown) >= 8
+    assert "# exits 1" in PAGE.read_text(encoding="utf-8")
+
+
+def test_the_page_runs_as_written(tmp_path: Path) -> None:
+    page_blocks = blocks(PAGE.read_text(encoding="utf-8"))
+    checkout = tmp_path / "kcache"
+    copy_of_the_checkout(checkout)
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in ("CI", "HYPOTHESIS_PROFILE", "VIRTUAL_ENV", "PYTHONPATH")
+    }
+    done = subprocess.run(
+        ["bash", "-c", script(page_blocks)],
+        cwd=checkout,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=590,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    outputs = re.split(r"^@@@ getting-started block \d+\n", done.stdout, flags=re.MULTILINE)[1:]
+    assert len(outputs) == len(page_blocks)
+    stale = []
+    for block, output in zip(page_blocks, outputs, strict=True):
+        printed = {normal(line) for line in output.splitlines()}
+        missing = [
+            line for line in block.shown if line.strip() != "..." and normal(line) not in printed
+        ]
+        if missing:
+            stale.append(f"$ {block.commands.strip()}\nshown, not printed: {missing}\n{output}")
+    assert stale == [], "\n".join(stale)

@@ -1,0 +1,288 @@
+"""Tests for `kcache show`: kubectl output loaded into caches, compared, and written as a trace.
+
+tests/data/cluster/kubectl/small-cluster.yaml is a cluster written for these
+tests; its figures below are worked out by hand from the manifests.  The
+files under tests/data/cluster/api-testdata and doc-yaml are upstream's own
+(README there), run through every cache to show they agree and nothing breaks.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers.paths import TESTS
+
+from kcache.cli.main import main
+
+CLUSTER = TESTS / "data" / "cluster"
+SMALL = CLUSTER / "kubectl" / "small-cluster.yaml"
+#: upstream's files: every one a kubectl-shaped object or list, but the watch event
+UPSTREAM = sorted(
+    path
+    for folder in ("api-testdata", "doc-yaml")
+    for path in (CLUSTER / folder).rglob("*")
+    if path.suffix in (".json", ".yaml") and "WatchEvent" not in path.name
+)
+WATCH_EVENT = CLUSTER / "api-testdata" / "HEAD" / "core.v1.WatchEvent.json"
+SIDECAR_BUG = "kcache.seeded.bugs:SidecarCountedAsInit"
+GO = shutil.which("go")
+
+MIB = 1024 * 1024
+
+
+def show(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["show", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def shown_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: ignore[type-arg]
+    status, out, err = show(capsys, *argv, "--format", "json")
+    assert status == 0, err
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+class TestSmallCluster:
+    def test_what_each_node_holds(self, capsys: pytest.CaptureFixture[str]) -> None:
+        nodes = shown_json(capsys, str(SMALL))["targets"]["spec"]["nodes"]
+        assert sorted(nodes) == ["node-a", "node-b", "node-c", "node-gone"]
+        # web-1 (250m, 64Mi, host port 8080) and batch-1 (no requests: 100m and 200Mi non-zero)
+        assert nodes["node-a"]["requested"] == {"cpu": 250, "memory": 64 * MIB}
+        assert nodes["node-a"]["non_zero_requested"] == {"cpu": 350, "memory": 264 * MIB}
+        assert nodes["node-a"]["allocatable"] == {
+            "cpu": 4000,
+            "memory": 8 * 1024 * MIB,
+            "ephemeral-storage": 100 * 1024 * MIB,
+            "pods": 110,
+        }
+        assert nodes["node-a"]["used_ports"] == [["0.0.0.0", "TCP", 8080]]
+        # web-2, and cache-1: a sidecar (100m, 32Mi) beside its container (200m, 64Mi)
+        assert nodes["node-b"]["requested"] == {"cpu": 550, "memory": 160 * MIB}
+        assert nodes["node-b"]["non_zero_requested"] == {"cpu": 550, "memory": 160 * MIB}
+        assert nodes["node-c"]["pods"] == []
+        # a pod on a node the files do not hold: a NodeInfo without a node
+        assert nodes["node-gone"]["has_node"] is False
+        assert nodes["node-gone"]["non_zero_requested"] == {"cpu": 100, "memory": 200 * MIB}
+
+    def test_images_count_the_nodes_that_have_them(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        nodes = shown_json(capsys, str(SMALL))["targets"]["spec"]["nodes"]
+        images = nodes["node-b"]["image_states"]
+        assert images["docker.io/library/nginx:1.25"] == {"size": 70000000, "num_nodes": 2}
+        assert images["docker.io/library/redis:7"] == {"size": 40000000, "num_nodes": 1}
+
+    def test_left_out_pods_ignored_kinds_zones_and_the_snapshot_order(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        shown = shown_json(capsys, str(SMALL))
+        assert shown["left_out_pods"] == {
+            "shop/pending-1": "not bound to a node (no spec.nodeName)",
+            "jobs/done-1": "finished (Succeeded)",
+        }
+        assert shown["ignored_kinds"] == {"Service": 1}
+        assert shown["zones"] == {"node-a": "r1/z1", "node-b": "r1/z2", "node-c": "r1/z1"}
+        # the node tree takes one node per zone in turn: z1's node-a, z2's node-b, z1's node-c
+        assert shown["targets"]["spec"]["snapshot"]["node_list"] == ["node-a", "node-b", "node-c"]
+        assert shown["targets"]["spec"]["pod_count"] == 5
+        assert [step["op"] for step in shown["steps"]] == ["add_node"] * 3 + ["add_pod"] * 5
+
+    def test_text_report(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, out, _ = show(capsys, str(SMALL), "--impl", "spec", "--impl", "impl")
+        assert status == 0
+        lines = out.splitlines()
+        assert lines[0] == "read 1 input(s): 3 nodes, 7 pods (5 added, 2 left out)"
+        assert lines[1] == "ignored 1 objects of other kinds: 1 Service"
+        assert "node node-a zone r1/z1" in lines
+        assert "  pods: 2 (shop/web-1, jobs/batch-1)" in lines
+        assert "  requested: cpu 550m, memory 167772160" in lines
+        assert "node node-gone (no Node object: pods point at it)" in lines
+        assert "snapshot node order: node-a, node-b, node-c" in lines
+        assert lines[-1] == "AGREE spec, impl: same outcomes, nodes and snapshot"
+
+    def test_standard_input(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr("sys.stdin", io.StringIO(SMALL.read_text()))
+        shown = shown_json(capsys, "-")
+        assert shown["inputs"] == ["-"]
+        assert shown["targets"]["spec"]["pod_count"] == 5
+
+
+class TestDisagreement:
+    def test_targets_that_differ_exit_1_with_each_targets_value(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status, out, _ = show(capsys, str(SMALL), "--impl", "spec", "--impl", SIDECAR_BUG)
+        assert status == 1
+        lines = out.splitlines()
+        start = lines.index(f"DISAGREE spec, {SIDECAR_BUG}: 8 differences")
+        # the sidecar's 100m and 32Mi counted like an init container's: max, not sum
+        assert lines[start + 1 : start + 4] == [
+            "  nodes.node-b.non_zero_requested.cpu",
+            f"    {'spec:':<{len(SIDECAR_BUG) + 1}} 550",
+            f"    {SIDECAR_BUG}: 450",
+        ]
+
+    def test_json_lists_the_differences(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, out, _ = show(
+            capsys, str(SMALL), "--impl", "spec", "--impl", SIDECAR_BUG, "--format", "json"
+        )
+        assert status == 1
+        shown = json.loads(out)
+        assert shown["agree"] is False
+        assert {
+            "path": "nodes.node-b.requested.memory",
+            "values": {"spec": 160 * MIB, SIDECAR_BUG: 128 * MIB},
+        } in shown["differences"]
+
+
+class TestTraceOut:
+    def test_the_trace_replays_on_the_caches_that_agree(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        trace = tmp_path / "cluster.jsonl"
+        status, out, _ = show(capsys, str(SMALL), "--trace-out", str(trace))
+        assert status == 0
+        assert out.splitlines()[-1] == f"trace written: {trace} (kcache replay {trace})"
+        document = json.loads(trace.read_text())
+        assert [step["op"] for step in document["steps"]] == (
+            ["add_node"] * 3 + ["add_pod"] * 5 + ["update_snapshot"]
+        )
+        for target in ("spec", "impl"):
+            assert main(["replay", str(trace), "--impl", target]) == 0
+        capsys.readouterr()
+
+    def test_the_trace_catches_a_cache_that_counts_otherwise(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        trace = tmp_path / "cluster.json"
+        assert show(capsys, str(SMALL), "--trace-out", str(trace))[0] == 0
+        assert main(["replay", str(trace), "--impl", SIDECAR_BUG]) == 1
+        out = capsys.readouterr().out
+        assert "step 8 (update_snapshot): nodes.node-b.requested.cpu" in out
+
+    def test_a_trace_file_must_have_a_trace_suffix(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        status, _, err = show(capsys, str(SMALL), "--trace-out", str(tmp_path / "t.txt"))
+        assert status == 2
+        assert "trace files end in .json or .jsonl" in err
+
+
+class TestBadInput:
+    def test_a_bad_field_is_named_with_file_and_line(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(SMALL.read_text().replace("cpu: 250m", "cpu: lots", 1))
+        status, out, err = show(capsys, str(bad))
+        assert status == 2
+        assert out == ""
+        assert err.startswith(f"kcache: error: {bad}: line 66: items[3]: ")
+        assert "spec.containers[0].resources.requests.cpu" in err
+        assert "Traceback" not in err
+
+    def test_the_second_document_is_named(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        bad = tmp_path / "two.yaml"
+        bad.write_text("kind: Service\nmetadata: {name: s}\n---\n\nkind: Node\nmetadata: 3\n")
+        status, _, err = show(capsys, str(bad))
+        assert status == 2
+        assert err.startswith(f"kcache: error: {bad}: line 5: document 2: ")
+        assert "metadata" in err
+
+    def test_a_watch_event_is_not_an_object(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Upstream's WatchEvent testdata wraps an object; it has no kind of its own."""
+        status, _, err = show(capsys, str(WATCH_EVENT))
+        assert status == 2
+        assert err == (
+            f"kcache: error: {WATCH_EVENT}: line 1: kind: expected one of Pod, Node, List, "
+            "PodList, NodeList, got no kind\n"
+        )
+
+    def test_a_target_named_twice_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, out, err = show(capsys, str(SMALL), "--impl", "impl", "--impl", "impl")
+        assert (status, out) == (2, "")
+        assert err == "kcache: error: --impl impl is given twice: name each target once\n"
+
+    def test_a_folder_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, _, err = show(capsys, str(CLUSTER))
+        assert status == 2
+        assert "is a folder" in err
+
+
+class TestUpstreamFiles:
+    """Upstream's example manifests and API testdata: no disagreement, no crash."""
+
+    def test_they_are_all_there(self) -> None:
+        assert len(UPSTREAM) == 76
+
+    @pytest.mark.parametrize(
+        "path", UPSTREAM, ids=lambda path: path.relative_to(CLUSTER).as_posix()
+    )
+    def test_spec_and_impl_agree(self, capsys: pytest.CaptureFixture[str], path: Path) -> None:
+        status, out, err = show(capsys, str(path), "--impl", "spec", "--impl", "impl")
+        assert (status, err) == (0, "")
+        assert out.splitlines()[-1] == "AGREE spec, impl: same outcomes, nodes and snapshot"
+
+    def test_all_at_once(self, capsys: pytest.CaptureFixture[str]) -> None:
+        shown = shown_json(capsys, *map(str, UPSTREAM), "--impl", "spec", "--impl", "impl")
+        assert shown["agree"] is True
+        # the Pod and Node testdata of three API versions, in JSON and YAML
+        assert len([step for step in shown["steps"] if step["op"] == "add_node"]) == 6
+        assert len(shown["left_out_pods"]) == 9
+        assert shown["ignored_kinds"]["PersistentVolume"] == 5
+
+    @pytest.mark.skipif(GO is None, reason="needs the Go toolchain (`tox -e go` runs it too)")
+    @pytest.mark.parametrize(
+        "path", UPSTREAM, ids=lambda path: path.relative_to(CLUSTER).as_posix()
+    )
+    def test_upstreams_own_cache_agrees(
+        self, capsys: pytest.CaptureFixture[str], path: Path
+    ) -> None:
+        status, out, err = show(
+            capsys,
+            str(path),
+            *("--impl", "spec", "--impl", "impl", "--impl", "go"),
+            "--acknowledge-upstream-defects",
+        )
+        assert (status, err) == (0, "")
+        assert "AGREE spec, impl, go: same outcomes, nodes and snapshot" in out.splitlines()
+
+    @pytest.mark.skipif(GO is None, reason="needs the Go toolchain (`tox -e go` runs it too)")
+    def test_upstreams_own_cache_agrees_on_the_small_cluster(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status, out, _ = show(
+            capsys, str(SMALL), "--impl", "spec", "--impl", "impl", "--impl", "go"
+        )
+        assert status == 0
+        assert out.splitlines()[-1] == "AGREE spec, impl, go: same outcomes, nodes and snapshot"
+
+    @pytest.mark.skipif(GO is None, reason="needs the Go toolchain (`tox -e go` runs it too)")
+    def test_a_pod_on_a_node_less_nodeinfo_shows_the_known_pvc_defect(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """v1.37.2 counts the claim of a pod on a node the cache lacks (divergences, E5)."""
+        pod = CLUSTER / "api-testdata" / "HEAD" / "core.v1.Pod.json"
+        status, out, _ = show(capsys, str(pod), "--impl", "spec", "--impl", "go")
+        assert status == 1
+        assert out.splitlines()[-3:] == [
+            "  snapshot.used_pvc_ref_counts.namespaceValue/claimNameValue",
+            "    spec: (absent)",
+            "    go:   1",
+        ]
+        status, out, _ = show(
+            capsys, str(pod), "--impl", "spec", "--impl", "go", "--acknowledge-upstream-defects"
+        )
+        assert status == 0
+        assert out.splitlines()[-1] == (
+            "KNOWN upstream defect pvc-ref-count-delta: "
+            "snapshot.used_pvc_ref_counts.namespaceValue/claimNameValue: spec (absent), go 1"
+        )
