@@ -6,6 +6,8 @@ import sys
 import time
 from collections.abc import Callable
 
+from empty_cache import EMPTY_CACHE_READS
+
 HANDSHAKE = {"kcache_adapter": 1, "name": "broken", "releases": ["v1.35"]}
 
 
@@ -52,18 +54,6 @@ def unreadable_pod() -> None:
     send(
         '{"ok": true, "node": "n1", "pod": {"metadata": {"uid": "u1"}, "spec": {"containers": 3}}}'
     )
-
-
-#: answers of an empty cache to the reads, so that only a change reaches `crash`
-EMPTY_CACHE_READS = {
-    "init": {"ok": True},
-    "dump": {"ok": True, "nodes": {}, "assumed": [], "node_count": 0, "pod_count": 0},
-    "is_assumed_pod": {"ok": True, "assumed": False},
-    "get_pod": {
-        "ok": False,
-        "error": {"class": "PodNotFoundError", "message": "does not exist in scheduler cache"},
-    },
-}
 
 
 def crash_on_the_first_change() -> None:

@@ -14,16 +14,9 @@ import sys
 import time
 from pathlib import Path
 
+from empty_cache import EMPTY_CACHE_READS
+
 HANDSHAKE = {"kcache_adapter": 1, "name": "faulty", "releases": ["v1.35", "v1.36", "v1.37"]}
-EMPTY_CACHE_READS = {
-    "init": {"ok": True},
-    "dump": {"ok": True, "nodes": {}, "assumed": [], "node_count": 0, "pod_count": 0},
-    "is_assumed_pod": {"ok": True, "assumed": False},
-    "get_pod": {
-        "ok": False,
-        "error": {"class": "PodNotFoundError", "message": "does not exist in scheduler cache"},
-    },
-}
 
 
 def send(answer: object) -> None:

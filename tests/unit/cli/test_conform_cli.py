@@ -11,19 +11,16 @@ import argparse
 import io
 import json
 import os
-import pty
 import re
-import select
 import signal
-import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from helpers.paths import TEST_ADAPTERS
+from helpers.processes import kcache_on_a_terminal, read_until
 
 from kcache.cli.machine_run import MachineRun, StopBetweenExamples, trace_label
 from kcache.cli.main import main
@@ -358,44 +355,18 @@ def test_failure_no_replay_shows_is_flagged() -> None:
     assert "kcache replay t.json --impl impl\n" in details
 
 
-def read_until(terminal: int, marker: bytes, patience: float = 120) -> bytes:
-    """What a process wrote to the terminal `terminal` up to `marker` (or its exit)."""
-    seen = b""
-    deadline = time.monotonic() + patience
-    while marker not in seen and time.monotonic() < deadline:
-        ready, _, _ = select.select([terminal], [], [], 1)
-        if ready:
-            try:
-                chunk = os.read(terminal, 4096)
-            except OSError:  # the other end closed: the process is gone
-                break
-            if not chunk:
-                break
-            seen += chunk
-    return seen
-
-
 def test_ctrl_c_on_a_terminal(tmp_path: Path) -> None:
     """On a real terminal the progress line updates; SIGINT then ends the run with status 130."""
-    terminal, its_end = pty.openpty()
-    conform_run = subprocess.Popen(
-        [sys.executable, "-m", "kcache", "conform", "--impl", "impl", "--time-budget", "1h"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=its_end,
-        text=True,
-    )
-    try:
+    with kcache_on_a_terminal(tmp_path, "conform", "--impl", "impl", "--time-budget", "1h") as (
+        conform_run,
+        terminal,
+    ):
         shown = read_until(terminal, b"steps/s")
         assert shown.startswith(b"\r") and b" examples, " in shown
         conform_run.send_signal(signal.SIGINT)
         out, _ = conform_run.communicate(timeout=120)
         # our end of the terminal stays open, so what the run wrote last is still there
         shown += read_until(terminal, b"\r\x1b[K", patience=5)
-    finally:
-        conform_run.kill()
-        os.close(terminal)
-        os.close(its_end)
     assert conform_run.returncode == 130
     assert "PASS impl conforms to the spec (v1.37) (stopped by Ctrl-C): " in out
     assert shown.endswith(b"\r\x1b[K")  # the progress line is cleared before the summary

@@ -6,13 +6,11 @@ process, stopped with SIGINT once it has shown progress.
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers.processes import kcache
 
 from kcache.cli.main import main
 
@@ -20,21 +18,10 @@ from kcache.cli.main import main
 PATIENCE = 120
 
 
-def start_fuzz(folder: Path, *argv: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "kcache", "fuzz", *argv],
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-
-
 class TestInterrupt:
     def test_ctrl_c_stops_cleanly_with_a_summary(self, tmp_path: Path) -> None:
         """SIGINT after the first progress line ends the run with exit 0 and the summary."""
-        fuzz = start_fuzz(tmp_path, "--impl", "impl", "--duration", "1h", "--every", "0.2s")
+        fuzz = kcache(tmp_path, "fuzz", "--impl", "impl", "--duration", "1h", "--every", "0.2s")
         try:
             assert fuzz.stderr is not None
             # off a terminal, whole progress lines come every --every seconds

@@ -7,15 +7,14 @@ SIGINT sent to the fuzzer once it has shown progress.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.processes import kcache
 from helpers.redis_server import RedisServer, redis_server
 
 from kcache.cli.workers import SEED_STRIDE, worker_seed
@@ -26,17 +25,6 @@ PATIENCE = 180
 BUG = "kcache.seeded.bugs:ZeroRequestsDefaulted"
 #: a seed whose first worker meets BUG only after 34 examples: time to stop Redis before
 LATE_SEED = "4"
-
-
-def kcache(folder: Path, *argv: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "kcache", *argv],
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
 
 
 def finished(process: subprocess.Popen[str]) -> tuple[int, str, str]:

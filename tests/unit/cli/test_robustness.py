@@ -13,19 +13,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pty
 import re
-import select
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers.paths import TEST_ADAPTERS
+from helpers.processes import kcache, kcache_on_a_terminal, read_until
+from helpers.tmpfs import fill, mounted
 
 from kcache.cli.main import main
 from kcache.traces.trace import loads as load_traces
@@ -42,24 +41,6 @@ def own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run in an empty folder: failures and the example database land there."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-@contextlib.contextmanager
-def mounted(folder: Path, options: str) -> Iterator[Path]:
-    """A tmpfs mounted on `folder` for the test; skipped where mounting is not allowed."""
-    folder.mkdir(parents=True, exist_ok=True)
-    mount = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", options, "kcache-test", str(folder)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mount.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): {mount.stderr}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
 def one_error_line(err: str) -> str:
@@ -99,18 +80,6 @@ def gone_soon(pid: int) -> bool:
             return False
         time.sleep(0.05)
     return True
-
-
-def kcache(folder: Path, *argv: str) -> subprocess.Popen[str]:
-    """`kcache ARGV...` as a real child process, its output unbuffered."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "kcache", *argv],
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
 
 
 # -- 1. found failures are never lost to an unwritable --out --------------------------------------
@@ -190,10 +159,7 @@ class TestOutputLocations:
 def test_output_to_a_full_disk_is_one_line(own_folder: Path) -> None:
     """`kcache replay VECTORS > full-disk/file`: one line on stderr, exit 2, no traceback."""
     with mounted(own_folder / "full", "size=64k") as full:
-        with contextlib.suppress(OSError), (full / "filler").open("wb") as filler:
-            while True:
-                filler.write(b"\0" * 4096)
-                filler.flush()
+        fill(full)
         with (full / "out.txt").open("w") as out:
             run = subprocess.run(
                 [
@@ -263,27 +229,13 @@ def test_stopping_a_run_whose_adapter_hangs_is_an_error_not_a_pass(
 def test_sigterm_stops_conform_with_its_summary_and_seed(own_folder: Path) -> None:
     """SIGTERM (CI cancelling, `timeout`) to a conform run on a terminal: the summary with the
     seed, PASS so far, exit 143 -- where the process used to die without a word."""
-    terminal, its_end = pty.openpty()
-    run = subprocess.Popen(
-        [sys.executable, "-m", "kcache", "conform", "--impl", "impl", "--time-budget", "1h"],
-        cwd=own_folder,
-        stdout=subprocess.PIPE,
-        stderr=its_end,
-        text=True,
-    )
-    try:
-        seen = b""
-        deadline = time.monotonic() + PATIENCE
-        while b"steps/s" not in seen:  # the progress line: the run is under way
-            assert time.monotonic() < deadline and run.poll() is None, seen
-            if select.select([terminal], [], [], 1)[0]:
-                seen += os.read(terminal, 4096)
+    with kcache_on_a_terminal(own_folder, "conform", "--impl", "impl", "--time-budget", "1h") as (
+        run,
+        terminal,
+    ):
+        assert b"steps/s" in read_until(terminal, b"steps/s", PATIENCE), "no progress line"
         run.send_signal(signal.SIGTERM)
         out, _ = run.communicate(timeout=PATIENCE)
-    finally:
-        run.kill()
-        os.close(terminal)
-        os.close(its_end)
     assert run.returncode == 143
     summary = out.splitlines()[0]
     assert summary.startswith("PASS impl conforms to the spec (v1.37) (stopped by SIGTERM): ")

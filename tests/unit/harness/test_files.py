@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.tmpfs import fill, mounted
 
 from kcache.errors import KcacheError
 from kcache.files import check_file, check_folder, write_atomically
@@ -15,26 +15,11 @@ from kcache.files import check_file, check_folder, write_atomically
 
 @contextlib.contextmanager
 def full_filesystem(folder: Path) -> Iterator[Path]:
-    """A small tmpfs mounted on `folder` and filled to the last byte; skipped where mounting
-    is not allowed."""
-    folder.mkdir()
-    mount = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "kcache-test", str(folder)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mount.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): {mount.stderr}")
-    try:
+    """A small tmpfs on `folder` holding one file and then filled to the last byte."""
+    with mounted(folder, "size=64k"):
         (folder / "kept.json").write_text('{"name": "the trace that was there"}\n')
-        with contextlib.suppress(OSError), (folder / "filler").open("wb") as filler:
-            while True:
-                filler.write(b"\0" * 4096)
-                filler.flush()
+        fill(folder)
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
 def test_a_write_to_a_full_disk_leaves_the_old_file_and_nothing_else(tmp_path: Path) -> None:
