@@ -160,8 +160,8 @@ def add_step_timeout_argument(parser: argparse.ArgumentParser) -> None:
         type=positive_seconds,
         default=STEP_TIMEOUT,
         metavar="SECONDS",
-        help="a call into an in-process cache that takes longer fails its step, with the trace "
-        "so far, instead of hanging the run (an adapter has its own 10 s per request) "
+        help="a call into the cache (in-process, or a request to an adapter) that takes longer "
+        "fails its step, with the trace so far, instead of hanging the run "
         f"(default: {STEP_TIMEOUT:g})",
     )
 

@@ -56,11 +56,14 @@ def resolve(target: str) -> CacheFactory:
 def opened(target: str, step_timeout: float = STEP_TIMEOUT) -> Iterator[CacheFactory]:
     """`resolve(target)`, and afterwards close a factory that is a context manager.
 
-    An adapter factory is one: closing it stops the adapter process.  Any
-    other factory's caches answer each call within `step_timeout` seconds or
-    fail that step (`kcache.targets.time_limit`).
+    An adapter factory is one: closing it stops the adapter process.  Every
+    call answers within `step_timeout` seconds or fails its step: an adapter
+    by its own request deadline, any other factory's caches by
+    `kcache.targets.time_limit`.
     """
     factory = resolve(target)
+    if isinstance(factory, AdapterFactory):
+        factory.step_timeout = step_timeout
     if isinstance(factory, AbstractContextManager):
         with factory:
             yield factory

@@ -263,7 +263,7 @@ class AdapterProcess:
             self._check_stop(f"no {what.removeprefix('the ')} yet")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                self.fail(f"no answer within {timeout:g} s to {what}")
+                self.fail(f"{what} did not come within {timeout:g} s")
             if _readable(self._output, min(_POLL, remaining)):
                 self._take_output()
             elif self._process.poll() is not None and not _readable(self._output, 0):

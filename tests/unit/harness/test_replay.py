@@ -188,7 +188,7 @@ class TestCacheDriving:
 
         class Unreachable(Cache):
             def dump(self) -> Any:
-                raise AdapterError("adapter x: no answer within 10 s to the answer to dump")
+                raise AdapterError("adapter x: the answer to dump did not come within 10 s")
 
         with pytest.raises(AdapterError) as caught:
             replay_trace(make_trace({"op": "observe"}, observe(assumed=[])), Unreachable)

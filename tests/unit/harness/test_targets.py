@@ -8,11 +8,12 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from helpers.paths import TEST_ADAPTERS
 
 import kcache.impl.cache
 import kcache.spec.cache
 from kcache import targets
-from kcache.errors import TargetError
+from kcache.errors import AdapterError, TargetError
 from kcache.spec.releases import V1_35, Release
 from kcache.targets.adapter.client import AdapterFactory
 
@@ -161,3 +162,11 @@ class TestOpened:
         with targets.opened("impl") as factory:
             cache = factory(ttl=Decimal(0), release=V1_35)
         assert cache.node_count() == 0
+
+    def test_an_adapter_answers_within_the_step_timeout(self) -> None:
+        """--step-timeout holds an adapter too: a request it leaves unanswered fails its step."""
+        hanging = f"cmd:{sys.executable} {TEST_ADAPTERS / 'broken_adapter.py'} hang"
+        with targets.opened(hanging, step_timeout=0.5) as factory:
+            cache = factory(ttl=Decimal(0), release=V1_35)
+            with pytest.raises(AdapterError, match=r"did not come within 0\.5 s"):
+                cache.pod_count()
