@@ -59,6 +59,7 @@ def run_machine(
     replay_only: bool = False,
     acknowledge_upstream_defects: bool = False,
     step_timeout: float = STEP_TIMEOUT,
+    database_reached: bool = False,
 ) -> MachineRun:
     """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
 
@@ -71,11 +72,15 @@ def run_machine(
 
     `database` names the example database (`kcache.machine.database`; empty:
     the profile's; `none`: no database), read only with `replay_only`.  A shared one that goes
-    away mid-run stops the run as Ctrl-C would, and the result says why.
+    away mid-run stops the run as Ctrl-C would, and the result says why;
+    `database_reached`: the caller reached it already, so one gone at the start went away
+    mid-run too.
     """
     reports: list[object] = []
     urls = named_urls(database)
-    examples = Examples(urls, read_only=replay_only) if urls else None
+    examples = (
+        Examples(urls, read_only=replay_only, reached_before=database_reached) if urls else None
+    )
     with (
         targets.opened(target, step_timeout) as factory,
         _muted_logs(),

@@ -255,6 +255,7 @@ def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: Event) -> Non
             progress=_ToParent(channel, index, stop),
             database=job.database,
             step_timeout=job.step_timeout,
+            database_reached=True,  # run_workers reached it before starting the workers
         )
     except KcacheError as error:
         channel.put(("error", index, str(error)))

@@ -126,7 +126,13 @@ class _RedisGuard(ExampleDatabase):
     checks it between examples and stops.
     """
 
-    def __init__(self, url: str, redis_db: ExampleDatabase, spill: ExampleDatabase) -> None:
+    def __init__(
+        self,
+        url: str,
+        redis_db: ExampleDatabase,
+        spill: ExampleDatabase,
+        outage: str | None = None,
+    ) -> None:
         from redis.exceptions import RedisError  # noqa: PLC0415 -- an optional extra
 
         super().__init__()
@@ -134,7 +140,7 @@ class _RedisGuard(ExampleDatabase):
         self._redis = redis_db
         self._spill = spill
         self._errors = RedisError
-        self.outage: str | None = None
+        self.outage = outage
         #: writes the spill took because Redis could not
         self.spilled = 0
 
@@ -182,7 +188,10 @@ class Examples:
         *,
         read_only: bool = False,
         local: Path = DATABASE_FOLDER,
+        reached_before: bool = False,
     ) -> None:
+        """`reached_before`: the run already reached every Redis (a fuzz worker, whose parent
+        checked them), so one that no longer answers went away mid-run, not at the start."""
         if not urls:
             raise ValueError("no database named")
         self.urls = tuple(urls)
@@ -191,7 +200,9 @@ class Examples:
         spill = folders[0] if folders else DirectoryBasedExampleDatabase(local)
         self.spill_folder = Path(spill.path)
         self._guards = [
-            _RedisGuard(url, _redis(url), spill) for url in urls if url.startswith(REDIS_SCHEMES)
+            _guard(url, spill, reached_before=reached_before)
+            for url in urls
+            if url.startswith(REDIS_SCHEMES)
         ]
         parts: list[ExampleDatabase] = [*folders, *self._guards]
         combined = parts[0] if len(parts) == 1 else MultiplexedDatabase(*parts)
@@ -223,8 +234,24 @@ def _folder(url: str) -> DirectoryBasedExampleDatabase:
     return DirectoryBasedExampleDatabase(path)
 
 
-def _redis(url: str) -> ExampleDatabase:
-    """A RedisExampleDatabase on `url`, refused at once (KcacheError) if Redis does not answer."""
+def _guard(url: str, spill: ExampleDatabase, *, reached_before: bool) -> _RedisGuard:
+    """The guarded Redis on `url`; one that does not answer is refused, or, when the run
+    reached it before, guarded as gone from the start (its writes go to `spill`)."""
+    try:
+        return _RedisGuard(url, _redis(url), spill)
+    except _UnreachableError as error:
+        if not reached_before:
+            raise KcacheError(f"--db {url}: cannot reach Redis: {error}") from None
+        return _RedisGuard(url, _redis(url, check=False), spill, outage=str(error))
+
+
+class _UnreachableError(Exception):
+    """Redis did not answer the first ping."""
+
+
+def _redis(url: str, *, check: bool = True) -> ExampleDatabase:
+    """A RedisExampleDatabase on `url`; `_UnreachableError` at once if Redis does not answer a ping
+    (unless `check` is off)."""
     try:
         from hypothesis.extra.redis import RedisExampleDatabase  # noqa: PLC0415
         from redis import Redis  # noqa: PLC0415 -- an optional extra
@@ -237,7 +264,10 @@ def _redis(url: str) -> ExampleDatabase:
         client = Redis.from_url(
             url, socket_connect_timeout=_CONNECT_TIMEOUT, socket_timeout=_ANSWER_TIMEOUT
         )
-        client.ping()
-    except (RedisError, ValueError) as error:
-        raise KcacheError(f"--db {url}: cannot reach Redis: {error}") from None
+        if check:
+            client.ping()
+    except ValueError as error:
+        raise KcacheError(f"--db {url}: not a Redis URL: {error}") from None
+    except RedisError as error:
+        raise _UnreachableError(str(error)) from None
     return RedisExampleDatabase(client, key_prefix=REDIS_KEY_PREFIX)

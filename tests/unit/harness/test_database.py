@@ -93,9 +93,25 @@ class TestUrls:
         with pytest.raises(KcacheError, match=rf"^--db {server.url}: cannot reach Redis: "):
             Examples([server.url])
 
+    def test_a_redis_gone_before_a_worker_started_is_an_outage(
+        self, server: RedisServer, tmp_path: Path
+    ) -> None:
+        """A fuzz worker starting after Redis went away (its parent reached it) meets an
+        outage mid-run, not a bad --db: what it saves is kept in the local folder."""
+        server.stop()
+        examples = Examples([server.url], local=tmp_path / "local", reached_before=True)
+        assert examples.lost() is not None
+        assert examples.lost().startswith(f"--db {server.url}: Redis stopped answering mid-run (")
+        examples.database.save(b"key", b"found")
+        assert list(Examples([str(tmp_path / "local")]).database.fetch(b"key")) == [b"found"]
+        assert examples.lost().endswith(f"; the examples it did not take are in {tmp_path}/local/")
+
     @pytest.mark.parametrize(
         ("url", "message"),
-        [("http://host/db", "unknown kind of database"), ("redis://:bad:port", "cannot reach")],
+        [
+            ("http://host/db", "unknown kind of database"),
+            ("redis://:bad:port", "not a Redis URL: Port"),
+        ],
     )
     def test_bad_urls(self, url: str, message: str) -> None:
         """A URL kcache cannot use names itself and what is wrong."""
