@@ -17,6 +17,7 @@ import pytest
 from helpers.paths import TESTS
 
 from kcache.cli.main import main
+from kcache.targets import go
 
 CLUSTER = TESTS / "data" / "cluster"
 SMALL = CLUSTER / "kubectl" / "small-cluster.yaml"
@@ -217,6 +218,12 @@ class TestBadInput:
         assert "is a folder" in err
 
 
+@pytest.fixture(scope="module")
+def go_built() -> None:
+    """The Go adapter built before a test captures stderr (a build says so there)."""
+    go.build()
+
+
 class TestUpstreamFiles:
     """Upstream's example manifests and API testdata: no disagreement, no crash."""
 
@@ -243,6 +250,7 @@ class TestUpstreamFiles:
     @pytest.mark.parametrize(
         "path", UPSTREAM, ids=lambda path: path.relative_to(CLUSTER).as_posix()
     )
+    @pytest.mark.usefixtures("go_built")
     def test_upstreams_own_cache_agrees(
         self, capsys: pytest.CaptureFixture[str], path: Path
     ) -> None:
