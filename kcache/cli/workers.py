@@ -128,7 +128,7 @@ def run_workers(
         Examples(urls)  # refuses an unreachable Redis at once
     context = multiprocessing.get_context("spawn")
     channel: Any = context.Queue()
-    stop = context.Event()
+    stop = StopOrder(context.Event(), context.Value("i", 0))
     seeds = tuple(worker_seed(seed, index) for index in range(workers))
     processes = [
         context.Process(
@@ -171,10 +171,36 @@ def run_workers(
     )
 
 
+class StopOrder:
+    """The parent's order to its workers to stop, shared with them across processes.
+
+    A worker looks at it between examples; one that started too late to catch
+    the signal the parent passed on finds the signal here.
+    """
+
+    def __init__(self, event: Event, signal_number: Any) -> None:
+        self._event = event
+        self._signal_number = signal_number  # a multiprocessing Value('i'); 0: no signal
+
+    def set(self, signum: int = 0) -> None:
+        """Stop, because of signal `signum` (0: another worker failed to run)."""
+        if signum and not self._signal_number.value:
+            self._signal_number.value = signum
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    @property
+    def signal_number(self) -> int:
+        """The first signal passed on, or 0."""
+        return int(self._signal_number.value)
+
+
 class _PassOn:
     """The parent's SIGINT and SIGTERM handler: tell every worker, as a terminal would have."""
 
-    def __init__(self, processes: Sequence[Any], stop: Event) -> None:
+    def __init__(self, processes: Sequence[Any], stop: StopOrder) -> None:
         self._processes = processes
         self._stop = stop
         #: the first signal passed on ("SIGINT", "SIGTERM"), if any
@@ -183,7 +209,7 @@ class _PassOn:
     def __call__(self, signum: int, frame: object) -> None:
         # SIGTERM (CI cancelling, `timeout`) is passed on as a Ctrl-C: one way to stop
         self.signal_name = self.signal_name or signal.Signals(signum).name
-        self._stop.set()  # for a worker that has no handler of its own yet
+        self._stop.set(signum)  # for a worker that has no handler of its own yet
         for process in self._processes:
             if process.is_alive():
                 os.kill(process.pid, signum)
@@ -193,7 +219,7 @@ def _collect(
     processes: Sequence[Any],
     channel: Any,
     *,
-    stop: Event,
+    stop: StopOrder,
     progress: ProgressLine,
     per_worker: bool,
     started: float,
@@ -237,11 +263,13 @@ def _per_worker(tallies: Sequence[Tally], elapsed: float) -> str:
     return ", ".join(f"w{index} {rate:.0f} steps/s" for index, rate in enumerate(rates))
 
 
-def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: Event) -> None:
+def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: StopOrder) -> None:
     """One worker: the machine run a single `kcache fuzz` makes, reported to the parent."""
     os.setpgid(0, 0)  # out of the terminal's group: Ctrl-C comes from the parent only
     for number in machine_run.STOP_SIGNALS:  # until the run takes them over: remember a stop
         signal.signal(number, _stop_requested)
+    if stop.signal_number:  # passed on while this process still ignored signals (it starts so)
+        _stop_requested(stop.signal_number, None)
     try:
         run = machine_run.run_machine(
             job.target,
@@ -273,7 +301,7 @@ def _stop_requested(signum: int, frame: object) -> None:
 class _ToParent:
     """A worker's progress: its tally to the parent, and a stop when the parent asks or is gone."""
 
-    def __init__(self, channel: Any, index: int, stop: Event) -> None:
+    def __init__(self, channel: Any, index: int, stop: StopOrder) -> None:
         self._channel = channel
         self._index = index
         self._stop = stop

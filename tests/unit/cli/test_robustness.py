@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -26,7 +27,9 @@ from helpers.paths import TEST_ADAPTERS
 from helpers.processes import kcache, kcache_on_a_terminal, read_until
 from helpers.tmpfs import fill, mounted
 
+from kcache.cli import workers
 from kcache.cli.main import main
+from kcache.spec.releases import V1_37
 from kcache.traces.trace import loads as load_traces
 
 #: a seeded bug the machine catches within a few dozen examples
@@ -225,6 +228,37 @@ def test_stopping_a_run_whose_adapter_hangs_is_an_error_not_a_pass(
     error = one_error_line(err)
     assert f"kcache was stopped by {stop.name}: it hung, or is too slow" in error
     assert gone_soon(child), "the adapter's child outlived the run"
+
+
+def test_a_worker_started_after_the_signal_still_stops(own_folder: Path) -> None:
+    """A fuzz worker that starts (signals ignored) after the parent passed a SIGTERM on finds
+    the order when it can take signals: its hung adapter is given up as stopped by SIGTERM,
+    not waited for until the step timeout."""
+    context = multiprocessing.get_context("spawn")
+    stop = workers.StopOrder(context.Event(), context.Value("i", 0))
+    stop.set(signal.SIGTERM)  # before the worker exists: no signal will reach it
+    job = workers.FuzzJob(
+        target=f"cmd:{FAULTY} hang {own_folder / 'hung'}",
+        release=V1_37,
+        acknowledge_upstream_defects=False,
+        out_dir=own_folder / "kcache-failures",
+        duration=3600,
+        database=("none",),
+        step_timeout=3600,
+    )
+    channel = context.Queue()
+    worker = context.Process(target=workers._work, args=(job, 0, 7, channel, stop))
+    worker.start()
+    try:
+        kind = "tally"
+        while kind == "tally":  # progress, until the worker's last word
+            kind, _, said = channel.get(timeout=PATIENCE)
+    finally:
+        worker.join(PATIENCE)
+        worker.kill()
+    assert kind == "run", said
+    assert said.stopped_by == "SIGTERM"
+    assert "kcache was stopped by SIGTERM: it hung, or is too slow" in said.error
 
 
 def test_sigterm_stops_conform_with_its_summary_and_seed(own_folder: Path) -> None:

@@ -192,7 +192,9 @@ class TestCacheDriving:
 
         with pytest.raises(AdapterError) as caught:
             replay_trace(make_trace({"op": "observe"}, observe(assumed=[])), Unreachable)
-        assert str(caught.value).startswith("trace 't': step 1 (observe): adapter x: no answer")
+        assert str(caught.value).startswith(
+            "trace 't': step 1 (observe): adapter x: the answer to dump"
+        )
 
     def test_factory_that_cannot_build_is_a_target_error(self) -> None:
         """If no cache can be built there is nothing to judge: the target is at fault."""
