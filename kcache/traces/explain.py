@@ -29,6 +29,7 @@ from kcache.ops import Run
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory
+from kcache.spec.scheduler.decision import Binding
 from kcache.spec.views import NodeView
 from kcache.traces import expectations
 from kcache.traces.expectations import Mismatch, describe_outcome, render
@@ -108,7 +109,9 @@ def tell(trace: Trace, factory: CacheFactory, target: str = "spec") -> Story:
     cache = targets.build_cache(
         factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
     )
-    return Story(trace, target, tuple(_chapters(trace, Run(cache))))
+    return Story(
+        trace, target, tuple(_chapters(trace, Run(cache, scheduler_config=trace.scheduler)))
+    )
 
 
 def _chapters(trace: Trace, run: Run, *, scenes: bool = True) -> Iterator[Chapter]:
@@ -330,6 +333,8 @@ def _arg_words(key: str, value: Any) -> str:
         return _node_words(value)
     if key == "now":
         return f"at t={value}"
+    if isinstance(value, Binding):
+        return f"binding {json.dumps(value.to_json())}"
     return f"snapshot {json.dumps(value)}"
 
 
@@ -416,7 +421,7 @@ def write_story(trace: Trace, factory: CacheFactory, target: str, out: TextIO) -
     cache = targets.build_cache(
         factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
     )
-    run = Run(cache)
+    run = Run(cache, scheduler_config=trace.scheduler)
     _write(out, _header_lines(trace, target))
     if not scenes:
         _write(

@@ -24,6 +24,7 @@ from kcache.files import write_atomically
 from kcache.ops import TRACE_OPS, read_seconds
 from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, V1_35, Release
+from kcache.spec.scheduler.config import SchedulerConfig, config_to_json, read_config
 from kcache.traces import expectations
 from kcache.traces.defects import UPSTREAM_DEFECTS
 
@@ -75,6 +76,8 @@ class Trace:
     #: the id of a known upstream defect this trace shows (`UPSTREAM_DEFECTS`): upstream
     #: fails it on purpose, and replay can acknowledge that instead of failing
     upstream_defect: str | None = None
+    #: the trace's `scheduler` (its schedule_one steps' configuration); None: the defaults
+    scheduler: SchedulerConfig | None = None
     #: where the trace was read ("file:line"), for messages; not part of the trace
     source: str = attrs.field(default="", eq=False)
 
@@ -88,6 +91,7 @@ _TRACE_KEYS = (
     "release",
     "feature_gates",
     "upstream_defect",
+    "scheduler",
     "steps",
 )
 
@@ -138,11 +142,14 @@ def _read_header(data: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(
             f"unknown upstream_defect {defect!r} (known: {', '.join(UPSTREAM_DEFECTS)})"
         )
+    configured = RELEASES[release].with_gates(gates)
+    scheduler = data.get("scheduler")
     return {
         "ttl": ttl,
-        "release": RELEASES[release].with_gates(gates),
+        "release": configured,
         "description": description,
         "upstream_defect": defect,
+        "scheduler": None if scheduler is None else read_config(scheduler, configured),
     }
 
 
@@ -294,6 +301,8 @@ def to_json(trace: Trace) -> dict[str, Any]:
         document["feature_gates"] = dict(trace.release.feature_gates)
     if trace.upstream_defect is not None:
         document["upstream_defect"] = trace.upstream_defect
+    if trace.scheduler is not None:
+        document["scheduler"] = config_to_json(trace.scheduler)
     document["steps"] = [step_to_json(step) for step in trace.steps]
     return exact_json.plain(document)  # type: ignore[no-any-return]
 

@@ -151,6 +151,34 @@ def read_config(data: Any, release: Release) -> SchedulerConfig:
     )
 
 
+def config_to_json(config: SchedulerConfig) -> dict[str, Any]:
+    """The configuration as `read_config` reads it back: each profile's plugins listed whole."""
+    return {
+        "parallelism": config.parallelism,
+        "percentageOfNodesToScore": config.percentage_of_nodes_to_score,
+        "profiles": [
+            {
+                "schedulerName": profile.scheduler_name,
+                **(
+                    {}
+                    if profile.percentage_of_nodes_to_score is None
+                    else {"percentageOfNodesToScore": profile.percentage_of_nodes_to_score}
+                ),
+                "plugins": {
+                    "multiPoint": {
+                        "disabled": [{"name": "*"}],
+                        "enabled": [
+                            {"name": name, **({"weight": weight} if weight else {})}
+                            for name, weight in profile.plugins
+                        ],
+                    }
+                },
+            }
+            for profile in config.profiles
+        ],
+    }
+
+
 def _profile(data: Any, path: str, release: Release) -> Profile:
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: expected an object")

@@ -28,7 +28,6 @@ listed entry always holds the node's latest object.
 from __future__ import annotations
 
 import contextlib
-import enum
 from collections.abc import Mapping
 from decimal import Decimal
 
@@ -38,6 +37,7 @@ from kcache.spec.errors import CacheError
 from kcache.spec.objects import Node, Pod, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
 from kcache.spec.scheduler.config import Profile, SchedulerConfig
+from kcache.spec.scheduler.decision import SUCCESS, Binding, Decision, FailurePoint, Outcome
 from kcache.spec.scheduler.feasible import filter_pass, num_feasible_nodes_to_find
 from kcache.spec.scheduler.host import select_host
 from kcache.spec.scheduler.objects import SchedulingPod, scheduling_node, scheduling_pod
@@ -53,90 +53,25 @@ from kcache.spec.scheduler.status import (
 )
 
 
-class Outcome(enum.Enum):
-    """How a cycle ended, as traces spell it."""
-
-    SKIPPED = "skipped"
-    #: a host was chosen and the pod assumed on it
-    SCHEDULED = "scheduled"
-    #: a fit error: no node fits, or none is listed
-    UNSCHEDULABLE = "unschedulable"
-    ERROR = "error"
-
-
-class FailurePoint(enum.Enum):
-    """Where the binding of an assumed pod fails, when a trace says it does."""
-
-    RESERVE = "reserve"
-    PERMIT = "permit"
-    PRE_BIND = "pre_bind"
-    BIND = "bind"
-
-
-@attrs.frozen
-class Decision:
-    """Everything one cycle decided, in the trace format's `expect` vocabulary."""
-
-    outcome: Outcome
-    next_start_node_index: int
-    host: str = ""
-    evaluated_nodes: int = 0
-    feasible_nodes: int = 0
-    #: every node a Filter plugin rejected this cycle, with the first rejecting status
-    node_status: Mapping[str, Status] = attrs.field(factory=dict)
-    #: the status of nodes without an entry (after a PreFilter rejection or restriction)
-    absent_node_status: Status | None = None
-    unschedulable_plugins: frozenset[str] = frozenset()
-    pre_filter_msg: str = ""
-    num_all_nodes: int = 0
-    #: node -> plugin -> weighted score, for the feasible nodes when two or more were scored
-    plugin_scores: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
-    message: str = ""
-    #: None: no binding was attempted; else whether it completed
-    bound: bool | None = None
-
-    @property
-    def scores(self) -> dict[str, int]:
-        """Each scored node's total score."""
-        return {node: sum(plugins.values()) for node, plugins in self.plugin_scores.items()}
-
-    @property
-    def maxima(self) -> frozenset[str]:
-        """The hosts upstream may choose when nodes are evaluated in parallel: the top scores."""
-        totals = self.scores
-        if not totals:
-            return frozenset({self.host} if self.host else ())
-        best = max(totals.values())
-        return frozenset(node for node, total in totals.items() if total == best)
-
-
-@attrs.frozen
-class Binding:
-    """What happens after the decision: success, or a failure at one point."""
-
-    fails_at: FailurePoint | None = None
-    message: str = ""
-
-
 @attrs.define
 class Scheduler:
     """A scheduler over one cache: its snapshot, its start index and the node objects it saw."""
 
     cache: SchedulerCache
     config: SchedulerConfig
+    #: the last object of each node name given to the cache
+    nodes: dict[str, Node] = attrs.field(factory=dict)
     snapshot: Snapshot = attrs.field(
         default=attrs.Factory(lambda self: self.cache.new_snapshot(), takes_self=True)
     )
     next_start_node_index: int = 0
-    #: the last object of each node name given to the cache
-    nodes: dict[str, Node] = attrs.field(factory=dict)
 
     def node_seen(self, node: Node) -> None:
         """Note the object an `add_node` or `update_node` gave the cache."""
         self.nodes[node.name] = node
 
     def schedule_one(
-        self, pod: Pod, binding: Binding = Binding(), now: Decimal = Decimal(0)
+        self, pod: Pod, binding: Binding = SUCCESS, now: Decimal = Decimal(0)
     ) -> Decision:
         """One `ScheduleOne` of `pod` ending as `binding` says; `now` for finish_binding."""
         wanted = scheduling_pod(pod)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
@@ -48,9 +49,14 @@ class Status:
         """This status as the framework records it: with the plugin's name set."""
         return attrs.evolve(self, plugin=plugin)
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         """STATUS of the trace format."""
         return {"code": self.code.value, "reasons": list(self.reasons), "plugin": self.plugin}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Status:
+        """Read back what `to_json` wrote."""
+        return cls(Code(data["code"]), tuple(data["reasons"]), data.get("plugin", ""))
 
 
 def unschedulable(*reasons: str) -> Status:

@@ -12,7 +12,8 @@ from helpers.scheduling import node, pod, scheduler
 from kcache.spec.cache import Cache
 from kcache.spec.releases import V1_35, V1_36, V1_37, Release
 from kcache.spec.scheduler.config import default_config, read_config
-from kcache.spec.scheduler.cycle import Binding, FailurePoint, Outcome, Scheduler, on_host
+from kcache.spec.scheduler.cycle import Scheduler, on_host
+from kcache.spec.scheduler.decision import Binding, FailurePoint, Outcome
 from kcache.spec.scheduler.status import Code, Status
 
 PORTS = "node(s) didn't have free ports for the requested pod ports"
