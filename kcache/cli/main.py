@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "conform": "kcache.cli.conform",
     "fuzz": "kcache.cli.fuzz",
     "show": "kcache.cli.show",
+    "schedule": "kcache.cli.schedule",
     "transitions": "kcache.cli.transitions",
 }
 
