@@ -25,7 +25,7 @@ import attrs
 from kcache.errors import KcacheError
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
-from kcache.spec.protocol import SchedulerCache, Snapshot
+from kcache.spec.protocol import CycleRunner, SchedulerCache, Snapshot
 from kcache.spec.releases import DEFAULT_RELEASE
 from kcache.spec.scheduler.config import SchedulerConfig, default_config
 from kcache.spec.scheduler.cycle import Scheduler
@@ -184,14 +184,18 @@ class Run:
     scheduler_config: SchedulerConfig | None = None
     #: the last object of each node name given to the cache: what the scheduler's plugins read
     nodes: dict[str, Node] = attrs.field(factory=dict)
-    _scheduler: Scheduler | None = None
+    _scheduler: CycleRunner | None = None
 
     @property
-    def scheduler(self) -> Scheduler:
-        """The one scheduler of this run, made on the first `schedule_one`."""
+    def scheduler(self) -> CycleRunner:
+        """The one scheduler of this run, made on the first `schedule_one`: the cache's own
+        (`new_scheduler(config)`, as impl offers) or else the model's cycle over the cache."""
         if self._scheduler is None:
             config = self.scheduler_config or default_config(self.cache.release)
-            self._scheduler = Scheduler(self.cache, config, nodes=self.nodes)
+            own = getattr(self.cache, "new_scheduler", None)
+            self._scheduler = (
+                own(config) if own is not None else Scheduler(self.cache, config, nodes=self.nodes)
+            )
         return self._scheduler
 
     def snapshot(self, name: str) -> Snapshot:
