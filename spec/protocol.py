@@ -69,3 +69,7 @@ class CycleRunner(Protocol):
     def schedule_one(self, pod: Pod, binding: Binding = ..., now: Decimal = ...) -> Decision:
         """One `ScheduleOne` of `pod`, its binding ending as `binding` says."""
         ...
+
+    def schedule_pod(self, pod: Pod) -> Decision:
+        """`SchedulePod`: the decision alone, nothing assumed."""
+        ...

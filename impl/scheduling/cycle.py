@@ -91,14 +91,26 @@ class Scheduler:
             return Decision(Outcome.SKIPPED, self.next_start_node_index, message=message)
         if pod.uid and self.cache.is_assumed_pod(pod):
             return Decision(Outcome.SKIPPED, self.next_start_node_index)
+        decision = self._schedule(plan, profile)
+        if decision.outcome is not Outcome.SCHEDULED:
+            return decision
+        return self._bind(pod, decision, binding, now)
+
+    def schedule_pod(self, pod: Pod) -> Decision:
+        """`SchedulePod`: the snapshot update and the decision, nothing assumed."""
+        plan = PodPlan(pod, self.cache.release)
+        profile = self._profiles.get(plan.scheduler_name)
+        if profile is None:
+            message = f"no profile {plan.scheduler_name!r}"
+            return Decision(Outcome.SKIPPED, self.next_start_node_index, message=message)
+        return self._schedule(plan, profile)
+
+    def _schedule(self, plan: PodPlan, profile: Profile) -> Decision:
         try:
             self.cache.update_snapshot(self.snapshot)
         except CacheError as error:
             return Decision(Outcome.ERROR, self.next_start_node_index, message=str(error))
-        decision = self._decide(plan, profile, self._points[profile.scheduler_name])
-        if decision.outcome is not Outcome.SCHEDULED:
-            return decision
-        return self._bind(pod, decision, binding, now)
+        return self._decide(plan, profile, self._points[profile.scheduler_name])
 
     def _decide(self, plan: PodPlan, profile: Profile, points: _Points) -> Decision:
         listed = self.snapshot.node_list
@@ -214,7 +226,7 @@ class Scheduler:
                 message = f'running PreScore plugin "{name}": {status.message}'
                 return attrs.evolve(found, outcome=Outcome.ERROR, message=message)
             skipped.add(name)
-        context = Context(self.cache.release, total)
+        context = Context.of(plan, self.cache.release, total)
         names = [_name(info) for info in feasible]
         fields = [self._fields.of(info.node) for info in feasible if info.node is not None]
         by_node: dict[str, dict[str, int]] = {name: {} for name in names}

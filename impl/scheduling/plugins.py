@@ -24,10 +24,27 @@ _SKIP = Status(Code.SKIP, ())
 
 @attrs.frozen
 class Context:
-    """What scoring reads besides the pod and the node."""
+    """What scoring reads besides the pod and the node, worked out once per cycle."""
 
     release: Release
     num_nodes: int
+    #: v1.36 on: BalancedAllocation scores the change the pod makes
+    balance_change: bool = attrs.field(init=False)
+    #: the normalised image names ImageLocality looks up, and how many images it counts
+    image_names: tuple[str, ...] = ()
+    image_count: int = 0
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "balance_change", since(self.release, "v1.36"))
+
+    @classmethod
+    def of(cls, plan: PodPlan, release: Release, num_nodes: int) -> Context:
+        volumes = plan.volume_images if since(release, "v1.36") else []
+        count = len(plan.init_images) + len(plan.images)
+        if since(release, "v1.37"):
+            count += len(volumes)
+        names = tuple(_normalized(name) for name in (*plan.init_images, *plan.images, *volumes))
+        return cls(release, num_nodes, names, count)
 
 
 PreFilter = Callable[[PodPlan], "Status | frozenset[str] | None"]
@@ -49,6 +66,8 @@ class Plugin:
 
 def _quotient(numerator: int, denominator: int) -> int:
     """Go's integer division (toward zero)."""
+    if numerator >= 0 and denominator > 0:
+        return numerator // denominator
     result = abs(numerator) // abs(denominator)
     return result if (numerator < 0) == (denominator < 0) else -result
 
@@ -245,13 +264,11 @@ def _least_allocated(plan: PodPlan, info: NodeInfo, node: NodeFields, context: C
 
 
 def _balance(cpu: int, memory: int, cpu_capacity: int, memory_capacity: int) -> int:
-    fractions = []
-    if cpu_capacity:
-        fractions.append(min(1.0, float(cpu) / float(cpu_capacity)))
-    if memory_capacity:
-        fractions.append(min(1.0, float(memory) / float(memory_capacity)))
-    deviation = abs((fractions[0] - fractions[1]) / 2) if len(fractions) == 2 else 0.0
-    return int((1 - deviation) * float(MAX_SCORE))
+    if cpu_capacity and memory_capacity:
+        cpu_share = min(1.0, float(cpu) / float(cpu_capacity))
+        memory_share = min(1.0, float(memory) / float(memory_capacity))
+        return int((1 - abs((cpu_share - memory_share) / 2)) * float(MAX_SCORE))
+    return MAX_SCORE  # one share or none: no deviation
 
 
 def _balanced_pre_score(plan: PodPlan) -> Status | None:
@@ -262,7 +279,7 @@ def _balanced(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context)
     cpu_capacity, memory_capacity = info.allocatable.milli_cpu, info.allocatable.memory
     cpu, memory = info.requested.milli_cpu, info.requested.memory
     with_pod = _balance(cpu + plan.cpu, memory + plan.memory, cpu_capacity, memory_capacity)
-    if not since(context.release, "v1.36"):
+    if not context.balance_change:
         return with_pod
     without = _balance(cpu, memory, cpu_capacity, memory_capacity)
     return MAX_SCORE // 2 + _quotient(MAX_SCORE // 2 + with_pod - without, 2)
@@ -280,16 +297,12 @@ def _normalized(name: str) -> str:
 
 def _images(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
     states = info.image_states
-    volumes = plan.volume_images if since(context.release, "v1.36") else []
     total = 0
-    for name in (*plan.init_images, *plan.images, *volumes):
-        state = states.get(_normalized(name))
+    for name in context.image_names:
+        state = states.get(name)
         if state is not None:
             total += int(float(state.size) * (float(state.num_nodes) / float(context.num_nodes)))
-    count = len(plan.init_images) + len(plan.images)
-    if since(context.release, "v1.37"):
-        count += len(volumes)
-    ceiling = _MAX_CONTAINER_THRESHOLD * count
+    ceiling = _MAX_CONTAINER_THRESHOLD * context.image_count
     clamped = _MIN_THRESHOLD if total < _MIN_THRESHOLD else min(total, ceiling)
     return _quotient(MAX_SCORE * (clamped - _MIN_THRESHOLD), ceiling - _MIN_THRESHOLD)
 

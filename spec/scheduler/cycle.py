@@ -83,14 +83,29 @@ class Scheduler:
             return self._ended(Outcome.SKIPPED, f"skip schedule deleting pod: {pod.ref}")
         if pod.uid and self.cache.is_assumed_pod(pod):
             return self._ended(Outcome.SKIPPED, "")
+        decision = self._schedule(wanted, profile)
+        if decision.outcome is not Outcome.SCHEDULED:
+            return decision
+        return self._assume_and_bind(pod, decision, binding, now)
+
+    def schedule_pod(self, pod: Pod) -> Decision:
+        """Upstream's `SchedulePod`: the snapshot update and the decision, nothing assumed.
+
+        A `scheduled` outcome names the host the cycle would take.  The start
+        index moves as in a cycle.
+        """
+        wanted = scheduling_pod(pod)
+        profile = self.config.profile(wanted.scheduler_name)
+        if profile is None:
+            return self._ended(Outcome.SKIPPED, f"no profile {wanted.scheduler_name!r}")
+        return self._schedule(wanted, profile)
+
+    def _schedule(self, pod: SchedulingPod, profile: Profile) -> Decision:
         try:
             self.cache.update_snapshot(self.snapshot)
         except CacheError as error:
             return self._ended(Outcome.ERROR, str(error))
-        decision = self._decide(wanted, profile)
-        if decision.outcome is not Outcome.SCHEDULED:
-            return decision
-        return self._assume_and_bind(pod, decision, binding, now)
+        return self._decide(pod, profile)
 
     def _ended(self, outcome: Outcome, message: str) -> Decision:
         return Decision(outcome, self.next_start_node_index, message=message)

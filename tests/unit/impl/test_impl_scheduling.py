@@ -119,3 +119,16 @@ def test_node_objects_are_read_once_while_they_live() -> None:
     cache.update_node(first, cordoned)
     decision = scheduler.schedule_one(pod("p3"))
     assert decision.node_status["a"].reasons == ("node(s) were unschedulable",)
+
+
+def test_schedule_pod_decides_as_schedule_one_would() -> None:
+    cache = ImplCache(ttl=Decimal(0), release=V1_37)
+    scheduler = cache.new_scheduler(default_config(V1_37))
+    for name in ("a", "b"):
+        cache.add_node(node(name, cpu="2"))
+    cache.add_pod(pod("q", cpu="1", node="a"))
+    before = cache.dump()
+    decided = scheduler.schedule_pod(pod("p", cpu="1"))
+    assert cache.dump() == before
+    assert decided.host == "b"
+    assert scheduler.schedule_one(pod("p", cpu="1")).host == "b"

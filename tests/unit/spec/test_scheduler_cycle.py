@@ -281,3 +281,13 @@ class TestBinding:
         decision = sched.schedule_one(pod("p", cpu="1"))
         assert decision.outcome is Outcome.ERROR
         assert "is in the cache, so can't be assumed" in decision.message
+
+
+def test_schedule_pod_decides_without_assuming() -> None:
+    """Upstream's SchedulePod: the host it would take, the cache untouched, the index moved."""
+    sched = scheduler([node(f"n{i:03}") for i in range(200)])
+    before = sched.cache.dump()
+    decision = sched.schedule_pod(pod("p", cpu="1"))
+    assert (decision.outcome, decision.host, decision.bound) == (Outcome.SCHEDULED, "n000", None)
+    assert sched.cache.dump() == before
+    assert sched.next_start_node_index == 100
