@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, str] = {
     "fuzz": "kcache.cli.fuzz",
     "show": "kcache.cli.show",
     "schedule": "kcache.cli.schedule",
+    "simulate": "kcache.cli.simulate",
     "transitions": "kcache.cli.transitions",
 }
 
