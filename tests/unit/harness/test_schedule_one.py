@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.caches import IMPLEMENTATIONS
 
+from kcache.cli.main import main
 from kcache.errors import TraceError
 from kcache.ops import MUTATORS, OPS, Run
 from kcache.spec.cache import Cache
@@ -219,3 +222,22 @@ def test_the_scheduler_reads_the_node_objects_the_cache_was_given() -> None:
     )
     assert decision.host == "b"
     assert decision.node_status["a"].reasons == ("node(s) were unschedulable",)
+
+
+def test_explain_tells_the_decision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    port = {"ports": [{"containerPort": 80, "hostPort": 80}]}
+    document = trace(
+        {"op": "schedule_one", "pod": pod("p1", **port)},
+        {"op": "schedule_one", "pod": pod("p2", **port), "binding": {"fails_at": "bind"}},
+    )
+    path = tmp_path / "cycle.json"
+    path.write_text(json.dumps(document))
+    assert main(["explain", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "  decided  scheduled on a, bound\n" in out
+    assert (
+        "  decided  scheduled on b, binding failed\n"
+        "           2 nodes evaluated, 1 feasible, start index now 0\n"
+        "           a rejected by NodePorts: node(s) didn't have free ports for the requested "
+        "pod ports\n"
+    ) in out
