@@ -24,10 +24,6 @@ class Code(enum.Enum):
     SKIP = "Skip"
 
 
-#: the codes that reject a node (or the pod, at PreFilter) rather than fail the cycle
-REJECTED = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE})
-
-
 @attrs.frozen
 class Status:
     """A non-success verdict: its code, its reasons in order, and the plugin that gave it."""
@@ -35,10 +31,6 @@ class Status:
     code: Code
     reasons: tuple[str, ...]
     plugin: str = ""
-
-    @property
-    def rejected(self) -> bool:
-        return self.code in REJECTED
 
     @property
     def message(self) -> str:
