@@ -139,6 +139,8 @@ def _run(args: argparse.Namespace, out: TextIO | None) -> int:
     if parallel_command.wanted(args):
         if args.db or args.replay_only:
             raise KcacheError("--db and --replay-only are for the sequential machine")
+        if args.workload != "cache":
+            raise KcacheError("--workload scheduler is for the sequential machine")
         return parallel_command.run(args, out)
     if args.replay_only and not named_urls(args.db):
         raise KcacheError("--replay-only: name the database to replay with --db")

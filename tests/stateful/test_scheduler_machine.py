@@ -67,3 +67,10 @@ def test_the_command_runs_it(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     assert out.startswith("PASS impl conforms to the spec (v1.37): ")
     assert "\ncycles: " in out
+
+
+def test_the_parallel_mode_refuses_the_scheduler_workload(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["conform", "--impl", "impl", "--workload", "scheduler", "--parallel"]) == 2
+    assert "--workload scheduler is for the sequential machine" in capsys.readouterr().err
