@@ -14,7 +14,7 @@ its state as it was.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from types import TracebackType
 
@@ -429,9 +429,12 @@ class Cache:
 
     # Snapshots -------------------------------------------------------------
 
-    def new_scheduler(self, config: SchedulerConfig) -> Scheduler:
-        """A scheduler whose cycles run over this cache with impl's own plugins."""
-        return Scheduler(self, config)
+    def new_scheduler(
+        self, config: SchedulerConfig, claims: Mapping[str, tuple[str, ...]] | None = None
+    ) -> Scheduler:
+        """A scheduler whose cycles run over this cache with impl's own plugins; `claims`:
+        the cluster's PersistentVolumeClaims by "namespace/name", with their access modes."""
+        return Scheduler(self, config, claims)
 
     def new_snapshot(self) -> Snapshot:
         """An empty snapshot for `update_snapshot` to fill (upstream `NewEmptySnapshot`)."""

@@ -30,6 +30,7 @@ from kcache.spec.releases import DEFAULT_RELEASE
 from kcache.spec.scheduler.config import SchedulerConfig, default_config
 from kcache.spec.scheduler.cycle import Scheduler
 from kcache.spec.scheduler.decision import Binding, Decision
+from kcache.spec.scheduler.objects import claim_from_manifest
 from kcache.spec.views import Dump, NodeView, SnapshotView
 
 # -- how a call ends ----------------------------------------------------------------------------
@@ -184,6 +185,8 @@ class Run:
     scheduler_config: SchedulerConfig | None = None
     #: the last object of each node name given to the cache: what the scheduler's plugins read
     nodes: dict[str, Node] = attrs.field(factory=dict)
+    #: PersistentVolumeClaim manifests of the cluster (a trace's `claims`)
+    claims: tuple[Any, ...] = ()
     _scheduler: CycleRunner | None = None
 
     @property
@@ -192,9 +195,12 @@ class Run:
         (`new_scheduler(config)`, as impl offers) or else the model's cycle over the cache."""
         if self._scheduler is None:
             config = self.scheduler_config or default_config(self.cache.release)
+            claims = dict(claim_from_manifest(claim) for claim in self.claims)
             own = getattr(self.cache, "new_scheduler", None)
             self._scheduler = (
-                own(config) if own is not None else Scheduler(self.cache, config, nodes=self.nodes)
+                own(config, claims)
+                if own is not None
+                else Scheduler(self.cache, config, nodes=self.nodes, claims=claims)
             )
         return self._scheduler
 

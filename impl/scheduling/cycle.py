@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -68,9 +69,16 @@ class _Points:
 class Scheduler:
     """A scheduler over one impl cache."""
 
-    def __init__(self, cache: Cache, config: SchedulerConfig) -> None:
+    def __init__(
+        self,
+        cache: Cache,
+        config: SchedulerConfig,
+        claims: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self.cache = cache
         self.config = config
+        #: "namespace/name" -> access modes of the cluster's PersistentVolumeClaims
+        self.claims = dict(claims or {})
         self.snapshot = cache.new_snapshot()
         self.next_start_node_index = 0
         self._points = {profile.scheduler_name: _Points.of(profile) for profile in config.profiles}
@@ -117,6 +125,7 @@ class Scheduler:
         total = len(listed)
         if total == 0:
             return Decision(Outcome.UNSCHEDULABLE, self.next_start_node_index, message=_NO_NODES)
+        plan.claim_conflicts = self._claim_conflicts(plan)
         skipped: set[str] = set()
         restricted_by: list[str] = []
         names: frozenset[str] | None = None
@@ -167,6 +176,27 @@ class Scheduler:
         if len(feasible) == 1:
             return attrs.evolve(found, host=_name(feasible[0]))
         return self._score(plan, feasible, points, total, found)
+
+    def _claim_conflicts(self, plan: PodPlan) -> int | Status:
+        """The pod's ReadWriteOncePod claims the snapshot's pods use, or NotFound for a claim
+        the cluster lacks (VolumeRestrictions' PreFilter)."""
+        single_writer = set()
+        for key in plan.claims:
+            modes = self.claims.get(key)
+            if modes is None:
+                name = key.split("/", 1)[1]
+                return Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    (f'persistentvolumeclaim "{name}" not found',),
+                )
+            if "ReadWriteOncePod" in modes:
+                single_writer.add(key)
+        snapshot = self.snapshot
+        return sum(
+            1
+            for key in single_writer
+            if key in snapshot.used_pvcs or snapshot.pvc_ref_counts.get(key, 0) > 0
+        )
 
     def _wanted(self, count: int, profile: Profile) -> int:
         """`numFeasibleNodesToFind`."""

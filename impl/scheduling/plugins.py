@@ -307,6 +307,29 @@ def _images(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -
     return _quotient(MAX_SCORE * (clamped - _MIN_THRESHOLD), ceiling - _MIN_THRESHOLD)
 
 
+# -- VolumeRestrictions --------------------------------------------------------------------------
+
+_CLAIM_IN_USE = Status(
+    Code.UNSCHEDULABLE,
+    (
+        "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+        "already in-use by another pod",
+    ),
+)
+
+
+def _claims_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
+    conflicts = plan.claim_conflicts
+    if isinstance(conflicts, Status):
+        return conflicts
+    return _SKIP if conflicts == 0 else None
+
+
+def _claims(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+    conflicts = plan.claim_conflicts
+    return _CLAIM_IN_USE if isinstance(conflicts, int) and conflicts > 0 else None
+
+
 PLUGINS: Mapping[str, Plugin] = {
     plugin.name: plugin
     for plugin in (
@@ -328,6 +351,7 @@ PLUGINS: Mapping[str, Plugin] = {
         ),
         Plugin("NodePorts", pre_filter=_ports_pre_filter, filter=_ports),
         Plugin("NodeResourcesFit", filter=_fit, score=_least_allocated),
+        Plugin("VolumeRestrictions", pre_filter=_claims_pre_filter, filter=_claims),
         Plugin("NodeResourcesBalancedAllocation", pre_score=_balanced_pre_score, score=_balanced),
         Plugin("ImageLocality", score=_images),
     )

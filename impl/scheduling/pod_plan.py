@@ -15,11 +15,13 @@ from kcache.impl.pod_info import (
     host_ports,
     milli_value,
     pod_requests,
+    pvc_keys,
     to_resource,
     whole_value,
 )
 from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
+from kcache.spec.scheduler.status import Status
 
 #: (key, operator, value, effect) of a toleration, as the API spells them
 Toleration = tuple[str, str, str, str]
@@ -58,6 +60,8 @@ class PodPlan:
 
     __slots__ = (
         "being_deleted",
+        "claim_conflicts",
+        "claims",
         "cpu",
         "ephemeral_storage",
         "host_ports",
@@ -131,6 +135,10 @@ class PodPlan:
                 self.preferred.append((weight, term))
         self.init_images = [c.get("image") or "" for c in spec.get("initContainers") or []]
         self.images = [c.get("image") or "" for c in spec.get("containers") or []]
+        #: "namespace/claim" of each claim volume
+        self.claims = list(pvc_keys(manifest))
+        #: set per cycle: the pod's ReadWriteOncePod claims in use, or the NotFound rejection
+        self.claim_conflicts: int | Status = 0
         self.volume_images = [
             (volume.get("image") or _EMPTY).get("reference") or ""
             for volume in spec.get("volumes") or []

@@ -8,7 +8,9 @@ profile (or the `scheduler` object of --config), evaluated one node at a
 time.  Prints each node's Filter verdict with upstream's reason, the
 per-plugin weighted scores of the feasible nodes, the nodes of the top
 score (any of which a parallel kube-scheduler could pick), the host, and
-the evaluated and feasible counts.
+the evaluated and feasible counts.  PersistentVolumeClaim objects are not
+read yet: a pod with a claim volume is turned away with upstream's NotFound
+text, as a cluster without that claim would.
 
     kcache schedule cluster.yaml --pod pod.yaml
     kubectl get nodes,pods -A -o yaml | kcache schedule - --pod web.yaml --format json

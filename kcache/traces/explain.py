@@ -112,7 +112,9 @@ def tell(trace: Trace, factory: CacheFactory, target: str = "spec") -> Story:
         factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
     )
     return Story(
-        trace, target, tuple(_chapters(trace, Run(cache, scheduler_config=trace.scheduler)))
+        trace,
+        target,
+        tuple(_chapters(trace, Run(cache, scheduler_config=trace.scheduler, claims=trace.claims))),
     )
 
 
@@ -459,7 +461,7 @@ def write_story(trace: Trace, factory: CacheFactory, target: str, out: TextIO) -
     cache = targets.build_cache(
         factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
     )
-    run = Run(cache, scheduler_config=trace.scheduler)
+    run = Run(cache, scheduler_config=trace.scheduler, claims=trace.claims)
     _write(out, _header_lines(trace, target))
     if not scenes:
         _write(

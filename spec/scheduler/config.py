@@ -68,6 +68,7 @@ MODELLED = frozenset(
         "NodeAffinity",
         "NodePorts",
         "NodeResourcesFit",
+        "VolumeRestrictions",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     }

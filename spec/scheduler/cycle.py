@@ -61,6 +61,8 @@ class Scheduler:
     config: SchedulerConfig
     #: the last object of each node name given to the cache
     nodes: dict[str, Node] = attrs.field(factory=dict)
+    #: "namespace/name" -> access modes of each PersistentVolumeClaim (VolumeRestrictions)
+    claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     snapshot: Snapshot = attrs.field(
         default=attrs.Factory(lambda self: self.cache.new_snapshot(), takes_self=True)
     )
@@ -118,7 +120,8 @@ class Scheduler:
         ]
         if not listed:
             return self._ended(Outcome.UNSCHEDULABLE, NO_NODES_MESSAGE)
-        cycle = Cycle(release=self.cache.release, num_nodes=len(listed))
+        used = view.used_pvcs | {key for key, count in view.used_pvc_ref_counts.items() if count}
+        cycle = Cycle(self.cache.release, len(listed), self.claims, frozenset(used))
         plugins = [PLUGINS[name] for name, _ in profile.plugins]
         skipped: set[str] = set()
         restricted_by: set[str] = set()

@@ -170,3 +170,15 @@ def _requirement(fields: Fields) -> Requirement:
         operator=fields.string("operator"),
         values=tuple(fields.strings("values")),
     )
+
+
+def claim_from_manifest(obj: object) -> tuple[str, tuple[str, ...]]:
+    """A `v1.PersistentVolumeClaim`: its "namespace/name" key and access modes."""
+    manifest = Fields.top("persistentvolumeclaim", obj)
+    manifest.expect_kind("PersistentVolumeClaim")
+    metadata = manifest.mapping("metadata")
+    name = metadata.string("name")
+    if not name:
+        raise metadata.fail("name", "a claim needs a name")
+    modes = tuple(manifest.mapping("spec").strings("accessModes"))
+    return f"{metadata.string('namespace')}/{name}", modes

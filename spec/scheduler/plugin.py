@@ -9,7 +9,7 @@ Score for this cycle, as upstream's `Skip` does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
@@ -38,6 +38,10 @@ class Cycle:
     release: Release
     #: the length of the snapshot's node list (ImageLocality's spread)
     num_nodes: int
+    #: "namespace/name" -> access modes of each PersistentVolumeClaim the cluster has
+    claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    #: the claims the snapshot's listed pods use (`IsPVCUsedByPods`)
+    used_claims: frozenset[str] = frozenset()
 
 
 #: PreFilter: None (go on), a Status (skip, reject, error) or the node names it restricts to

@@ -14,6 +14,7 @@ from kcache.spec.scheduler.plugins import (
     node_resources_fit,
     node_unschedulable,
     taint_toleration,
+    volume_restrictions,
 )
 
 PLUGINS: Mapping[str, Plugin] = {
@@ -25,6 +26,7 @@ PLUGINS: Mapping[str, Plugin] = {
         node_affinity,
         node_ports,
         node_resources_fit,
+        volume_restrictions,
         balanced_allocation,
         image_locality,
     )

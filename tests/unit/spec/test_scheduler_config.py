@@ -15,6 +15,7 @@ V1_35_ORDER = [
     ("NodeAffinity", 2),
     ("NodePorts", 0),
     ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 ]

@@ -13,6 +13,7 @@ from helpers.scheduling import candidates, cycle, node, pod
 
 from kcache.spec.releases import V1_35, V1_36, V1_37
 from kcache.spec.scheduler.objects import scheduling_pod
+from kcache.spec.scheduler.plugin import Cycle
 from kcache.spec.scheduler.plugins import PLUGINS
 from kcache.spec.scheduler.plugins.image_locality import normalized_image_name, priority
 from kcache.spec.scheduler.plugins.node_ports import conflicts
@@ -435,3 +436,42 @@ class TestImageLocality:
         assert raw_scores("ImageLocality", wanted, *nodes, release=V1_36) == [59]
         # v1.37: two images, max 2000 MiB: 100 * 577 / 1977 = 29
         assert raw_scores("ImageLocality", wanted, *nodes, release=V1_37) == [29]
+
+
+class TestVolumeRestrictions:
+    RWOP = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+    RWOP += "already in-use by another pod"
+    CLAIMS: ClassVar = {"default/solo": ("ReadWriteOncePod",), "default/shared": ("ReadWriteMany",)}
+
+    @staticmethod
+    def claiming(*claims: str) -> Any:
+        volumes = [
+            {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}}
+            for i, c in enumerate(claims)
+        ]
+        return scheduling_pod(pod("p", volumes=volumes))
+
+    def context(self, used: frozenset[str]) -> Cycle:
+        return Cycle(V1_37, 2, self.CLAIMS, used)
+
+    def test_a_missing_claim_is_not_found(self) -> None:
+        run = PLUGINS["VolumeRestrictions"].pre_filter
+        assert run is not None
+        assert run(self.claiming("shared", "gone"), self.context(frozenset())) == Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ('persistentvolumeclaim "gone" not found',)
+        )
+
+    def test_skips_unless_a_single_writer_claim_is_in_use(self) -> None:
+        run = PLUGINS["VolumeRestrictions"].pre_filter
+        assert run is not None
+        wanted = self.claiming("solo", "shared")
+        assert run(wanted, self.context(frozenset({"default/shared"}))) == SKIP
+        assert run(wanted, self.context(frozenset({"default/solo"}))) is None
+
+    def test_filter_rejects_every_node_while_the_claim_is_used(self) -> None:
+        check = PLUGINS["VolumeRestrictions"].filter
+        assert check is not None
+        entry = candidates([node("a")])["a"]
+        used = self.context(frozenset({"default/solo"}))
+        assert check(self.claiming("solo"), entry, used) == Status(Code.UNSCHEDULABLE, (self.RWOP,))
+        assert check(self.claiming("shared"), entry, used) is None
