@@ -8,9 +8,10 @@ profile (or the `scheduler` object of --config), evaluated one node at a
 time.  Prints each node's Filter verdict with upstream's reason, the
 per-plugin weighted scores of the feasible nodes, the nodes of the top
 score (any of which a parallel kube-scheduler could pick), the host, and
-the evaluated and feasible counts.  PersistentVolumeClaim objects are not
-read yet: a pod with a claim volume is turned away with upstream's NotFound
-text, as a cluster without that claim would.
+the evaluated and feasible counts.  PersistentVolumeClaim objects in the
+files (`kubectl get nodes,pods,pvc -A -o yaml`) are what VolumeRestrictions
+reads; a pod whose claim is not among them is turned away with upstream's
+NotFound text.
 
     kcache schedule cluster.yaml --pod pod.yaml
     kubectl get nodes,pods -A -o yaml | kcache schedule - --pod web.yaml --format json
@@ -34,12 +35,13 @@ from kcache import exact_json, targets
 from kcache.errors import KcacheError
 from kcache.ops import Run, perform
 from kcache.spec.errors import ObjectError
-from kcache.spec.manifests import load_cluster_file
+from kcache.spec.manifests import load_cluster_file, objects_of_kind
 from kcache.spec.objects import Pod
 from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
 from kcache.spec.scheduler.config import ConfigError, SchedulerConfig, default_config, read_config
 from kcache.spec.scheduler.decision import Decision, Outcome
-from kcache.traces.cluster import ClusterInput, read_cluster
+from kcache.spec.scheduler.objects import claim_from_manifest
+from kcache.traces.cluster import STDIN, ClusterInput, read_cluster
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,8 +89,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     release: Release = RELEASES[args.release]
+    stdin = sys.stdin.read() if "-" in args.paths else ""
     try:
-        cluster = read_cluster(args.paths, sys.stdin if "-" in args.paths else None)
+        cluster = read_cluster(args.paths, [stdin])
+        claims = _claims(args.paths, stdin)
         pod = _pending_pod(args.pod)
     except ObjectError as error:
         raise KcacheError(str(error)) from None
@@ -98,7 +102,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         cache = targets.build_cache(
             factory, ttl=Decimal(0), release=release, who=f"--impl {args.impl}"
         )
-        run_ = Run(cache, scheduler_config=config)
+        run_ = Run(cache, scheduler_config=config, claims=claims)
         for step in cluster.steps:
             perform(run_, step.op, step.args)
         decision = run_.scheduler.schedule_one(pod)
@@ -109,6 +113,23 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     else:
         _print(placed, out)
     return 0 if decision.outcome is Outcome.SCHEDULED else 1
+
+
+def _claims(paths: list[str], stdin: str) -> tuple[Any, ...]:
+    """The PersistentVolumeClaims of the cluster files, each checked to read as one."""
+    claims: list[Any] = []
+    for path in paths:
+        if path == STDIN:
+            text, source = stdin, "<stdin>"
+        else:
+            text, source = Path(path).read_text(encoding="utf-8"), path
+        for claim in objects_of_kind(text, "PersistentVolumeClaim", source):
+            try:
+                claim_from_manifest(claim)
+            except ObjectError as error:
+                raise ObjectError(f"{source}: {error}") from None
+            claims.append(claim)
+    return tuple(claims)
 
 
 def _pending_pod(path: Path) -> Pod:

@@ -13,6 +13,7 @@ TaintToleration 300, ImageLocality 0: 463.  node-a (4 cpu, 8Gi, 2 cpu and
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -151,3 +152,53 @@ def test_bad_input_is_one_line_and_exit_2(
     assert out == ""
     assert problem in err
     assert len(err.strip().splitlines()) == 1
+
+
+CLAIMED = """\
+apiVersion: v1
+kind: List
+items:
+- kind: Node
+  metadata: {name: a}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+- kind: PersistentVolumeClaim
+  metadata: {name: solo, namespace: shop}
+  spec: {accessModes: [ReadWriteOncePod]}
+- kind: Pod
+  metadata: {name: db, namespace: shop, uid: u-db}
+  spec:
+    nodeName: a
+    containers: [{name: db}]
+    volumes: [{name: data, persistentVolumeClaim: {claimName: solo}}]
+"""
+
+
+def claiming(tmp_path: Path, claim: str) -> str:
+    path = tmp_path / f"{claim}.yaml"
+    path.write_text(
+        f"kind: Pod\nmetadata: {{name: p, namespace: shop, uid: u-{claim}}}\n"
+        "spec:\n  containers: [{name: c}]\n"
+        f"  volumes: [{{name: v, persistentVolumeClaim: {{claimName: {claim}}}}}]\n"
+    )
+    return str(path)
+
+
+def test_claims_in_the_cluster_files_are_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim solo is ReadWriteOncePod and db uses it: another pod of it fits nowhere; a
+    claim the files lack is upstream's NotFound.  Read from stdin as from a file."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(CLAIMED))
+    status, out, _ = schedule(capsys, "-", "--pod", claiming(tmp_path, "solo"))
+    assert status == 1
+    assert out.splitlines()[-1] == (
+        "unschedulable: 0/1 nodes are available: 1 node(s) unavailable due to "
+        "PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod."
+    )
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(CLAIMED)
+    status, out, _ = schedule(capsys, str(cluster), "--pod", claiming(tmp_path, "gone"))
+    assert status == 1
+    assert out.splitlines()[-1] == (
+        'unschedulable: 0/1 nodes are available: persistentvolumeclaim "gone" not found.'
+    )
