@@ -22,6 +22,7 @@ from benchmarks.operations import operations_section
 from benchmarks.report import Table, Target, from_json, render, render_targets, to_json
 from benchmarks.scale import FULL, QUICK, Scale
 from benchmarks.scaling import scaling_section
+from benchmarks.simulate import simulate_section
 from benchmarks.snapshot import snapshot_section
 
 SECTIONS: dict[str, Callable[[Scale], Table]] = {
@@ -32,6 +33,7 @@ SECTIONS: dict[str, Callable[[Scale], Table]] = {
     "linearizability": linearizability_section,
     "workers": workers_section,
     "throughput": throughput_section,
+    "simulate": simulate_section,
 }
 
 

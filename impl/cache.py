@@ -14,7 +14,7 @@ its state as it was.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from types import TracebackType
 
@@ -27,6 +27,7 @@ from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
 from kcache.impl.node_tree import NodeTree
 from kcache.impl.pod_info import AffinityClasses, PodInfo, affinity_classes
 from kcache.impl.rwlock import ReadWriteLock
+from kcache.impl.scheduling.cycle import Scheduler
 from kcache.impl.snapshot import Snapshot, update_snapshot
 from kcache.spec.errors import (
     CacheError,
@@ -40,6 +41,7 @@ from kcache.spec.errors import (
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import Snapshot as SnapshotProtocol
 from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.spec.scheduler.config import SchedulerConfig
 from kcache.spec.views import Dump, NodeView
 
 _log = logging.getLogger(__name__)
@@ -426,6 +428,13 @@ class Cache:
             )
 
     # Snapshots -------------------------------------------------------------
+
+    def new_scheduler(
+        self, config: SchedulerConfig, claims: Mapping[str, tuple[str, ...]] | None = None
+    ) -> Scheduler:
+        """A scheduler whose cycles run over this cache with impl's own plugins; `claims`:
+        the cluster's PersistentVolumeClaims by "namespace/name", with their access modes."""
+        return Scheduler(self, config, claims)
 
     def new_snapshot(self) -> Snapshot:
         """An empty snapshot for `update_snapshot` to fill (upstream `NewEmptySnapshot`)."""

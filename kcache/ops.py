@@ -25,8 +25,12 @@ import attrs
 from kcache.errors import KcacheError
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
-from kcache.spec.protocol import SchedulerCache, Snapshot
+from kcache.spec.protocol import CycleRunner, SchedulerCache, Snapshot
 from kcache.spec.releases import DEFAULT_RELEASE
+from kcache.spec.scheduler.config import SchedulerConfig, default_config
+from kcache.spec.scheduler.cycle import Scheduler
+from kcache.spec.scheduler.decision import Binding, Decision
+from kcache.spec.scheduler.objects import claim_from_manifest
 from kcache.spec.views import Dump, NodeView, SnapshotView
 
 # -- how a call ends ----------------------------------------------------------------------------
@@ -152,6 +156,8 @@ COUNT = Codec(_same, _typed(int), (int,))
 DUMP = Codec(lambda dump: dump.to_json(), Dump.from_json, (Dump,))
 NODE_VIEW = Codec(lambda view: view.to_json(), NodeView.from_json, (NodeView,))
 SNAPSHOT_VIEW = Codec(lambda view: view.to_json(), SnapshotView.from_json, (SnapshotView,))
+DECISION = Codec(lambda decision: decision.to_json(), Decision.from_json, (Decision,))
+BINDING = Codec(lambda binding: binding.to_json(), Binding.from_json, (Binding,))
 
 
 # -- the table ------------------------------------------------------------------------------------
@@ -169,11 +175,34 @@ class Argument:
 
 @attrs.define
 class Run:
-    """A cache being driven by operations: its virtual clock and its snapshots by name."""
+    """A cache being driven by operations: its virtual clock, its snapshots by name, and the
+    scheduler whose cycles `schedule_one` runs on it."""
 
     cache: SchedulerCache
     clock: Decimal = Decimal(0)
     snapshots: dict[str, Snapshot] = attrs.field(factory=dict)
+    #: a trace's `scheduler`; None: kube-scheduler's defaults for the cache's release
+    scheduler_config: SchedulerConfig | None = None
+    #: the last object of each node name given to the cache: what the scheduler's plugins read
+    nodes: dict[str, Node] = attrs.field(factory=dict)
+    #: PersistentVolumeClaim manifests of the cluster (a trace's `claims`)
+    claims: tuple[Any, ...] = ()
+    _scheduler: CycleRunner | None = None
+
+    @property
+    def scheduler(self) -> CycleRunner:
+        """The one scheduler of this run, made on the first `schedule_one`: the cache's own
+        (`new_scheduler(config)`, as impl offers) or else the model's cycle over the cache."""
+        if self._scheduler is None:
+            config = self.scheduler_config or default_config(self.cache.release)
+            claims = dict(claim_from_manifest(claim) for claim in self.claims)
+            own = getattr(self.cache, "new_scheduler", None)
+            self._scheduler = (
+                own(config, claims)
+                if own is not None
+                else Scheduler(self.cache, config, nodes=self.nodes, claims=claims)
+            )
+        return self._scheduler
 
     def snapshot(self, name: str) -> Snapshot:
         """The snapshot called `name`; its first use makes it with the cache's `new_snapshot()`."""
@@ -210,6 +239,10 @@ class Op:
     reads: bool = False
     #: a step of traces (docs/trace-format.md); the others are reads of histories and adapters
     traced: bool = True
+    #: a scheduling cycle: it makes other ops' calls on the cache, and is no cache method
+    cycle: bool = False
+    #: the argument holding the node object the call gives the cache, kept for the scheduler
+    gives_node: str = ""
 
     def apply(self, run: Run, args: Mapping[str, Any]) -> Any:
         if "now" in args:
@@ -217,11 +250,19 @@ class Op:
         if self.custom is not None:
             return self.custom(run, args)
         method = getattr(run.cache, self.name)
-        return method(*(run.value(argument, args) for argument in self.arguments))
+        result = method(*(run.value(argument, args) for argument in self.arguments))
+        if self.gives_node:
+            node = args[self.gives_node]
+            run.nodes[node.name] = node
+        return result
 
 
 def _view(run: Run, args: Mapping[str, Any]) -> SnapshotView:
     return run.snapshot(args["snapshot"]).view()
+
+
+def _schedule_one(run: Run, args: Mapping[str, Any]) -> Decision:
+    return run.scheduler.schedule_one(args["pod"], args.get("binding", Binding()), run.clock)
 
 
 _POD = Argument("pod", POD)
@@ -232,8 +273,12 @@ _SNAPSHOT = Argument("snapshot", NAME)
 OPS: Mapping[str, Op] = {
     op.name: op
     for op in (
-        Op("add_node", (Argument("node", NODE),)),
-        Op("update_node", (Argument("old", OPTIONAL_NODE), Argument("new", NODE))),
+        Op("add_node", (Argument("node", NODE),), gives_node="node"),
+        Op(
+            "update_node",
+            (Argument("old", OPTIONAL_NODE), Argument("new", NODE)),
+            gives_node="new",
+        ),
         Op("remove_node", (Argument("node", NODE),)),
         Op("assume_pod", (_POD,)),
         Op("finish_binding", (_POD, _NOW)),
@@ -247,6 +292,13 @@ OPS: Mapping[str, Op] = {
         # so the view after the call is the result even when the call failed
         Op("update_snapshot", (_SNAPSHOT,), result=SNAPSHOT_VIEW, result_after=_view),
         Op("get_node", (Argument("name", NAME),), result=NODE_VIEW, reads=True),
+        Op(
+            "schedule_one",
+            (_POD, Argument("binding", BINDING, optional=True), _NOW),
+            custom=_schedule_one,
+            result=DECISION,
+            cycle=True,
+        ),
         Op("observe", custom=lambda run, args: None, reads=True),
         Op("get_pod", (_POD,), result=POD, reads=True, traced=False),
         Op("is_assumed_pod", (_POD,), result=FLAG, reads=True, traced=False),
@@ -266,8 +318,10 @@ OPS: Mapping[str, Op] = {
 
 #: the ops a trace step may name
 TRACE_OPS: Mapping[str, Op] = {name: op for name, op in OPS.items() if op.traced}
-#: the trace ops that may change a cache
-MUTATORS: frozenset[str] = frozenset(name for name, op in TRACE_OPS.items() if not op.reads)
+#: the trace ops that are one call changing a cache (a cycle makes several)
+MUTATORS: frozenset[str] = frozenset(
+    name for name, op in TRACE_OPS.items() if not op.reads and not op.cycle
+)
 
 
 def perform(run: Run, op: str, args: Mapping[str, Any]) -> tuple[Outcome, Any]:

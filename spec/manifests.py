@@ -126,6 +126,23 @@ def _start_lines(text: str, document: int) -> list[int] | None:
     return lines
 
 
+def objects_of_kind(text: str, kind: str, source: str = "<input>") -> list[Mapping[str, Any]]:
+    """The objects of `kind` a text holds, as decoded, alone or in `List` kinds, in order.
+
+    What `load_cluster` counts and leaves out, for a reader of that kind (the
+    scheduling cycle's PersistentVolumeClaims).
+    """
+    found: list[Mapping[str, Any]] = []
+    for document in _documents(text, source):
+        if not isinstance(document, Mapping):
+            continue
+        items = document.get("items") if document.get("kind") in LIST_KINDS else [document]
+        found.extend(
+            item for item in items or [] if isinstance(item, Mapping) and item.get("kind") == kind
+        )
+    return found
+
+
 def _documents(text: str, source: str) -> list[Any]:
     """The decoded documents: JSON if the text is JSON, else every YAML document."""
     try:

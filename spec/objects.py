@@ -133,7 +133,7 @@ def pod_from_manifest(obj: object) -> Pod:
     Raises `ObjectError` naming the pod, the field path and the bad value.
     A missing uid is allowed here; the cache refuses it with upstream's error.
     """
-    manifest = _Fields.top("pod", obj)
+    manifest = Fields.top("pod", obj)
     metadata = manifest.mapping("metadata")
     manifest.expect_kind("Pod")
     namespace = metadata.string("namespace")
@@ -212,7 +212,7 @@ def node_from_manifest(obj: object) -> Node:
 
     Raises `ObjectError` naming the node, the field path and the bad value.
     """
-    manifest = _Fields.top("node", obj)
+    manifest = Fields.top("node", obj)
     metadata = manifest.mapping("metadata")
     manifest.expect_kind("Node")
     status = manifest.mapping("status")
@@ -228,13 +228,13 @@ def node_from_manifest(obj: object) -> Node:
     )
 
 
-def _is_sidecar(init_container: _Fields) -> bool:
+def _is_sidecar(init_container: Fields) -> bool:
     """A restartable init container: started in order, then kept running beside the others."""
     return init_container.string("restartPolicy") == "Always"
 
 
 def _container_statuses(
-    status: _Fields, *, first_wins: bool
+    status: Fields, *, first_wins: bool
 ) -> dict[str, pod_resources.ResizeStatus]:
     """Each container's resize status by name; `containerStatuses` come before init ones.
 
@@ -249,7 +249,7 @@ def _container_statuses(
     return found
 
 
-def _resize_status(status: _Fields) -> pod_resources.ResizeStatus:
+def _resize_status(status: Fields) -> pod_resources.ResizeStatus:
     """`allocatedResources` and `resources.requests` of a container status or the pod status."""
     resources = status.optional_mapping("resources")
     return pod_resources.ResizeStatus(
@@ -259,7 +259,7 @@ def _resize_status(status: _Fields) -> pod_resources.ResizeStatus:
     )
 
 
-def _resize_infeasible(status: _Fields) -> bool:
+def _resize_infeasible(status: Fields) -> bool:
     """`IsPodResizeInfeasible`: the first `PodResizePending` condition's reason is `Infeasible`."""
     for condition in status.items("conditions"):
         if condition.string("type") == "PodResizePending":
@@ -267,11 +267,11 @@ def _resize_infeasible(status: _Fields) -> bool:
     return False
 
 
-def _requests(container: _Fields) -> dict[str, Fraction]:
+def _requests(container: Fields) -> dict[str, Fraction]:
     return container.mapping("resources").quantities("requests") or {}
 
 
-def _host_ports(container: _Fields) -> list[HostPort]:
+def _host_ports(container: Fields) -> list[HostPort]:
     """`GetHostPorts` for one container, sanitised as `HostPortInfo.Add` does."""
     ports = []
     for port in container.items("ports"):
@@ -310,7 +310,7 @@ def _show(value: object) -> str:
 
 
 @attrs.frozen
-class _Fields:
+class Fields:
     """One JSON object of a manifest with its field path, read with type checks.
 
     Absent and `null` fields read as their empty value, as Go's decoder
@@ -322,7 +322,7 @@ class _Fields:
     raw: Mapping[str, Any]
 
     @classmethod
-    def top(cls, kind: str, obj: object) -> _Fields:
+    def top(cls, kind: str, obj: object) -> Fields:
         if not isinstance(obj, Mapping):
             raise ObjectError(f"{kind}: expected an object, got {_show(obj)}")
         return cls(_owner(kind, obj), "", obj)
@@ -341,16 +341,16 @@ class _Fields:
         if found is not None and found != kind:
             raise self.fail("kind", f"expected {json.dumps(kind)}, got {_show(found)}")
 
-    def optional_mapping(self, key: str) -> _Fields | None:
+    def optional_mapping(self, key: str) -> Fields | None:
         found = self.raw.get(key)
         if found is None:
             return None
         if not isinstance(found, Mapping):
             raise self.fail(key, f"expected an object, got {_show(found)}")
-        return _Fields(self.owner, self.field(key), found)
+        return Fields(self.owner, self.field(key), found)
 
-    def mapping(self, key: str) -> _Fields:
-        return self.optional_mapping(key) or _Fields(self.owner, self.field(key), {})
+    def mapping(self, key: str) -> Fields:
+        return self.optional_mapping(key) or Fields(self.owner, self.field(key), {})
 
     def sequence(self, key: str) -> list[Any]:
         found = self.raw.get(key)
@@ -360,14 +360,14 @@ class _Fields:
             raise self.fail(key, f"expected a list, got {_show(found)}")
         return found
 
-    def items(self, key: str) -> list[_Fields]:
+    def items(self, key: str) -> list[Fields]:
         """A list of objects."""
         items = []
         for index, item in enumerate(self.sequence(key)):
             path = f"{self.field(key)}[{index}]"
             if not isinstance(item, Mapping):
                 raise ObjectError(f"{self.owner}: {path}: expected an object, got {_show(item)}")
-            items.append(_Fields(self.owner, path, item))
+            items.append(Fields(self.owner, path, item))
         return items
 
     def string(self, key: str) -> str:

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from kcache.spec.objects import Node, Pod
 from kcache.spec.releases import Release
+from kcache.spec.scheduler.decision import Binding, Decision
 from kcache.spec.views import Dump, NodeView, SnapshotView
 
 
@@ -53,3 +54,22 @@ class CacheFactory(Protocol):
     """Builds a fresh cache: what `--impl` names and the harness calls."""
 
     def __call__(self, *, ttl: Decimal, release: Release) -> SchedulerCache: ...
+
+
+class CycleRunner(Protocol):
+    """A scheduler over one cache: the model's (`spec.scheduler.cycle`) or a cache's own."""
+
+    next_start_node_index: int
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The one snapshot its cycles refresh and read."""
+        ...
+
+    def schedule_one(self, pod: Pod, binding: Binding = ..., now: Decimal = ...) -> Decision:
+        """One `ScheduleOne` of `pod`, its binding ending as `binding` says."""
+        ...
+
+    def schedule_pod(self, pod: Pod) -> Decision:
+        """`SchedulePod`: the decision alone, nothing assumed."""
+        ...

@@ -17,6 +17,15 @@ workers share) replays earlier failures first.  --replay-only leaves the
 database as it is (CI replays what the fuzzers found, then runs its own
 fixed examples, and never deletes a fuzzer's example that now passes).
 
+--workload scheduler drives the caches as kube-scheduler does instead:
+nodes join, change and leave, pending pods go through scheduling cycles
+(each side its own: impl's, or the model's over the target's cache) and bind
+or fail, the informer confirms late and out of order.  Every decision must
+equal the spec's, and the run checks that a decision from the incremental
+snapshot equals one from a fresh snapshot where both show the same, that no
+node is over-committed, that a cycle that did not bind changed nothing, and
+that the cache converges to the cluster once every pod is confirmed.
+
 Parallel mode (--parallel, with --threads, --rounds and --time-budget):
 threads and the expiry loop share one cache, and every history they record
 must be linearizable with respect to the spec; the first that is not is
@@ -85,6 +94,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="use the --db databases read-only: replay the failures they hold, write nothing back",
     )
+    parser.add_argument(
+        "--workload",
+        choices=("cache", "scheduler"),
+        default="cache",
+        help="cache: every operation in every state; scheduler: operations as scheduling "
+        "cycles and informers make them, each cycle's decision compared (default: cache)",
+    )
     options.add_coverage_argument(parser)
     options.add_step_timeout_argument(parser)
     parser.add_argument(
@@ -123,6 +139,8 @@ def _run(args: argparse.Namespace, out: TextIO | None) -> int:
     if parallel_command.wanted(args):
         if args.db or args.replay_only:
             raise KcacheError("--db and --replay-only are for the sequential machine")
+        if args.workload != "cache":
+            raise KcacheError("--workload scheduler is for the sequential machine")
         return parallel_command.run(args, out)
     if args.replay_only and not named_urls(args.db):
         raise KcacheError("--replay-only: name the database to replay with --db")
@@ -142,6 +160,7 @@ def _run(args: argparse.Namespace, out: TextIO | None) -> int:
         step_timeout=args.step_timeout,
         database=args.db,
         replay_only=args.replay_only,
+        workload=args.workload,
     )
     details = report.report(
         finished, args.impl, args.release, seed, out, coverage_table=args.coverage

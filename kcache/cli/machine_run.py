@@ -60,6 +60,7 @@ def run_machine(
     acknowledge_upstream_defects: bool = False,
     step_timeout: float = STEP_TIMEOUT,
     database_reached: bool = False,
+    workload: str = "cache",
 ) -> MachineRun:
     """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
 
@@ -104,6 +105,7 @@ def run_machine(
                 database=None if examples is None else examples.database,
                 use_database=urls is not None,
                 acknowledge_upstream_defects=acknowledge_upstream_defects,
+                workload=workload,
             )
         except Exception as error:
             # Hypothesis re-raises what broke a run under its own errors

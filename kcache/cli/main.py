@@ -33,6 +33,8 @@ SUBCOMMANDS: dict[str, str] = {
     "conform": "kcache.cli.conform",
     "fuzz": "kcache.cli.fuzz",
     "show": "kcache.cli.show",
+    "schedule": "kcache.cli.schedule",
+    "simulate": "kcache.cli.simulate",
     "transitions": "kcache.cli.transitions",
 }
 

@@ -94,7 +94,15 @@ _NAMED_UNREACHED = 5
 
 def print_coverage(hits: Mapping[str, int], release: Release, out: TextIO, *, table: bool) -> None:
     """One line saying how many life-cycle cells and snapshot paths the run reached, and
-    which it did not; with `table`, every row with its hit count."""
+    which it did not; with `table`, every row with its hit count.  A scheduler-shaped run
+    says how its cycles ended instead."""
+    cycles = {key: count for key, count in hits.items() if key.startswith(coverage.CYCLE)}
+    if cycles:
+        ended = ", ".join(
+            f"{count} {key.removeprefix(coverage.CYCLE)}" for key, count in cycles.items()
+        )
+        print(f"cycles: {sum(cycles.values())} ({ended})", file=out)
+        return
     if table:
         print(coverage.table(release, hits), file=out)
     rows, missed = coverage.rows(release), coverage.unreached(release, hits)

@@ -34,6 +34,8 @@ SNAPSHOT_PATHS: Mapping[str, str] = {
 
 #: the row of a cleanup that expired an assumed pod (binding finished, deadline passed)
 EXPIRED = "cleanup expired an assumed pod"
+#: the prefix of a scheduler-shaped run's counts: how its cycles ended ("scheduled, bound")
+CYCLE = "cycle: "
 
 #: the affinity lists whose membership a snapshot derives (§10.3)
 _AFFINITY_LISTS = (

@@ -27,6 +27,7 @@ from kcache.files import write_atomically
 from kcache.machine import strategies
 from kcache.ops import Outcome
 from kcache.spec.releases import Release
+from kcache.spec.scheduler.decision import Decision
 from kcache.spec.views import NodeView, SnapshotView
 from kcache.traces.trace import Step, step_to_json
 
@@ -68,12 +69,27 @@ class RecordedStep:
             expect["snapshot"] = {**view, "nodes": nodes}
         if isinstance(self.result, NodeView):
             expect["node"] = pinned(self.result.to_json())
+        if isinstance(self.result, Decision):
+            decided = self.result.to_json()
+            expect.update((key, decided[key]) for key in PINNED_DECISION)
         return {**step_to_json(self.step), "expect": expect}
 
     @property
     def op(self) -> str:
         return self.step.op
 
+
+#: what a recorded schedule_one step pins of the spec's decision
+PINNED_DECISION = (
+    "outcome",
+    "host",
+    "evaluated_nodes",
+    "feasible_nodes",
+    "node_status",
+    "scores",
+    "next_start_node_index",
+    "bound",
+)
 
 #: FORMAT.md compares resource maps only on the keys listed, and absent is 0,
 #: so a pinning expectation lists every resource the strategies use, zeros too

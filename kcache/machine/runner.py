@@ -24,9 +24,11 @@ from kcache.budget import in_rounds
 from kcache.errors import KcacheError
 from kcache.exact_json import dumps, loads
 from kcache.machine.database import NamespacedDatabase, namespace
+from kcache.machine.lockstep import LockstepMachine
 from kcache.machine.profiles import PROFILES
 from kcache.machine.recorder import ConformanceError, FailureRecorder
 from kcache.machine.rules import conformance_machine
+from kcache.machine.scheduling import scheduler_machine
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.traces.replay import Verdict, replay_trace, representation_checked
@@ -92,6 +94,7 @@ def run_conformance(
     ttl: Decimal | None = None,
     acknowledge_upstream_defects: bool = False,
     target: str | None = None,
+    workload: str = "cache",
 ) -> ConformanceResult:
     """Check `factory`'s caches against the spec until a failure, the budget, or Ctrl-C.
 
@@ -105,7 +108,10 @@ def run_conformance(
     release and TTL (`kcache.machine.database.namespace`); without
     `use_database` there is none, so earlier failures are not replayed first
     (measurements want a cold start).  Every example's caches get `ttl`
-    seconds, or a TTL drawn per example when None.
+    seconds, or a TTL drawn per example when None.  `workload` picks the
+    machine: "cache" (every operation in every state, `kcache.machine.rules`)
+    or "scheduler" (operations as scheduling cycles make them,
+    `kcache.machine.scheduling`; its caches never expire pods).
     """
     if profile not in PROFILES:
         raise ValueError(
@@ -115,18 +121,23 @@ def run_conformance(
     per_round = max_examples if max_examples is not None else base.max_examples
     if time_budget is not None and max_examples is None:
         per_round = min(per_round, _ROUND_WHEN_TIMED)
-    machine = conformance_machine(
-        factory,
-        release=release,
-        name=name,
-        out_dir=out_dir,
-        ttl=ttl,
-        acknowledge_upstream_defects=acknowledge_upstream_defects,
-        target=target,
+    machine: type[LockstepMachine] = (
+        scheduler_machine(factory, release=release, name=name, out_dir=out_dir, target=target)
+        if workload == "scheduler"
+        else conformance_machine(
+            factory,
+            release=release,
+            name=name,
+            out_dir=out_dir,
+            ttl=ttl,
+            acknowledge_upstream_defects=acknowledge_upstream_defects,
+            target=target,
+        )
     )
     examples_db = base.database if database is None else database
     if examples_db is not None and use_database:
-        examples_db = NamespacedDatabase(examples_db, namespace(name, release, ttl))
+        label = name if workload == "cache" else f"{name}-{workload}"
+        examples_db = NamespacedDatabase(examples_db, namespace(label, release, ttl))
     recorder = machine.recorder
     recorder.progress = progress
     started = time.monotonic()

@@ -394,6 +394,139 @@ RESULT_KEYS: Mapping[str, _Key] = {
     "node": _Key(_NODE_VIEW, lambda seen, _: seen.result.to_json()),
 }
 
+# -- schedule_one's DECISION -------------------------------------------------------------------
+
+_CODES = ("Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Skip")
+_OUTCOMES = ("skipped", "scheduled", "unschedulable", "error")
+
+
+def _one_word_of(words: tuple[str, ...]) -> Validator:
+    def validate(value: Any, path: str) -> None:
+        if value not in words:
+            _fail(path, f"one of {', '.join(words)}", value)
+
+    return validate
+
+
+_STATUS = _record(
+    {
+        "code": _one_word_of(_CODES),
+        "reasons": _list_of(_str, "a list of reason texts"),
+        "plugin": _str,
+    },
+    '{"code": CODE, "reasons": [TEXT], "plugin": NAME}',
+)
+
+
+def _compare_status(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    """Code and reasons (in order) always; the plugin only when given."""
+    if actual is None:
+        yield path, expected, None
+        return
+    for key in ("code", "reasons", "plugin"):
+        if key in expected or key != "plugin":
+            yield from _exact(expected.get(key), actual[key], _join(path, key))
+
+
+def _compare_statuses(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    """Exactly the nodes listed were rejected, each with its status."""
+    if set(expected) != set(actual):
+        yield path, sorted(expected), sorted(actual)
+        return
+    for name, status in expected.items():
+        yield from _compare_status(status, actual[name], _join(path, name))
+
+
+def _compare_optional_status(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    if expected is None or actual is None:
+        yield from _exact(expected, actual, path)
+    else:
+        yield from _compare_status(expected, actual, path)
+
+
+def _compare_host_in(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    if actual not in expected:
+        yield path, Prose(f"one of {render(sorted(expected))}"), actual
+
+
+def _compare_listed(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    """The listed nodes' values; a node not scored reads as null."""
+    for name, value in expected.items():
+        yield from _exact(value, actual.get(name), _join(path, name))
+
+
+def _compare_substring(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    if expected not in actual:
+        yield path, Prose(f"a text containing {render(expected)}"), actual
+
+
+def _decision_key(rule: _Rule, field: str = "") -> _Key:
+    return _Key(rule, lambda seen, _: seen.result.to_json()[field])
+
+
+_COUNT = _Rule(_int, _exact)
+
+#: the keys of schedule_one's DECISION, each read from the decision the step returned
+DECISION_KEYS: Mapping[str, _Key] = {
+    key: _decision_key(rule, field or key)
+    for key, rule, field in (
+        ("outcome", _Rule(_one_word_of(_OUTCOMES), _exact), ""),
+        ("host", _Rule(_str, _exact), ""),
+        ("host_in", _Rule(_list_of(_str, "a list of node names"), _compare_host_in), "host"),
+        ("evaluated_nodes", _COUNT, ""),
+        ("feasible_nodes", _COUNT, ""),
+        (
+            "node_status",
+            _Rule(_map_of(_STATUS, "an object of node name -> STATUS"), _compare_statuses),
+            "",
+        ),
+        (
+            "absent_node_status",
+            _Rule(
+                _one_of((_is_dict, _STATUS), (_is_none, _no_check), wanted="a STATUS or null"),
+                _compare_optional_status,
+            ),
+            "",
+        ),
+        ("unschedulable_plugins", _Rule(_STRINGS.validate, _as_set), ""),
+        ("pre_filter_msg", _Rule(_str, _exact), ""),
+        ("num_all_nodes", _COUNT, ""),
+        (
+            "scores",
+            _Rule(
+                _map_of(
+                    _one_of((_is_int, _no_check), (_is_none, _no_check), wanted="a score or null"),
+                    "an object of node name -> score",
+                ),
+                _compare_listed,
+            ),
+            "",
+        ),
+        (
+            "plugin_scores",
+            _Rule(
+                _map_of(
+                    _map_of(_int, "an object of plugin -> weighted score"),
+                    "an object of node name -> plugin scores",
+                ),
+                _compare_listed,
+            ),
+            "",
+        ),
+        ("maxima", _Rule(_STRINGS.validate, _as_set), ""),
+        ("next_start_node_index", _COUNT, ""),
+        ("message", _Rule(_str, _compare_substring), ""),
+        (
+            "bound",
+            _Rule(
+                _one_of((_is_bool, _no_check), (_is_none, _no_check), wanted="true, false or null"),
+                _exact,
+            ),
+            "",
+        ),
+    )
+}
+
 #: outcome keys: allowed on every step that changes the cache
 OUTCOME_KEYS: Mapping[str, Validator] = {
     "error": _one_of(
@@ -409,6 +542,9 @@ _KEYS_BY_OP: Mapping[str, frozenset[str]] = {
     "observe": frozenset(OBSERVATION_KEYS),
     "update_snapshot": frozenset(OUTCOME_KEYS) | frozenset(OBSERVATION_KEYS) | {"snapshot"},
     "get_node": frozenset(OUTCOME_KEYS) | frozenset(RESULT_KEYS),
+    "schedule_one": frozenset(OUTCOME_KEYS)
+    | frozenset(DECISION_KEYS)
+    | frozenset(OBSERVATION_KEYS),
 }
 
 
@@ -433,6 +569,8 @@ def validate(op: str, expect: Any) -> None:
             _SNAPSHOT_KEY.rule.validate(value, "expect.snapshot")
         elif key in RESULT_KEYS:
             RESULT_KEYS[key].rule.validate(value, f"expect.{key}")
+        elif key in DECISION_KEYS:
+            DECISION_KEYS[key].rule.validate(value, f"expect.{key}")
         else:
             OBSERVATION_KEYS[key].rule.validate(value, f"expect.{key}")
 
@@ -503,6 +641,7 @@ def _first_observed_difference(expect: Mapping[str, Any], seen: _Observation) ->
     if "snapshot" in expect:
         keys.append(("snapshot", _SNAPSHOT_KEY))
     keys += [(key, RESULT_KEYS[key]) for key in RESULT_KEYS if key in expect]
+    keys = [(key, DECISION_KEYS[key]) for key in DECISION_KEYS if key in expect] + keys
     for key, rule in keys:
         wanted = expect[key]
         actual = rule.observe(seen, wanted)

@@ -29,6 +29,7 @@ from kcache.ops import Run
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory
+from kcache.spec.scheduler.decision import Binding, Decision, Outcome
 from kcache.spec.views import NodeView
 from kcache.traces import expectations
 from kcache.traces.expectations import Mismatch, describe_outcome, render
@@ -74,6 +75,8 @@ class Chapter:
     logs: tuple[str, ...] = ()
     #: the cache crashed, or could not be read, at this step: the story ends here
     broke: bool = False
+    #: a scheduling cycle's decision, told in lines
+    decided: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -108,7 +111,11 @@ def tell(trace: Trace, factory: CacheFactory, target: str = "spec") -> Story:
     cache = targets.build_cache(
         factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
     )
-    return Story(trace, target, tuple(_chapters(trace, Run(cache))))
+    return Story(
+        trace,
+        target,
+        tuple(_chapters(trace, Run(cache, scheduler_config=trace.scheduler, claims=trace.claims))),
+    )
 
 
 def _chapters(trace: Trace, run: Run, *, scenes: bool = True) -> Iterator[Chapter]:
@@ -124,7 +131,7 @@ def _chapters(trace: Trace, run: Run, *, scenes: bool = True) -> Iterator[Chapte
         refs.update({pod.uid: pod.ref for pod in step.args.values() if isinstance(pod, Pod)})
         try:
             with _LogLines() as logged:
-                outcome, mismatch, broke = _play(run, index, step)
+                outcome, mismatch, broke, result = _play(run, index, step)
             after = None if broke or not (scenes or mismatch) else _observed_or_none(run)
         except KcacheError as error:  # an adapter broke: not the cache's doing, not a story
             raise type(error)(f"trace {trace.name!r}: step {index} ({step.op}): {error}") from None
@@ -140,8 +147,18 @@ def _chapters(trace: Trace, run: Run, *, scenes: bool = True) -> Iterator[Chapte
             before = after_json
         # a long trace's chapters are told and dropped: its refs are not copied per step
         named = dict(refs) if scenes else refs
+        decided = decision_lines(result) if isinstance(result, Decision) else ()
         yield Chapter(
-            index, step, outcome, mismatch, after, changes, named, tuple(logged), broke=broke
+            index,
+            step,
+            outcome,
+            mismatch,
+            after,
+            changes,
+            named,
+            tuple(logged),
+            broke=broke,
+            decided=decided,
         )
         if broke or isinstance(outcome, Fatal):
             return
@@ -174,7 +191,9 @@ class _LogLines(logging.Handler):
         logging.getLogger().removeHandler(self)
 
 
-def _play(run: Run, index: int, step: Step) -> tuple[BaseException | None, Mismatch | None, bool]:
+def _play(
+    run: Run, index: int, step: Step
+) -> tuple[BaseException | None, Mismatch | None, bool, Any]:
     """Apply and check one step: its outcome, its mismatch, and whether the cache broke (a
     crash ends the story with its text)."""
     outcome: BaseException | None = None
@@ -188,7 +207,7 @@ def _play(run: Run, index: int, step: Step) -> tuple[BaseException | None, Misma
     except Exception as error:  # the cache under test broke: that is what the story shows
         crash = expectations.Prose(f"the cache raised {type(error).__name__}: {error}")
         wanted = expectations.Prose("success, a spec.errors error or Fatal")
-        return error, Mismatch(index, step.op, "outcome", wanted, crash), True
+        return error, Mismatch(index, step.op, "outcome", wanted, crash), True, None
     try:
         snapshot = run.snapshot(step.args["snapshot"]) if "snapshot" in step.args else None
         mismatch = expectations.check(
@@ -202,8 +221,32 @@ def _play(run: Run, index: int, step: Step) -> tuple[BaseException | None, Misma
             outcome,
             Mismatch(index, step.op, "observation", expectations.Prose("a view"), crash),
             True,
+            result,
         )
-    return outcome, mismatch, False
+    return outcome, mismatch, False, result
+
+
+def decision_lines(decision: Decision) -> tuple[str, ...]:
+    """A cycle's decision in a few lines: how it ended, the rejections, the scores."""
+    ended = decision.outcome.value
+    if decision.outcome is Outcome.SCHEDULED:
+        ended += f" on {decision.host}"
+        if decision.bound is not None:
+            ended += ", bound" if decision.bound else ", binding failed"
+    lines = [ended + (f": {decision.message}" if decision.message else "")]
+    if decision.evaluated_nodes:
+        lines.append(
+            f"{decision.evaluated_nodes} nodes evaluated, {decision.feasible_nodes} feasible, "
+            f"start index now {decision.next_start_node_index}"
+        )
+    lines += [
+        f"{name} rejected by {status.plugin}: {status.message}"
+        for name, status in decision.node_status.items()
+    ]
+    if decision.scores:
+        ranked = sorted(decision.scores.items(), key=lambda item: -item[1])
+        lines.append("scores " + ", ".join(f"{name} {total}" for name, total in ranked))
+    return tuple(lines)
 
 
 # -- what changed ----------------------------------------------------------------------------
@@ -330,6 +373,8 @@ def _arg_words(key: str, value: Any) -> str:
         return _node_words(value)
     if key == "now":
         return f"at t={value}"
+    if isinstance(value, Binding):
+        return f"binding {json.dumps(value.to_json())}"
     return f"snapshot {json.dumps(value)}"
 
 
@@ -416,7 +461,7 @@ def write_story(trace: Trace, factory: CacheFactory, target: str, out: TextIO) -
     cache = targets.build_cache(
         factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
     )
-    run = Run(cache)
+    run = Run(cache, scheduler_config=trace.scheduler, claims=trace.claims)
     _write(out, _header_lines(trace, target))
     if not scenes:
         _write(
@@ -462,6 +507,7 @@ def _chapter_lines(chapter: Chapter, *, full: bool = True) -> Iterator[str]:
     yield f"step {chapter.index}: {step_words(chapter.step)}"
     yield f"  outcome  {describe_outcome(chapter.outcome)}"
     yield f"  expect   {_expect_words(chapter)}"
+    yield from _section("decided", list(chapter.decided))
     yield from _section("logged", list(chapter.logs))
     if chapter.broke:
         yield "  the cache could not be read after this step; the story ends here"

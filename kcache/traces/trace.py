@@ -24,6 +24,8 @@ from kcache.files import write_atomically
 from kcache.ops import TRACE_OPS, read_seconds
 from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, V1_35, Release
+from kcache.spec.scheduler.config import SchedulerConfig, config_to_json, read_config
+from kcache.spec.scheduler.objects import claim_from_manifest
 from kcache.traces import expectations
 from kcache.traces.defects import UPSTREAM_DEFECTS
 
@@ -75,6 +77,10 @@ class Trace:
     #: the id of a known upstream defect this trace shows (`UPSTREAM_DEFECTS`): upstream
     #: fails it on purpose, and replay can acknowledge that instead of failing
     upstream_defect: str | None = None
+    #: the trace's `scheduler` (its schedule_one steps' configuration); None: the defaults
+    scheduler: SchedulerConfig | None = None
+    #: the trace's `claims`: PersistentVolumeClaim manifests, as VolumeRestrictions reads them
+    claims: tuple[Any, ...] = ()
     #: where the trace was read ("file:line"), for messages; not part of the trace
     source: str = attrs.field(default="", eq=False)
 
@@ -88,6 +94,8 @@ _TRACE_KEYS = (
     "release",
     "feature_gates",
     "upstream_defect",
+    "scheduler",
+    "claims",
     "steps",
 )
 
@@ -138,12 +146,28 @@ def _read_header(data: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(
             f"unknown upstream_defect {defect!r} (known: {', '.join(UPSTREAM_DEFECTS)})"
         )
+    configured = RELEASES[release].with_gates(gates)
+    scheduler = data.get("scheduler")
     return {
         "ttl": ttl,
-        "release": RELEASES[release].with_gates(gates),
+        "release": configured,
         "description": description,
         "upstream_defect": defect,
+        "scheduler": None if scheduler is None else read_config(scheduler, configured),
+        "claims": _claims(data.get("claims", [])),
     }
+
+
+def _claims(data: Any) -> tuple[Any, ...]:
+    """The `claims` list, each item checked to read as a claim (ValueError names it)."""
+    if not isinstance(data, list):
+        raise ValueError('"claims" must be a list of PersistentVolumeClaim objects')
+    for index, item in enumerate(data):
+        try:
+            claim_from_manifest(item)
+        except ObjectError as error:
+            raise ValueError(f"claims[{index}]: {error}") from None
+    return tuple(data)
 
 
 def step_from_json(raw: Any, where: str = "step") -> Step:
@@ -294,6 +318,10 @@ def to_json(trace: Trace) -> dict[str, Any]:
         document["feature_gates"] = dict(trace.release.feature_gates)
     if trace.upstream_defect is not None:
         document["upstream_defect"] = trace.upstream_defect
+    if trace.scheduler is not None:
+        document["scheduler"] = config_to_json(trace.scheduler)
+    if trace.claims:
+        document["claims"] = list(trace.claims)
     document["steps"] = [step_to_json(step) for step in trace.steps]
     return exact_json.plain(document)  # type: ignore[no-any-return]
 

@@ -606,7 +606,7 @@ def _as_request(op: str) -> Callable[..., Any]:
 def _as_requests() -> None:
     """Give `AdapterCache` one method per cache op of the table (`observe` asks nothing)."""
     for op in OPS:
-        if op not in ("observe", "view_snapshot"):
+        if op not in ("observe", "view_snapshot") and not OPS[op].cycle:
             setattr(AdapterCache, op, _as_request(op))
 
 

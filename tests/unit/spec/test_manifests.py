@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kcache.spec.errors import ObjectError
-from kcache.spec.manifests import load_cluster, load_manifest_file, load_manifests
+from kcache.spec.manifests import load_cluster, load_manifest_file, load_manifests, objects_of_kind
 from kcache.spec.objects import Node, Pod
 
 POD_JSON = json.dumps(
@@ -209,3 +209,14 @@ class TestCluster:
             load_cluster(text, source="nodes.json")
         assert str(raised.value).startswith("nodes.json: line 3: items[1]: ")
         assert "metadata.name" in str(raised.value)
+
+
+def test_objects_of_another_kind_alone_and_in_lists() -> None:
+    text = (
+        "kind: PersistentVolumeClaim\nmetadata: {name: one}\n---\n"
+        "kind: List\nitems:\n- {kind: Pod, metadata: {name: p}}\n"
+        "- {kind: PersistentVolumeClaim, metadata: {name: two}}\n---\n"
+        "kind: Service\nmetadata: {name: s}\n"
+    )
+    found = objects_of_kind(text, "PersistentVolumeClaim")
+    assert [claim["metadata"]["name"] for claim in found] == ["one", "two"]

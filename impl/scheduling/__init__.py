@@ -1,0 +1,1 @@
+"""The scheduling cycle over impl's incremental snapshot, engineered like upstream's framework."""

@@ -1,0 +1,352 @@
+"""`ScheduleOne` over impl's cache and its incrementally updated snapshot.
+
+The scheduler owns one snapshot for its life and refreshes it each cycle
+with the cache's incremental `update_snapshot`; filtering walks the
+snapshot's node list from `next_start_node_index`, stops one node after it
+has found enough feasible nodes, and scores only those, as upstream's
+`findNodesThatPassFilters` and `prioritizeNodes` do.  A profile's plugin
+lists per extension point are built once.  Evaluation is sequential
+(parallelism 1); binding outcomes are scripted by the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+import attrs
+
+from kcache.impl.node_info import NodeInfo
+from kcache.impl.scheduling.node_fields import NodeFieldsCache
+from kcache.impl.scheduling.plugins import (
+    PLUGINS,
+    Context,
+    Filter,
+    Normalize,
+    PreFilter,
+    PreScore,
+    Score,
+)
+from kcache.impl.scheduling.pod_plan import PodPlan
+from kcache.spec.errors import CacheError
+from kcache.spec.objects import Pod, pod_from_manifest
+from kcache.spec.scheduler.config import Profile, SchedulerConfig
+from kcache.spec.scheduler.decision import SUCCESS, Binding, Decision, FailurePoint, Outcome
+from kcache.spec.scheduler.status import Code, Status
+
+if TYPE_CHECKING:
+    from kcache.impl.cache import Cache
+
+_MIN_FEASIBLE = 100
+_MIN_PERCENTAGE = 5
+_NO_NODES = "no nodes available to schedule pods"
+
+
+@attrs.frozen
+class _Points:
+    """A profile's plugins per extension point, in profile order, with their names."""
+
+    pre_filter: tuple[tuple[str, PreFilter], ...]
+    filter: tuple[tuple[str, Filter], ...]
+    pre_score: tuple[tuple[str, PreScore], ...]
+    #: (name, score, normalize, weight); an unset weight counts 1
+    score: tuple[tuple[str, Score, Normalize | None, int], ...]
+
+    @classmethod
+    def of(cls, profile: Profile) -> _Points:
+        plugins = [(PLUGINS[name], weight or 1) for name, weight in profile.plugins]
+        return cls(
+            pre_filter=tuple((p.name, p.pre_filter) for p, _ in plugins if p.pre_filter),
+            filter=tuple((p.name, p.filter) for p, _ in plugins if p.filter),
+            pre_score=tuple((p.name, p.pre_score) for p, _ in plugins if p.pre_score),
+            score=tuple((p.name, p.score, p.normalize, w) for p, w in plugins if p.score),
+        )
+
+
+class Scheduler:
+    """A scheduler over one impl cache."""
+
+    def __init__(
+        self,
+        cache: Cache,
+        config: SchedulerConfig,
+        claims: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        self.cache = cache
+        self.config = config
+        #: "namespace/name" -> access modes of the cluster's PersistentVolumeClaims
+        self.claims = dict(claims or {})
+        self.snapshot = cache.new_snapshot()
+        self.next_start_node_index = 0
+        self._points = {profile.scheduler_name: _Points.of(profile) for profile in config.profiles}
+        self._profiles = {profile.scheduler_name: profile for profile in config.profiles}
+        self._fields = NodeFieldsCache()
+
+    def schedule_one(
+        self, pod: Pod, binding: Binding = SUCCESS, now: Decimal = Decimal(0)
+    ) -> Decision:
+        """One `ScheduleOne` of `pod`, its binding ending as `binding` says."""
+        plan = PodPlan(pod, self.cache.release)
+        profile = self._profiles.get(plan.scheduler_name)
+        if profile is None:
+            message = f"profile not found for scheduler name {plan.scheduler_name!r}"
+            return Decision(Outcome.SKIPPED, self.next_start_node_index, message=message)
+        if plan.being_deleted:
+            message = f"skip schedule deleting pod: {pod.ref}"
+            return Decision(Outcome.SKIPPED, self.next_start_node_index, message=message)
+        if pod.uid and self.cache.is_assumed_pod(pod):
+            return Decision(Outcome.SKIPPED, self.next_start_node_index)
+        decision = self._schedule(plan, profile)
+        if decision.outcome is not Outcome.SCHEDULED:
+            return decision
+        return self._bind(pod, decision, binding, now)
+
+    def schedule_pod(self, pod: Pod) -> Decision:
+        """`SchedulePod`: the snapshot update and the decision, nothing assumed."""
+        plan = PodPlan(pod, self.cache.release)
+        profile = self._profiles.get(plan.scheduler_name)
+        if profile is None:
+            message = f"no profile {plan.scheduler_name!r}"
+            return Decision(Outcome.SKIPPED, self.next_start_node_index, message=message)
+        return self._schedule(plan, profile)
+
+    def _schedule(self, plan: PodPlan, profile: Profile) -> Decision:
+        try:
+            self.cache.update_snapshot(self.snapshot)
+        except CacheError as error:
+            return Decision(Outcome.ERROR, self.next_start_node_index, message=str(error))
+        return self._decide(plan, profile, self._points[profile.scheduler_name])
+
+    def _decide(self, plan: PodPlan, profile: Profile, points: _Points) -> Decision:
+        listed = self.snapshot.node_list
+        total = len(listed)
+        if total == 0:
+            return Decision(Outcome.UNSCHEDULABLE, self.next_start_node_index, message=_NO_NODES)
+        plan.claim_conflicts = self._claim_conflicts(plan)
+        skipped: set[str] = set()
+        restricted_by: list[str] = []
+        names: frozenset[str] | None = None
+        held: Status | None = None
+        for name, pre_filter in points.pre_filter:
+            result = pre_filter(plan)
+            if result is None:
+                continue
+            if isinstance(result, frozenset):
+                restricted_by.append(name)
+                names = result if names is None else names & result
+            elif result.code is Code.SKIP:
+                skipped.add(name)
+            else:
+                held = attrs.evolve(result, plugin=name)
+                if held.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    break
+        if held is not None:
+            return self._fit_error(total, {}, held, held.message, {held.plugin})
+        nodes: list[NodeInfo] = listed
+        absent = None
+        if names is not None:
+            nodes = [info for info in listed if info.node is not None and info.node.name in names]
+            plugins = " ".join(sorted(restricted_by))
+            absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node(s) didn't satisfy plugin(s) [{plugins}]",),
+            )
+        filters = [(name, check) for name, check in points.filter if name not in skipped]
+        wanted = self._wanted(len(nodes), profile) if points.score else 1
+        feasible, rejected = self._filter(plan, nodes, wanted, filters, bool(points.filter))
+        self.next_start_node_index = (
+            self.next_start_node_index + len(feasible) + len(rejected)
+        ) % total
+        unschedulable = set(restricted_by) | {status.plugin for status in rejected.values()}
+        if not feasible:
+            return self._fit_error(total, rejected, absent, "", unschedulable)
+        found = Decision(
+            Outcome.SCHEDULED,
+            self.next_start_node_index,
+            evaluated_nodes=len(feasible) + len(rejected),
+            feasible_nodes=len(feasible),
+            node_status=rejected,
+            absent_node_status=absent,
+            unschedulable_plugins=frozenset(unschedulable),
+            num_all_nodes=total,
+        )
+        if len(feasible) == 1:
+            return attrs.evolve(found, host=_name(feasible[0]))
+        return self._score(plan, feasible, points, total, found)
+
+    def _claim_conflicts(self, plan: PodPlan) -> int | Status:
+        """The pod's ReadWriteOncePod claims the snapshot's pods use, or NotFound for a claim
+        the cluster lacks (VolumeRestrictions' PreFilter)."""
+        single_writer = set()
+        for key in plan.claims:
+            modes = self.claims.get(key)
+            if modes is None:
+                name = key.split("/", 1)[1]
+                return Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    (f'persistentvolumeclaim "{name}" not found',),
+                )
+            if "ReadWriteOncePod" in modes:
+                single_writer.add(key)
+        snapshot = self.snapshot
+        return sum(
+            1
+            for key in single_writer
+            if key in snapshot.used_pvcs or snapshot.pvc_ref_counts.get(key, 0) > 0
+        )
+
+    def _wanted(self, count: int, profile: Profile) -> int:
+        """`numFeasibleNodesToFind`."""
+        if count < _MIN_FEASIBLE:
+            return count
+        percentage = profile.percentage_of_nodes_to_score
+        if percentage is None:
+            percentage = self.config.percentage_of_nodes_to_score
+        if percentage == 0:
+            percentage = max(50 - count // 125, _MIN_PERCENTAGE)
+        return max(count * percentage // 100, _MIN_FEASIBLE)
+
+    def _filter(
+        self,
+        plan: PodPlan,
+        nodes: list[NodeInfo],
+        wanted: int,
+        filters: list[tuple[str, Filter]],
+        has_filters: bool,
+    ) -> tuple[list[NodeInfo], dict[str, Status]]:
+        """The pass from the start index; it ends at the first passing node past `wanted`."""
+        count = len(nodes)
+        start = self.next_start_node_index
+        if not has_filters:
+            return [nodes[(start + i) % count] for i in range(wanted)], {}
+        feasible: list[NodeInfo] = []
+        rejected: dict[str, Status] = {}
+        fields_of = self._fields.of
+        for offset in range(count):
+            info = nodes[(start + offset) % count]
+            assert info.node is not None
+            fields = fields_of(info.node)
+            status = None
+            for name, check in filters:
+                status = check(plan, info, fields)
+                if status is not None:
+                    status = attrs.evolve(status, plugin=name)
+                    break
+            if status is not None:
+                rejected[fields.name] = status
+            elif len(feasible) == wanted:
+                break
+            else:
+                feasible.append(info)
+        self._fields.keep_only([info.node for info in nodes if info.node is not None])
+        return feasible, rejected
+
+    def _score(
+        self, plan: PodPlan, feasible: list[NodeInfo], points: _Points, total: int, found: Decision
+    ) -> Decision:
+        skipped: set[str] = set()
+        for name, pre_score in points.pre_score:
+            status = pre_score(plan)
+            if status is None:
+                continue
+            if status.code is not Code.SKIP:
+                message = f'running PreScore plugin "{name}": {status.message}'
+                return attrs.evolve(found, outcome=Outcome.ERROR, message=message)
+            skipped.add(name)
+        context = Context.of(plan, self.cache.release, total)
+        names = [_name(info) for info in feasible]
+        fields = [self._fields.of(info.node) for info in feasible if info.node is not None]
+        by_node: dict[str, dict[str, int]] = {name: {} for name in names}
+        for plugin, score, normalize, weight in points.score:
+            if plugin in skipped:
+                continue
+            raw = [
+                score(plan, info, node, context)
+                for info, node in zip(feasible, fields, strict=True)
+            ]
+            for name, value in zip(
+                names, raw if normalize is None else normalize(raw), strict=True
+            ):
+                by_node[name][plugin] = value * weight
+        totals = [sum(by_node[name].values()) for name in names]
+        return attrs.evolve(found, host=names[_heap_root(totals)], plugin_scores=by_node)
+
+    def _fit_error(
+        self,
+        total: int,
+        rejected: dict[str, Status],
+        absent: Status | None,
+        pre_filter_msg: str,
+        plugins: set[str],
+    ) -> Decision:
+        return Decision(
+            Outcome.UNSCHEDULABLE,
+            self.next_start_node_index,
+            node_status=rejected,
+            absent_node_status=absent,
+            unschedulable_plugins=frozenset(plugins),
+            pre_filter_msg=pre_filter_msg,
+            num_all_nodes=total,
+            message=_fit_error_text(total, rejected, absent, pre_filter_msg),
+        )
+
+    def _bind(self, pod: Pod, decision: Decision, binding: Binding, now: Decimal) -> Decision:
+        manifest = dict(pod.manifest)
+        manifest["spec"] = {**dict(manifest.get("spec") or {}), "nodeName": decision.host}
+        assumed = pod_from_manifest(manifest)
+        try:
+            self.cache.assume_pod(assumed)
+        except CacheError as error:
+            return attrs.evolve(decision, outcome=Outcome.ERROR, message=str(error))
+        if binding.fails_at in (None, FailurePoint.BIND) and self.cache.release.has_expiry:
+            self.cache.finish_binding(assumed, now)
+        if binding.fails_at is None:
+            return attrs.evolve(decision, bound=True)
+        with contextlib.suppress(CacheError):  # upstream logs a failed ForgetPod and goes on
+            self.cache.forget_pod(assumed)
+        return attrs.evolve(decision, bound=False, message=binding.message)
+
+
+def _name(info: NodeInfo) -> str:
+    assert info.node is not None
+    return info.node.name
+
+
+def _heap_root(totals: list[int]) -> int:
+    """The index `container/heap`'s Init leaves at the root, highest total first."""
+    order = list(range(len(totals)))
+    size = len(order)
+    for start in range(size // 2 - 1, -1, -1):
+        parent = start
+        while True:
+            child = 2 * parent + 1
+            if child >= size:
+                break
+            right = child + 1
+            if right < size and totals[order[right]] > totals[order[child]]:
+                child = right
+            if totals[order[child]] <= totals[order[parent]]:
+                break
+            order[parent], order[child] = order[child], order[parent]
+            parent = child
+    return order[0]
+
+
+def _fit_error_text(
+    total: int, rejected: dict[str, Status], absent: Status | None, pre_filter_msg: str
+) -> str:
+    """`FitError.Error()` (no PostFilter message: preemption is not run)."""
+    text = f"0/{total} nodes are available:"
+    if pre_filter_msg:
+        return f"{text} {pre_filter_msg}."
+    counts: Counter[str] = Counter()
+    for status in rejected.values():
+        counts.update(status.reasons)
+    if absent is not None and len(rejected) < total:
+        for reason in absent.reasons:
+            counts[reason] += total - len(rejected)
+    entries = sorted(f"{count} {reason}" for reason, count in counts.items())
+    return f"{text} {', '.join(entries)}." if entries else text

@@ -1,0 +1,358 @@
+"""The in-tree plugins impl runs, over impl's NodeInfo clones and a `PodPlan`.
+
+Each reads the NodeInfo's running totals, port map and image map as the
+snapshot holds them, and the node object's fields (`node_fields`); nothing
+is recomputed from the node's pods.  Reason texts are upstream's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+from kcache.impl.node_info import NodeInfo
+from kcache.impl.scheduling.node_fields import NodeFields, Taint
+from kcache.impl.scheduling.pod_plan import PodPlan, Toleration
+from kcache.spec.releases import Release, since
+from kcache.spec.scheduler.status import Code, Status
+
+MAX_SCORE = 100
+_MIB = 1024 * 1024
+_SKIP = Status(Code.SKIP, ())
+
+
+@attrs.frozen
+class Context:
+    """What scoring reads besides the pod and the node, worked out once per cycle."""
+
+    release: Release
+    num_nodes: int
+    #: v1.36 on: BalancedAllocation scores the change the pod makes
+    balance_change: bool = attrs.field(init=False)
+    #: the normalised image names ImageLocality looks up, and how many images it counts
+    image_names: tuple[str, ...] = ()
+    image_count: int = 0
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "balance_change", since(self.release, "v1.36"))
+
+    @classmethod
+    def of(cls, plan: PodPlan, release: Release, num_nodes: int) -> Context:
+        volumes = plan.volume_images if since(release, "v1.36") else []
+        count = len(plan.init_images) + len(plan.images)
+        if since(release, "v1.37"):
+            count += len(volumes)
+        names = tuple(_normalized(name) for name in (*plan.init_images, *plan.images, *volumes))
+        return cls(release, num_nodes, names, count)
+
+
+PreFilter = Callable[[PodPlan], "Status | frozenset[str] | None"]
+Filter = Callable[[PodPlan, NodeInfo, NodeFields], "Status | None"]
+PreScore = Callable[[PodPlan], "Status | None"]
+Score = Callable[[PodPlan, NodeInfo, NodeFields, Context], int]
+Normalize = Callable[[list[int]], list[int]]
+
+
+@attrs.frozen
+class Plugin:
+    name: str
+    pre_filter: PreFilter | None = None
+    filter: Filter | None = None
+    pre_score: PreScore | None = None
+    score: Score | None = None
+    normalize: Normalize | None = None
+
+
+def _quotient(numerator: int, denominator: int) -> int:
+    """Go's integer division (toward zero)."""
+    if numerator >= 0 and denominator > 0:
+        return numerator // denominator
+    result = abs(numerator) // abs(denominator)
+    return result if (numerator < 0) == (denominator < 0) else -result
+
+
+def _normalize(scores: list[int], reverse: bool) -> list[int]:
+    top = 0
+    for value in scores:
+        top = max(top, value)
+    if top == 0:
+        return [MAX_SCORE for _ in scores] if reverse else scores
+    if reverse:
+        return [MAX_SCORE - _quotient(MAX_SCORE * value, top) for value in scores]
+    return [_quotient(MAX_SCORE * value, top) for value in scores]
+
+
+# -- tolerations ----------------------------------------------------------------------------------
+
+
+def _tolerates(toleration: Toleration, taint: Taint) -> bool:
+    key, operator, value, effect = toleration
+    if (effect and effect != taint[2]) or (key and key != taint[0]):
+        return False
+    if operator in ("", "Equal"):
+        return value == taint[1]
+    return operator == "Exists"
+
+
+def _tolerated(taint: Taint, tolerations: Sequence[Toleration]) -> bool:
+    return any(_tolerates(toleration, taint) for toleration in tolerations)
+
+
+# -- NodeUnschedulable, NodeName -------------------------------------------------------------------
+
+_CORDON: Taint = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
+_UNSCHEDULABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) were unschedulable",))
+_WRONG_NAME = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) didn't match the requested node name",)
+)
+
+
+def _unschedulable(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+    if node.unschedulable and not _tolerated(_CORDON, plan.tolerations):
+        return _UNSCHEDULABLE
+    return None
+
+
+def _node_name(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+    return _WRONG_NAME if plan.node_name and plan.node_name != node.name else None
+
+
+# -- TaintToleration -----------------------------------------------------------------------------
+
+_UNTOLERATED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) had untolerated taint(s)",))
+
+
+def _taints(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+    for taint in node.taints:
+        if taint[2] in ("NoSchedule", "NoExecute") and not _tolerated(taint, plan.tolerations):
+            return _UNTOLERATED
+    return None
+
+
+def _soft_taints(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
+    soft = [t for t in plan.tolerations if t[3] in ("", "PreferNoSchedule")]
+    return sum(
+        1 for taint in node.taints if taint[2] == "PreferNoSchedule" and not _tolerated(taint, soft)
+    )
+
+
+# -- NodeAffinity --------------------------------------------------------------------------------
+
+_NOT_MATCHING = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) didn't match Pod's node affinity/selector",)
+)
+_CONFLICT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("pod affinity terms conflict",))
+
+
+def _affinity_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
+    if plan.required is None and plan.node_selector is None:
+        return _SKIP
+    if plan.required_names is None:
+        return None
+    return plan.required_names or _CONFLICT
+
+
+def _affinity(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+    labels = node.labels
+    if plan.node_selector:
+        for key, value in plan.node_selector.items():
+            if labels.get(key) != value:
+                return _NOT_MATCHING
+    if plan.required is not None and not any(
+        term.matches(node.name, labels) for term in plan.required
+    ):
+        return _NOT_MATCHING
+    return None
+
+
+def _affinity_pre_score(plan: PodPlan) -> Status | None:
+    if plan.preferred is None:
+        return _SKIP
+    if plan.preferred_parse_error:
+        return Status(Code.ERROR, ("a preferred node affinity term does not parse",))
+    return None
+
+
+def _preferred(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
+    return sum(
+        weight for weight, term in plan.preferred or () if term.matches(node.name, node.labels)
+    )
+
+
+# -- NodePorts -----------------------------------------------------------------------------------
+
+_PORTS_TAKEN = Status(
+    Code.UNSCHEDULABLE, ("node(s) didn't have free ports for the requested pod ports",)
+)
+
+
+def _ports_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
+    return None if plan.host_ports else _SKIP
+
+
+def _ports(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+    used = info.used_ports
+    for ip, protocol, port in plan.host_ports:
+        if port <= 0:
+            continue
+        pair = (protocol, port)
+        if ip == "0.0.0.0":
+            if any(pair in pairs for pairs in used.values()):
+                return _PORTS_TAKEN
+        elif pair in used.get(ip, ()) or pair in used.get("0.0.0.0", ()):
+            return _PORTS_TAKEN
+    return None
+
+
+# -- NodeResourcesFit ----------------------------------------------------------------------------
+
+
+def _fit(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+    allocatable, requested = info.allocatable, info.requested
+    reasons: list[str] = []
+    unresolvable = False
+    if len(info.pods) + 1 > allocatable.allowed_pod_number:
+        reasons.append("Too many pods")
+    if not plan.requests_nothing:
+        for name, wanted, capacity, used in (
+            ("cpu", plan.cpu, allocatable.milli_cpu, requested.milli_cpu),
+            ("memory", plan.memory, allocatable.memory, requested.memory),
+            (
+                "ephemeral-storage",
+                plan.ephemeral_storage,
+                allocatable.ephemeral_storage,
+                requested.ephemeral_storage,
+            ),
+        ):
+            if wanted > 0 and wanted > capacity - used:
+                reasons.append(f"Insufficient {name}")
+                unresolvable |= wanted > capacity
+        if plan.scalars:
+            capacities = dict(allocatable.scalars)
+            used_scalars = requested.scalars or {}
+            for name, wanted in plan.scalars:
+                capacity = capacities.get(name, 0)
+                if wanted > 0 and wanted > capacity - used_scalars.get(name, 0):
+                    reasons.append(f"Insufficient {name}")
+                    unresolvable |= wanted > capacity
+    if not reasons:
+        return None
+    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+    return Status(code, tuple(reasons))
+
+
+def _least_requested(requested: int, capacity: int) -> int:
+    if capacity == 0 or requested > capacity:
+        return 0
+    return _quotient((capacity - requested) * MAX_SCORE, capacity)
+
+
+def _least_allocated(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
+    total = weights = 0
+    cpu, memory = info.allocatable.milli_cpu, info.allocatable.memory
+    if cpu:
+        total += _least_requested(info.non_zero_requested.milli_cpu + plan.non_zero_cpu, cpu)
+        weights += 1
+    if memory:
+        total += _least_requested(info.non_zero_requested.memory + plan.non_zero_memory, memory)
+        weights += 1
+    return _quotient(total, weights) if weights else 0
+
+
+# -- NodeResourcesBalancedAllocation -------------------------------------------------------------
+
+
+def _balance(cpu: int, memory: int, cpu_capacity: int, memory_capacity: int) -> int:
+    if cpu_capacity and memory_capacity:
+        cpu_share = min(1.0, float(cpu) / float(cpu_capacity))
+        memory_share = min(1.0, float(memory) / float(memory_capacity))
+        return int((1 - abs((cpu_share - memory_share) / 2)) * float(MAX_SCORE))
+    return MAX_SCORE  # one share or none: no deviation
+
+
+def _balanced_pre_score(plan: PodPlan) -> Status | None:
+    return _SKIP if not plan.cpu and not plan.memory else None
+
+
+def _balanced(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
+    cpu_capacity, memory_capacity = info.allocatable.milli_cpu, info.allocatable.memory
+    cpu, memory = info.requested.milli_cpu, info.requested.memory
+    with_pod = _balance(cpu + plan.cpu, memory + plan.memory, cpu_capacity, memory_capacity)
+    if not context.balance_change:
+        return with_pod
+    without = _balance(cpu, memory, cpu_capacity, memory_capacity)
+    return MAX_SCORE // 2 + _quotient(MAX_SCORE // 2 + with_pod - without, 2)
+
+
+# -- ImageLocality -------------------------------------------------------------------------------
+
+_MIN_THRESHOLD = 23 * _MIB
+_MAX_CONTAINER_THRESHOLD = 1000 * _MIB
+
+
+def _normalized(name: str) -> str:
+    return name + ":latest" if name.rfind(":") <= name.rfind("/") else name
+
+
+def _images(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
+    states = info.image_states
+    total = 0
+    for name in context.image_names:
+        state = states.get(name)
+        if state is not None:
+            total += int(float(state.size) * (float(state.num_nodes) / float(context.num_nodes)))
+    ceiling = _MAX_CONTAINER_THRESHOLD * context.image_count
+    clamped = _MIN_THRESHOLD if total < _MIN_THRESHOLD else min(total, ceiling)
+    return _quotient(MAX_SCORE * (clamped - _MIN_THRESHOLD), ceiling - _MIN_THRESHOLD)
+
+
+# -- VolumeRestrictions --------------------------------------------------------------------------
+
+_CLAIM_IN_USE = Status(
+    Code.UNSCHEDULABLE,
+    (
+        "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+        "already in-use by another pod",
+    ),
+)
+
+
+def _claims_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
+    conflicts = plan.claim_conflicts
+    if isinstance(conflicts, Status):
+        return conflicts
+    return _SKIP if conflicts == 0 else None
+
+
+def _claims(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+    conflicts = plan.claim_conflicts
+    return _CLAIM_IN_USE if isinstance(conflicts, int) and conflicts > 0 else None
+
+
+PLUGINS: Mapping[str, Plugin] = {
+    plugin.name: plugin
+    for plugin in (
+        Plugin("NodeUnschedulable", filter=_unschedulable),
+        Plugin("NodeName", filter=_node_name),
+        Plugin(
+            "TaintToleration",
+            filter=_taints,
+            score=_soft_taints,
+            normalize=lambda scores: _normalize(scores, reverse=True),
+        ),
+        Plugin(
+            "NodeAffinity",
+            pre_filter=_affinity_pre_filter,
+            filter=_affinity,
+            pre_score=_affinity_pre_score,
+            score=_preferred,
+            normalize=lambda scores: _normalize(scores, reverse=False),
+        ),
+        Plugin("NodePorts", pre_filter=_ports_pre_filter, filter=_ports),
+        Plugin("NodeResourcesFit", filter=_fit, score=_least_allocated),
+        Plugin("VolumeRestrictions", pre_filter=_claims_pre_filter, filter=_claims),
+        Plugin("NodeResourcesBalancedAllocation", pre_score=_balanced_pre_score, score=_balanced),
+        Plugin("ImageLocality", score=_images),
+    )
+}

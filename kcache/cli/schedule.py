@@ -1,0 +1,250 @@
+"""Where would kube-scheduler put this pod in this cluster, and why.
+
+Reads the cluster as `kcache show` does (`kubectl get nodes,pods -A -o
+json|yaml`; pods bound to a node are added, as the informers would), then
+runs one scheduling cycle of the pending pod in --pod over the target's
+cache: kcache's model of upstream's ScheduleOne with the release's default
+profile (or the `scheduler` object of --config), evaluated one node at a
+time.  Prints each node's Filter verdict with upstream's reason, the
+per-plugin weighted scores of the feasible nodes, the nodes of the top
+score (any of which a parallel kube-scheduler could pick), the host, and
+the evaluated and feasible counts.  PersistentVolumeClaim objects in the
+files (`kubectl get nodes,pods,pvc -A -o yaml`) are what VolumeRestrictions
+reads; a pod whose claim is not among them is turned away with upstream's
+NotFound text.
+
+    kcache schedule cluster.yaml --pod pod.yaml
+    kubectl get nodes,pods -A -o yaml | kcache schedule - --pod web.yaml --format json
+
+exit status: 0 the pod was placed, 1 it was not (unschedulable, an error,
+or skipped), 2 kcache could not run (unreadable input: file, line and field
+are named).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, TextIO
+
+import attrs
+
+from kcache import exact_json, targets
+from kcache.errors import KcacheError
+from kcache.ops import Run, perform
+from kcache.spec.errors import ObjectError
+from kcache.spec.manifests import load_cluster_file, objects_of_kind
+from kcache.spec.objects import Pod
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
+from kcache.spec.scheduler.config import ConfigError, SchedulerConfig, default_config, read_config
+from kcache.spec.scheduler.decision import Decision, Outcome
+from kcache.spec.scheduler.objects import claim_from_manifest
+from kcache.traces.cluster import STDIN, ClusterInput, read_cluster
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="CLUSTER_FILE",
+        help="kubectl JSON or YAML files of the cluster's nodes and pods; - for stdin",
+    )
+    parser.add_argument(
+        "--pod",
+        required=True,
+        type=Path,
+        metavar="POD_FILE",
+        help="a JSON or YAML file holding the one pending pod to place",
+    )
+    parser.add_argument(
+        "--impl",
+        default="spec",
+        metavar="TARGET",
+        help=f"the cache the cluster is loaded into: {targets.TARGET_HELP} (default: spec)",
+    )
+    parser.add_argument(
+        "--release",
+        choices=sorted(RELEASES),
+        default=DEFAULT_RELEASE.name,
+        help="the upstream release whose scheduler and cache run "
+        f"(default: {DEFAULT_RELEASE.name})",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="a JSON or YAML file holding the trace format's `scheduler` object (parallelism, "
+        "percentageOfNodesToScore, profiles); default: kube-scheduler's defaults",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text for people, json for scripts (default: text)",
+    )
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    release: Release = RELEASES[args.release]
+    stdin = sys.stdin.read() if "-" in args.paths else ""
+    try:
+        cluster = read_cluster(args.paths, [stdin])
+        claims = _claims(args.paths, stdin)
+        pod = _pending_pod(args.pod)
+    except ObjectError as error:
+        raise KcacheError(str(error)) from None
+    config = _config(args.config, release)
+    with targets.opened(args.impl) as factory:
+        targets.require_release(factory, args.impl, release.name)
+        cache = targets.build_cache(
+            factory, ttl=Decimal(0), release=release, who=f"--impl {args.impl}"
+        )
+        run_ = Run(cache, scheduler_config=config, claims=claims)
+        for step in cluster.steps:
+            perform(run_, step.op, step.args)
+        decision = run_.scheduler.schedule_one(pod)
+        node_list = list(run_.scheduler.snapshot.view().node_list)
+    placed = Placement(cluster, pod, decision, node_list, args.impl, release)
+    if args.format == "json":
+        out.write(exact_json.dumps(placed.to_json()) + "\n")
+    else:
+        _print(placed, out)
+    return 0 if decision.outcome is Outcome.SCHEDULED else 1
+
+
+def _claims(paths: list[str], stdin: str) -> tuple[Any, ...]:
+    """The PersistentVolumeClaims of the cluster files, each checked to read as one."""
+    claims: list[Any] = []
+    for path in paths:
+        if path == STDIN:
+            text, source = stdin, "<stdin>"
+        else:
+            text, source = Path(path).read_text(encoding="utf-8"), path
+        for claim in objects_of_kind(text, "PersistentVolumeClaim", source):
+            try:
+                claim_from_manifest(claim)
+            except ObjectError as error:
+                raise ObjectError(f"{source}: {error}") from None
+            claims.append(claim)
+    return tuple(claims)
+
+
+def _pending_pod(path: Path) -> Pod:
+    """The one pod of the file; ObjectError when there is none, or more."""
+    pods = [obj for obj in load_cluster_file(path).objects if isinstance(obj, Pod)]
+    if len(pods) != 1:
+        raise ObjectError(f"{path}: --pod needs exactly one pod, the file holds {len(pods)}")
+    if not pods[0].uid:
+        raise ObjectError(
+            f"{path}: pod {pods[0].ref}: metadata.uid: empty; the cache keys pods by their UID "
+            "(kubectl get -o yaml prints it; any unique text will do)"
+        )
+    return pods[0]
+
+
+def _config(path: Path | None, release: Release) -> SchedulerConfig:
+    if path is None:
+        return default_config(release)
+    try:
+        data = exact_json.load_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise KcacheError(f"--config {path}: cannot read: {error}") from None
+    except ValueError as error:
+        raise KcacheError(f"--config {path}: not valid JSON or YAML: {error}") from None
+    if len(data) != 1:
+        raise KcacheError(f"--config {path}: expected one document, got {len(data)}")
+    try:
+        return read_config(data[0], release)
+    except ConfigError as error:
+        raise KcacheError(f"--config {path}: {error}") from None
+
+
+def verdicts(decision: Decision, node_list: list[str]) -> dict[str, str]:
+    """Each listed node's part in the decision, in list order.
+
+    `feasible` (passed every Filter), the first rejecting plugin's status, the
+    shared status of nodes a PreFilter ruled out, or `not evaluated` when the
+    pass stopped before reaching the node.
+    """
+    feasible = set(decision.scores) | ({decision.host} if decision.host else set())
+    shown: dict[str, str] = {}
+    for name in node_list:
+        status = decision.node_status.get(name)
+        if name in feasible:
+            shown[name] = "feasible"
+        elif status is not None:
+            shown[name] = f"{status.plugin}: {status.message} ({status.code.value})"
+        elif decision.absent_node_status is not None:
+            absent = decision.absent_node_status
+            shown[name] = f"{absent.message} ({absent.code.value})"
+        else:
+            shown[name] = "not evaluated"
+    return shown
+
+
+@attrs.frozen
+class Placement:
+    """One pod's cycle over one cluster, with what it is shown with."""
+
+    cluster: ClusterInput
+    pod: Pod
+    decision: Decision
+    #: the snapshot's node list, in the order the filter pass visits it from index 0
+    node_list: list[str]
+    target: str
+    release: Release
+
+    def to_json(self) -> dict[str, Any]:
+        """What `--format json` prints."""
+        return {
+            "inputs": list(self.cluster.sources),
+            "pod": self.pod.ref,
+            "target": self.target,
+            "release": self.release.name,
+            "node_list": self.node_list,
+            "verdicts": verdicts(self.decision, self.node_list),
+            "decision": self.decision.to_json(),
+        }
+
+
+def _print(placed: Placement, out: TextIO) -> None:
+    def say(line: str) -> None:
+        print(line, file=out)
+
+    cluster, decision, node_list = placed.cluster, placed.decision, placed.node_list
+
+    say(
+        f"read {len(cluster.sources)} input(s): {len(cluster.nodes)} nodes, "
+        f"{len(cluster.pods)} pods bound to them"
+    )
+    say(f"pod {placed.pod.ref} on {placed.target}, release {placed.release.name}")
+    if decision.outcome is Outcome.SKIPPED:
+        say(f"skipped: {decision.message or 'the pod is already assumed'}")
+        return
+    if node_list:
+        say(
+            f"filter: {decision.evaluated_nodes} of {len(node_list)} nodes evaluated, "
+            f"{decision.feasible_nodes} feasible; start index now {decision.next_start_node_index}"
+        )
+        width = max(len(name) for name in node_list)
+        for name, verdict in verdicts(decision, node_list).items():
+            say(f"  {name:<{width}}  {verdict}")
+    if decision.plugin_scores:
+        plugins = list(next(iter(decision.plugin_scores.values())))
+        say("scores (weighted): " + ", ".join(plugins))
+        width = max(len(name) for name in decision.plugin_scores)
+        for name, scores in sorted(
+            decision.plugin_scores.items(), key=lambda item: -sum(item[1].values())
+        ):
+            parts = " ".join(f"{scores[plugin]:>4}" for plugin in plugins)
+            say(f"  {name:<{width}}  {parts}  total {sum(scores.values())}")
+    if decision.outcome is Outcome.SCHEDULED:
+        say(f"host: {decision.host}")
+        maxima = sorted(decision.maxima)
+        if len(maxima) > 1:
+            say(f"  tied at the top score: {', '.join(maxima)} (a parallel filter may take any)")
+    else:
+        say(f"{decision.outcome.value}: {decision.message}")

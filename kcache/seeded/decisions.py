@@ -1,0 +1,114 @@
+"""Seeded cache bugs that show in scheduling decisions: the scheduler-shaped machine's teeth.
+
+Each class is `impl.cache.Cache` with one bug a scheduler would pay for:
+a pod over-commits a node, a freed host port stays taken, a node is never
+considered.  `tests/stateful/test_scheduler_teeth.py` requires
+`kcache conform --workload scheduler` to catch each in every one of ten
+seeds.  Like `kcache.seeded.bugs`, they patch impl's internals on purpose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import kcache.impl.snapshot
+from kcache.impl.cache import Cache
+from kcache.impl.node_tree import NodeTree
+from kcache.impl.snapshot import Snapshot
+from kcache.spec.objects import Pod
+from kcache.spec.protocol import Snapshot as SnapshotProtocol
+
+
+class StaleRequestedAfterSnapshotUpdate(Cache):
+    """A snapshot update re-clones a changed NodeInfo but keeps the entry's old Requested.
+
+    Filter then checks each pod against what the node held when the snapshot
+    first saw it: every pod assumed since is invisible to NodeResourcesFit,
+    and a node is over-committed.
+
+    Smallest story: one 2-cpu node; schedule a 2-cpu pod (it fits); schedule
+    another.  Expected: unschedulable, `Insufficient cpu`.  Actual: placed on
+    the full node.
+    """
+
+    def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
+        assert isinstance(snapshot, Snapshot)
+        kept = {name: info.requested for name, info in snapshot.node_infos.items()}
+        super().update_snapshot(snapshot)
+        for name, requested in kept.items():
+            entry = snapshot.node_infos.get(name)
+            if entry is not None:
+                entry.requested = requested
+
+
+class PortLeftAfterRemoval(Cache):
+    """Removing or forgetting a pod leaves its host ports marked as used on the node.
+
+    NodePorts then rejects the node for every later pod wanting such a port,
+    though no pod holds it.
+
+    Smallest story: one node; schedule a pod on port 80 whose binding fails
+    (it is forgotten); schedule it again.  Expected: placed on the node.
+    Actual: unschedulable, `node(s) didn't have free ports for the requested pod ports`.
+    """
+
+    def forget_pod(self, pod: Pod) -> None:
+        super().forget_pod(pod)
+        self._keep_ports(pod)
+
+    def remove_pod(self, pod: Pod) -> None:
+        super().remove_pod(pod)
+        self._keep_ports(pod)
+
+    def _keep_ports(self, pod: Pod) -> None:
+        item = self._node_infos.items.get(pod.node_name)
+        if item is None:
+            return
+        for ip, protocol, port in pod.host_ports:
+            item.info.used_ports.setdefault(ip, set()).add((protocol, port))
+
+
+def _rebuild_losing_the_last(snapshot: Snapshot, tree: NodeTree, rebuild_all: bool) -> None:
+    """The list rebuilt, then its last slot given to its first node: same length, one missing."""
+    _REBUILD(snapshot, tree, rebuild_all)
+    listed = snapshot.node_list
+    if rebuild_all and len(listed) > 1:
+        listed[-1] = listed[0]
+        snapshot.listed = {info.node.name for info in listed if info.node is not None}
+
+
+_REBUILD = kcache.impl.snapshot._rebuild_lists
+
+
+@contextlib.contextmanager
+def _rebuilding_wrongly() -> Iterator[None]:
+    kcache.impl.snapshot._rebuild_lists = _rebuild_losing_the_last
+    try:
+        yield
+    finally:
+        kcache.impl.snapshot._rebuild_lists = _REBUILD
+
+
+class NodeMissingFromList(Cache):
+    """A full rebuild of the snapshot's node list leaves the last node of the tree order out.
+
+    Its slot repeats the first node, so the list keeps the tree's length and
+    the consistency check cannot tell; the missing node is never filtered,
+    scored or chosen until something rebuilds the list again.
+
+    Smallest story: two empty nodes a and b; schedule a pod that only b fits
+    (a node selector).  Expected: placed on b.  Actual: unschedulable, with
+    a rejected twice.
+    """
+
+    def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
+        with _rebuilding_wrongly():
+            super().update_snapshot(snapshot)
+
+
+#: every decision-visible seeded bug, by name
+DECISION_BUGS: dict[str, type[Cache]] = {
+    bug.__name__: bug
+    for bug in (StaleRequestedAfterSnapshotUpdate, PortLeftAfterRemoval, NodeMissingFromList)
+}

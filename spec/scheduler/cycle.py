@@ -1,0 +1,240 @@
+"""One scheduling cycle, `ScheduleOne`, over a cache and the scheduler's own snapshot.
+
+Follows upstream's `schedule_one.go` (v1.35.8; v1.36.0 and v1.37.2 differ
+only where the plugins and `FinishBinding` say):
+
+1. The pod's profile by `spec.schedulerName`; none: the pod is skipped.
+2. `skipPodSchedule`: a pod being deleted, or one the cache holds as
+   assumed, is skipped.  The cache is not touched.
+3. `update_snapshot` of the scheduler's one snapshot; its error fails the
+   cycle.  An empty node list fails it with `no nodes available to schedule pods`.
+4. PreFilter; the filter pass from `next_start_node_index` (`feasible`);
+   the index advances by the nodes processed, modulo the list length.
+5. No feasible node: a fit error.  One: it is the host, unscored.  More:
+   scores (`scoring`) and the heap's root (`host`).
+6. `assume_pod` of the pod with `spec.nodeName` set to the host.  Then the
+   binding outcome the caller scripts (`Binding`): a failure at Reserve,
+   Permit, PreBind or Bind forgets the pod; v1.35 calls `finish_binding`
+   once Bind was reached, whether it succeeded or not.
+
+The filter pass is sequential (`parallelism: 1`).  Under more parallelism
+upstream may take any node of the highest score, which `Decision.maxima`
+names.  No nominated pods, no extenders, no PostFilter (preemption), and
+OpportunisticBatching off.  Node objects are the ones last given to the
+cache: `update_snapshot` re-clones an entry whenever its node changes, so a
+listed entry always holds the node's latest object.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from decimal import Decimal
+
+import attrs
+
+from kcache.spec.errors import CacheError
+from kcache.spec.objects import Node, Pod, pod_from_manifest
+from kcache.spec.protocol import SchedulerCache, Snapshot
+from kcache.spec.scheduler.config import Profile, SchedulerConfig
+from kcache.spec.scheduler.decision import SUCCESS, Binding, Decision, FailurePoint, Outcome
+from kcache.spec.scheduler.feasible import filter_pass, num_feasible_nodes_to_find
+from kcache.spec.scheduler.host import select_host
+from kcache.spec.scheduler.objects import SchedulingPod, scheduling_node, scheduling_pod
+from kcache.spec.scheduler.plugin import Candidate, Cycle
+from kcache.spec.scheduler.plugins import PLUGINS
+from kcache.spec.scheduler.scoring import score
+from kcache.spec.scheduler.status import (
+    NO_NODES_MESSAGE,
+    Code,
+    Status,
+    fit_error_message,
+    unresolvable,
+)
+
+
+@attrs.define
+class Scheduler:
+    """A scheduler over one cache: its snapshot, its start index and the node objects it saw."""
+
+    cache: SchedulerCache
+    config: SchedulerConfig
+    #: the last object of each node name given to the cache
+    nodes: dict[str, Node] = attrs.field(factory=dict)
+    #: "namespace/name" -> access modes of each PersistentVolumeClaim (VolumeRestrictions)
+    claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    snapshot: Snapshot = attrs.field(
+        default=attrs.Factory(lambda self: self.cache.new_snapshot(), takes_self=True)
+    )
+    next_start_node_index: int = 0
+
+    def node_seen(self, node: Node) -> None:
+        """Note the object an `add_node` or `update_node` gave the cache."""
+        self.nodes[node.name] = node
+
+    def schedule_one(
+        self, pod: Pod, binding: Binding = SUCCESS, now: Decimal = Decimal(0)
+    ) -> Decision:
+        """One `ScheduleOne` of `pod` ending as `binding` says; `now` for finish_binding."""
+        wanted = scheduling_pod(pod)
+        profile = self.config.profile(wanted.scheduler_name)
+        if profile is None:
+            message = f"profile not found for scheduler name {wanted.scheduler_name!r}"
+            return self._ended(Outcome.SKIPPED, message)
+        if wanted.being_deleted:
+            return self._ended(Outcome.SKIPPED, f"skip schedule deleting pod: {pod.ref}")
+        if pod.uid and self.cache.is_assumed_pod(pod):
+            return self._ended(Outcome.SKIPPED, "")
+        decision = self._schedule(wanted, profile)
+        if decision.outcome is not Outcome.SCHEDULED:
+            return decision
+        return self._assume_and_bind(pod, decision, binding, now)
+
+    def schedule_pod(self, pod: Pod) -> Decision:
+        """Upstream's `SchedulePod`: the snapshot update and the decision, nothing assumed.
+
+        A `scheduled` outcome names the host the cycle would take.  The start
+        index moves as in a cycle.
+        """
+        wanted = scheduling_pod(pod)
+        profile = self.config.profile(wanted.scheduler_name)
+        if profile is None:
+            return self._ended(Outcome.SKIPPED, f"no profile {wanted.scheduler_name!r}")
+        return self._schedule(wanted, profile)
+
+    def _schedule(self, pod: SchedulingPod, profile: Profile) -> Decision:
+        try:
+            self.cache.update_snapshot(self.snapshot)
+        except CacheError as error:
+            return self._ended(Outcome.ERROR, str(error))
+        return self._decide(pod, profile)
+
+    def _ended(self, outcome: Outcome, message: str) -> Decision:
+        return Decision(outcome, self.next_start_node_index, message=message)
+
+    def _decide(self, pod: SchedulingPod, profile: Profile) -> Decision:
+        view = self.snapshot.view()
+        listed = [
+            Candidate(scheduling_node(self.nodes[name]), view.nodes[name])
+            for name in view.node_list
+        ]
+        if not listed:
+            return self._ended(Outcome.UNSCHEDULABLE, NO_NODES_MESSAGE)
+        used = view.used_pvcs | {key for key, count in view.used_pvc_ref_counts.items() if count}
+        cycle = Cycle(self.cache.release, len(listed), self.claims, frozenset(used))
+        plugins = [PLUGINS[name] for name, _ in profile.plugins]
+        skipped: set[str] = set()
+        restricted_by: set[str] = set()
+        names: frozenset[str] | None = None
+        held: Status | None = None
+        for plugin in plugins:
+            result = None if plugin.pre_filter is None else plugin.pre_filter(pod, cycle)
+            if isinstance(result, Status) and result.code is Code.SKIP:
+                skipped.add(plugin.name)
+            elif isinstance(result, Status):
+                held = result.by(plugin.name)
+                if held.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    break
+            elif result is not None:
+                restricted_by.add(plugin.name)
+                names = result if names is None else names & result
+        if held is not None:
+            return self._fit_error(len(listed), {}, held, held.message, {held.plugin})
+        candidates, absent = listed, None
+        if names is not None:
+            candidates = [node for node in listed if node.name in names]
+            absent = unresolvable(
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(restricted_by))}]"
+            )
+        filters = [
+            (p.name, p.filter) for p in plugins if p.filter is not None and p.name not in skipped
+        ]
+        scorers = [p for p in plugins if p.score is not None]
+        wanted = num_feasible_nodes_to_find(len(candidates), self._percentage(profile))
+        if not scorers:
+            wanted = 1
+
+        def verdict(node: Candidate) -> Status | None:
+            for name, check in filters:
+                status = check(pod, node, cycle)
+                if status is not None:
+                    return status.by(name)
+            return None
+
+        found = filter_pass(
+            candidates,
+            self.next_start_node_index,
+            wanted,
+            verdict if any(p.filter is not None for p in plugins) else None,
+        )
+        self.next_start_node_index = (self.next_start_node_index + found.processed) % len(listed)
+        rejecting = restricted_by | {status.plugin for status in found.rejected.values()}
+        if not found.feasible:
+            return self._fit_error(len(listed), found.rejected, absent, "", rejecting)
+        filtered = Decision(
+            Outcome.SCHEDULED,
+            self.next_start_node_index,
+            evaluated_nodes=found.processed,
+            feasible_nodes=len(found.feasible),
+            node_status=found.rejected,
+            absent_node_status=absent,
+            unschedulable_plugins=frozenset(rejecting),
+            num_all_nodes=len(listed),
+        )
+        if len(found.feasible) == 1:
+            return attrs.evolve(filtered, host=found.feasible[0].name)
+        scored = score(pod, found.feasible, profile, plugins, cycle)
+        if isinstance(scored, Status):
+            return attrs.evolve(filtered, outcome=Outcome.ERROR, message=scored.message)
+        return attrs.evolve(
+            filtered, host=select_host(scored.totals()), plugin_scores=scored.by_node
+        )
+
+    def _percentage(self, profile: Profile) -> int:
+        if profile.percentage_of_nodes_to_score is not None:
+            return profile.percentage_of_nodes_to_score
+        return self.config.percentage_of_nodes_to_score
+
+    def _fit_error(
+        self,
+        num_all_nodes: int,
+        rejected: Mapping[str, Status],
+        absent: Status | None,
+        pre_filter_msg: str,
+        plugins: set[str],
+    ) -> Decision:
+        return Decision(
+            Outcome.UNSCHEDULABLE,
+            self.next_start_node_index,
+            node_status=dict(rejected),
+            absent_node_status=absent,
+            unschedulable_plugins=frozenset(plugins),
+            pre_filter_msg=pre_filter_msg,
+            num_all_nodes=num_all_nodes,
+            message=fit_error_message(num_all_nodes, rejected, absent, pre_filter_msg),
+        )
+
+    def _assume_and_bind(
+        self, pod: Pod, decision: Decision, binding: Binding, now: Decimal
+    ) -> Decision:
+        assumed = on_host(pod, decision.host)
+        try:
+            self.cache.assume_pod(assumed)
+        except CacheError as error:
+            return attrs.evolve(decision, outcome=Outcome.ERROR, message=str(error))
+        reached_bind = binding.fails_at in (None, FailurePoint.BIND)
+        if reached_bind and self.cache.release.has_expiry:
+            self.cache.finish_binding(assumed, now)
+        if binding.fails_at is None:
+            return attrs.evolve(decision, bound=True)
+        # upstream only logs a failed forget (the pod may have expired meanwhile)
+        with contextlib.suppress(CacheError):
+            self.cache.forget_pod(assumed)
+        return attrs.evolve(decision, bound=False, message=binding.message)
+
+
+def on_host(pod: Pod, host: str) -> Pod:
+    """The assumed copy: the pod with `spec.nodeName` set to the host."""
+    manifest = dict(pod.manifest)
+    manifest["spec"] = {**dict(manifest.get("spec") or {}), "nodeName": host}
+    return pod_from_manifest(manifest)

@@ -1,0 +1,64 @@
+"""What a plugin is to the cycle: its extension points as functions, and what they are given.
+
+A plugin runs at the points it has (None where it has none), as upstream's
+framework calls them: PreFilter once with the pod, Filter per node, PreScore
+once, Score per feasible node, NormalizeScore over the scores of all of them.
+`Status(Code.SKIP)` from PreFilter or PreScore skips the plugin's Filter or
+Score for this cycle, as upstream's `Skip` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+from kcache.spec.releases import Release
+from kcache.spec.scheduler.objects import SchedulingNode, SchedulingPod
+from kcache.spec.scheduler.status import Status
+from kcache.spec.views import NodeView
+
+
+@attrs.frozen
+class Candidate:
+    """One snapshot entry as a plugin reads it: the node object and its NodeInfo."""
+
+    node: SchedulingNode
+    info: NodeView
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+
+@attrs.frozen
+class Cycle:
+    """What a plugin may read of the cycle besides the pod and the node."""
+
+    release: Release
+    #: the length of the snapshot's node list (ImageLocality's spread)
+    num_nodes: int
+    #: "namespace/name" -> access modes of each PersistentVolumeClaim the cluster has
+    claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    #: the claims the snapshot's listed pods use (`IsPVCUsedByPods`)
+    used_claims: frozenset[str] = frozenset()
+
+
+#: PreFilter: None (go on), a Status (skip, reject, error) or the node names it restricts to
+PreFilter = Callable[[SchedulingPod, Cycle], "Status | frozenset[str] | None"]
+Filter = Callable[[SchedulingPod, Candidate, Cycle], "Status | None"]
+PreScore = Callable[[SchedulingPod, Cycle], "Status | None"]
+Score = Callable[[SchedulingPod, Candidate, Cycle], int]
+Normalize = Callable[[Sequence[int]], list[int]]
+
+
+@attrs.frozen
+class Plugin:
+    """One in-tree plugin of the model, named as upstream's registry names it."""
+
+    name: str
+    pre_filter: PreFilter | None = None
+    filter: Filter | None = None
+    pre_score: PreScore | None = None
+    score: Score | None = None
+    normalize: Normalize | None = None

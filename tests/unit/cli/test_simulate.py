@@ -1,0 +1,60 @@
+"""Tests for `kcache simulate` and `kcache.simulation`: a synthetic workload through a cycle."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kcache.cli.main import main
+from kcache.impl.cache import Cache as ImplCache
+from kcache.seeded.decisions import PortLeftAfterRemoval, StaleRequestedAfterSnapshotUpdate
+from kcache.simulation import simulate
+from kcache.spec.releases import V1_37
+
+
+def test_impl_passes_and_the_summary_says_what_was_checked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["simulate", "--impl", "impl", "--nodes", "20", "--pods", "300"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("PASS impl: 300 pods on 20 nodes in ")
+    assert lines[1].startswith("outcomes: ")
+    assert sum(line.startswith("  zone-") for line in lines) == 5
+    checked = lines[-1]
+    for what in (
+        "host has the top score",
+        "no over-commit",
+        "unchanged after a failed cycle",
+        "cache equals the cluster after every confirmation",
+    ):
+        assert what in checked
+
+
+def test_json_counts_every_pod(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["simulate", "--impl", "spec", "--nodes", "10", "--pods", "120", "--format", "json"]
+    assert main([*argv, "--release", "v1.35", "--seed", "3"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["target"] == "spec"
+    assert sum(document["outcomes"].values()) == 120
+    assert document["violations"] == []
+
+
+def test_the_cluster_fills_up_and_pods_stay_pending_for_cpu() -> None:
+    """10 nodes of 4, 8 and 16 cpu in turn (4 x 4 + 3 x 8 + 3 x 16 = 88 cpu) cannot hold 400
+    pods of 1.5 cpu on average."""
+    result = simulate(ImplCache, release=V1_37, nodes=10, pods=400, churn=0.0, seed=1)
+    assert result.outcomes["unschedulable"] > 0
+    assert result.reasons.most_common(1)[0][0] == "Insufficient cpu"
+    cpu_used = sum(row[0] for row in result.zones.values())
+    cpu_total = sum(row[1] for row in result.zones.values())
+    assert cpu_total == 88_000
+    assert 0.9 * cpu_total <= cpu_used <= cpu_total
+
+
+@pytest.mark.parametrize("bug", [StaleRequestedAfterSnapshotUpdate, PortLeftAfterRemoval])
+def test_a_decision_visible_bug_is_a_violation(bug: type[ImplCache]) -> None:
+    result = simulate(
+        bug, release=V1_37, nodes=6, pods=300, churn=0.2, bind_failure_rate=0.3, seed=0
+    )
+    assert result.violations

@@ -1,0 +1,143 @@
+"""Tests for `spec.scheduler.config`: kube-scheduler's defaults and `mergePluginSet`."""
+
+from __future__ import annotations
+
+import pytest
+
+from kcache.spec.releases import V1_35, V1_36, V1_37
+from kcache.spec.scheduler.config import ConfigError, Profile, default_config, read_config
+
+#: upstream's default MultiPoint order (v1.35.8 default_plugins.go), modelled plugins only
+V1_35_ORDER = [
+    ("NodeUnschedulable", 0),
+    ("NodeName", 0),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", 0),
+    ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+]
+
+
+def test_defaults_of_a_scheduler_without_configuration() -> None:
+    """parallelism 16, adaptive percentage, one default-scheduler profile."""
+    config = default_config(V1_35)
+    assert (config.parallelism, config.percentage_of_nodes_to_score) == (16, 0)
+    (profile,) = config.profiles
+    assert profile.scheduler_name == "default-scheduler"
+    assert profile.percentage_of_nodes_to_score is None
+    assert list(profile.plugins) == V1_35_ORDER
+
+
+def test_v1_36_keeps_the_order_and_v1_37_puts_node_name_first() -> None:
+    """v1.37.2's getDefaultPlugins lists NodeName before NodeUnschedulable."""
+    assert list(default_config(V1_36).profiles[0].plugins) == V1_35_ORDER
+    v1_37 = [name for name, _ in default_config(V1_37).profiles[0].plugins]
+    assert v1_37[:2] == ["NodeName", "NodeUnschedulable"]
+
+
+def test_unset_weight_scores_as_one() -> None:
+    profile = Profile(plugins=(("NodePorts", 0), ("TaintToleration", 3)))
+    assert (profile.weight("NodePorts"), profile.weight("TaintToleration")) == (1, 3)
+
+
+def test_disable_all_then_enable_keeps_the_listed_order() -> None:
+    config = read_config(
+        {
+            "parallelism": 1,
+            "profiles": [
+                {
+                    "plugins": {
+                        "multiPoint": {
+                            "disabled": [{"name": "*"}],
+                            "enabled": [
+                                {"name": "PrioritySort"},
+                                {"name": "NodeResourcesFit", "weight": 2},
+                                {"name": "NodePorts"},
+                                {"name": "DefaultBinder"},
+                            ],
+                        }
+                    }
+                }
+            ],
+        },
+        V1_35,
+    )
+    assert config.parallelism == 1
+    assert config.profiles[0].plugins == (("NodeResourcesFit", 2), ("NodePorts", 0))
+
+
+def test_re_enabling_a_default_replaces_it_in_place_weight_included() -> None:
+    """An enabled default keeps its place; its weight is the custom one (unset: 0, i.e. 1)."""
+    config = read_config(
+        {"profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "TaintToleration"}]}}}]},
+        V1_35,
+    )
+    plugins = list(config.profiles[0].plugins)
+    assert plugins[2] == ("TaintToleration", 0)
+    assert len(plugins) == len(V1_35_ORDER)
+
+
+def test_disabling_one_default_drops_only_it() -> None:
+    config = read_config(
+        {"profiles": [{"plugins": {"multiPoint": {"disabled": [{"name": "ImageLocality"}]}}}]},
+        V1_35,
+    )
+    assert [name for name, _ in config.profiles[0].plugins] == [
+        name for name, _ in V1_35_ORDER if name != "ImageLocality"
+    ]
+
+
+def test_profile_percentage_and_names() -> None:
+    config = read_config(
+        {
+            "percentageOfNodesToScore": 40,
+            "profiles": [
+                {"schedulerName": "a", "percentageOfNodesToScore": 0},
+                {"schedulerName": "b"},
+            ],
+        },
+        V1_35,
+    )
+    assert config.percentage_of_nodes_to_score == 40
+    assert config.profile("a") is not None
+    assert config.profile("a").percentage_of_nodes_to_score == 0  # type: ignore[union-attr]
+    assert config.profile("c") is None
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ({"parallelism": 0}, "scheduler.parallelism: should be larger than 0, got 0"),
+        ({"percentageOfNodesToScore": 101}, "not in valid range [0-100], got 101"),
+        ({"extenders": []}, "scheduler: unknown key 'extenders'"),
+        ({"profiles": []}, "scheduler.profiles: expected a non-empty list"),
+        (
+            {"profiles": [{"plugins": {"filter": {}}}]},
+            "scheduler.profiles[0].plugins.filter: only multiPoint is modelled",
+        ),
+        (
+            {"profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "VolumeBinding"}]}}}]},
+            "plugin 'VolumeBinding' is not modelled",
+        ),
+        (
+            {
+                "profiles": [
+                    {"plugins": {"multiPoint": {"enabled": [{"name": "NodePorts", "weight": -1}]}}}
+                ]
+            },
+            "scheduler.profiles[0].plugins.multiPoint.enabled[0].weight: must not be negative",
+        ),
+        (
+            {"profiles": [{"schedulerName": "x"}, {"schedulerName": "x"}]},
+            "duplicate schedulerName 'x'",
+        ),
+        ({"parallelism": "2"}, 'scheduler.parallelism: expected an integer, got "2"'),
+    ],
+)
+def test_bad_configuration_names_the_field(data: object, problem: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        read_config(data, V1_35)
+    assert problem in str(raised.value)

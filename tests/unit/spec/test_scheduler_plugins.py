@@ -1,0 +1,477 @@
+"""Tests for the plugins of `spec.scheduler.plugins`, one class per plugin module.
+
+Expected values are computed by hand from upstream's rules (the module
+docstrings cite the files); reason texts are upstream's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pytest
+from helpers.scheduling import candidates, cycle, node, pod
+
+from kcache.spec.releases import V1_35, V1_36, V1_37
+from kcache.spec.scheduler.objects import scheduling_pod
+from kcache.spec.scheduler.plugin import Cycle
+from kcache.spec.scheduler.plugins import PLUGINS
+from kcache.spec.scheduler.plugins.image_locality import normalized_image_name, priority
+from kcache.spec.scheduler.plugins.node_ports import conflicts
+from kcache.spec.scheduler.status import Code, Status
+
+MIB = 1024 * 1024
+
+
+def verdict(plugin: str, wanted: Any, *nodes: Any, pods: Any = ()) -> list[Status | None]:
+    check = PLUGINS[plugin].filter
+    assert check is not None
+    entries = candidates(nodes, pods)
+    return [check(scheduling_pod(wanted), entries[n.name], cycle()) for n in nodes]
+
+
+def raw_scores(
+    plugin: str, wanted: Any, *nodes: Any, pods: Any = (), release: Any = V1_37
+) -> list[int]:
+    score = PLUGINS[plugin].score
+    assert score is not None
+    entries = candidates(nodes, pods, release)
+    context = cycle(len(entries), release)
+    return [score(scheduling_pod(wanted), entries[n.name], context) for n in nodes]
+
+
+def pre_filter(plugin: str, wanted: Any) -> object:
+    run = PLUGINS[plugin].pre_filter
+    assert run is not None
+    return run(scheduling_pod(wanted), cycle())
+
+
+SKIP = Status(Code.SKIP, ())
+
+
+class TestNodeName:
+    def test_no_name_or_the_same_name_passes(self) -> None:
+        assert verdict("NodeName", pod("p"), node("a")) == [None]
+        assert verdict("NodeName", pod("p", node="a"), node("a"), node("b")) == [
+            None,
+            Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                ("node(s) didn't match the requested node name",),
+            ),
+        ]
+
+
+class TestNodeUnschedulable:
+    def test_cordoned_node_rejects_unless_tolerated(self) -> None:
+        cordoned = node("a", unschedulable=True)
+        reason = ("node(s) were unschedulable",)
+        assert verdict("NodeUnschedulable", pod("p"), cordoned) == [
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+        ]
+        tolerant = pod(
+            "p",
+            tolerations=[{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}],
+        )
+        assert verdict("NodeUnschedulable", tolerant, cordoned) == [None]
+        wrong_effect = pod(
+            "p",
+            tolerations=[
+                {
+                    "key": "node.kubernetes.io/unschedulable",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                }
+            ],
+        )
+        assert verdict("NodeUnschedulable", wrong_effect, cordoned)[0] is not None
+
+
+class TestTaintToleration:
+    HARD: ClassVar = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+    SOFT: ClassVar = {"key": "spot", "value": "yes", "effect": "PreferNoSchedule"}
+    REASON = ("node(s) had untolerated taint(s)",)
+
+    @pytest.mark.parametrize(
+        ("toleration", "tolerated"),
+        [
+            ({"key": "dedicated", "operator": "Equal", "value": "gpu"}, True),
+            ({"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}, True),
+            ({"key": "dedicated", "operator": "Exists"}, True),
+            ({"operator": "Exists"}, True),
+            ({"key": "dedicated", "value": "cpu"}, False),
+            ({"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}, False),
+            ({"key": "dedicated", "operator": "Lt", "value": "5"}, False),
+        ],
+    )
+    def test_filter(self, toleration: dict[str, str], tolerated: bool) -> None:
+        result = verdict(
+            "TaintToleration", pod("p", tolerations=[toleration]), node("a", taints=[self.HARD])
+        )
+        assert result == [
+            None if tolerated else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, self.REASON)
+        ]
+
+    def test_soft_taints_do_not_filter(self) -> None:
+        assert verdict("TaintToleration", pod("p"), node("a", taints=[self.SOFT])) == [None]
+
+    def test_score_counts_untolerated_soft_taints_and_normalizes_reversed(self) -> None:
+        other = {"key": "old", "value": "", "effect": "PreferNoSchedule"}
+        nodes = [node("a"), node("b", taints=[self.SOFT]), node("c", taints=[self.SOFT, other])]
+        assert raw_scores("TaintToleration", pod("p"), *nodes) == [0, 1, 2]
+        normalize = PLUGINS["TaintToleration"].normalize
+        assert normalize is not None
+        assert normalize([0, 1, 2]) == [100, 50, 0]
+        # a toleration with a NoSchedule effect does not count for scoring
+        hard_only = pod(
+            "p", tolerations=[{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}]
+        )
+        assert raw_scores("TaintToleration", hard_only, *nodes) == [0, 1, 2]
+        soft = pod(
+            "p", tolerations=[{"key": "spot", "operator": "Exists", "effect": "PreferNoSchedule"}]
+        )
+        assert raw_scores("TaintToleration", soft, *nodes) == [0, 0, 1]
+
+
+class TestNodeAffinity:
+    REASON = ("node(s) didn't match Pod's node affinity/selector",)
+
+    @staticmethod
+    def required(*terms: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}
+            }
+        }
+
+    def test_pre_filter_skips_without_selector_or_required_terms(self) -> None:
+        assert pre_filter("NodeAffinity", pod("p")) == SKIP
+        assert pre_filter("NodeAffinity", pod("p", nodeSelector={})) is None
+
+    def test_node_selector(self) -> None:
+        wanted = pod("p", nodeSelector={"disk": "ssd"})
+        result = verdict(
+            "NodeAffinity",
+            wanted,
+            node("a", labels={"disk": "ssd"}),
+            node("b", labels={"disk": "hdd"}),
+            node("c"),
+        )
+        assert result == [
+            None,
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, self.REASON),
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, self.REASON),
+        ]
+
+    @pytest.mark.parametrize(
+        ("expression", "matching"),
+        [
+            ({"key": "zone", "operator": "In", "values": ["x", "y"]}, "ab"),
+            ({"key": "zone", "operator": "NotIn", "values": ["x"]}, "bcd"),
+            ({"key": "zone", "operator": "Exists"}, "abc"),
+            ({"key": "zone", "operator": "DoesNotExist"}, "d"),
+            ({"key": "cores", "operator": "Gt", "values": ["4"]}, "b"),
+            ({"key": "cores", "operator": "Lt", "values": ["8"]}, "a"),
+            # terms that do not parse match nothing
+            ({"key": "cores", "operator": "Gt", "values": ["4.5"]}, ""),
+            ({"key": "zone", "operator": "In", "values": []}, ""),
+            ({"key": "zone", "operator": "Exists", "values": ["x"]}, ""),
+            ({"key": "zone", "operator": "Near", "values": ["x"]}, ""),
+        ],
+    )
+    def test_label_expressions(self, expression: dict[str, Any], matching: str) -> None:
+        nodes = [
+            node("a", labels={"zone": "x", "cores": "4"}),
+            node("b", labels={"zone": "y", "cores": "16"}),
+            node("c", labels={"zone": "z", "cores": "many"}),
+            node("d"),
+        ]
+        wanted = pod("p", affinity=self.required({"matchExpressions": [expression]}))
+        passed = "".join(
+            n.name
+            for n, s in zip(nodes, verdict("NodeAffinity", wanted, *nodes), strict=True)
+            if s is None
+        )
+        assert passed == matching
+
+    def test_terms_are_ored_and_empty_terms_match_nothing(self) -> None:
+        nodes = [node("a", labels={"zone": "x"}), node("b", labels={"zone": "y"})]
+        ored = pod(
+            "p",
+            affinity=self.required(
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["x"]}]},
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}]},
+            ),
+        )
+        assert verdict("NodeAffinity", ored, *nodes) == [None, None]
+        empty = pod("p", affinity=self.required({}))
+        assert all(s is not None for s in verdict("NodeAffinity", empty, *nodes))
+
+    def test_pre_filter_restricts_to_named_nodes_or_reports_a_conflict(self) -> None:
+        def named(*names: str) -> dict[str, Any]:
+            return {
+                "matchFields": [{"key": "metadata.name", "operator": "In", "values": list(names)}]
+            }
+
+        assert pre_filter(
+            "NodeAffinity", pod("p", affinity=self.required(named("a", "b"), named("c")))
+        ) == frozenset("abc")
+        conflict = {
+            "matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["a"]},
+                {"key": "metadata.name", "operator": "In", "values": ["b"]},
+            ]
+        }
+        assert pre_filter("NodeAffinity", pod("p", affinity=self.required(conflict))) == Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("pod affinity terms conflict",)
+        )
+        labelled = {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}
+        assert (
+            pre_filter("NodeAffinity", pod("p", affinity=self.required(named("a"), labelled)))
+            is None
+        )
+
+    def test_score_sums_matching_preferred_weights(self) -> None:
+        affinity = {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 5,
+                        "preference": {
+                            "matchExpressions": [{"key": "zone", "operator": "In", "values": ["x"]}]
+                        },
+                    },
+                    {
+                        "weight": 3,
+                        "preference": {"matchExpressions": [{"key": "disk", "operator": "Exists"}]},
+                    },
+                    {
+                        "weight": 0,
+                        "preference": {"matchExpressions": [{"key": "disk", "operator": "Exists"}]},
+                    },
+                ]
+            }
+        }
+        nodes = [
+            node("a", labels={"zone": "x", "disk": "ssd"}),
+            node("b", labels={"disk": "hdd"}),
+            node("c"),
+        ]
+        assert raw_scores("NodeAffinity", pod("p", affinity=affinity), *nodes) == [8, 3, 0]
+        normalize = PLUGINS["NodeAffinity"].normalize
+        assert normalize is not None
+        assert normalize([8, 3, 0]) == [100, 37, 0]
+
+    def test_pre_score_skips_without_preferred_terms_and_fails_on_a_bad_one(self) -> None:
+        run = PLUGINS["NodeAffinity"].pre_score
+        assert run is not None
+        assert run(scheduling_pod(pod("p")), cycle()) == SKIP
+        bad = {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 1,
+                        "preference": {
+                            "matchExpressions": [{"key": "k", "operator": "Gt", "values": ["x"]}]
+                        },
+                    }
+                ]
+            }
+        }
+        status = run(scheduling_pod(pod("p", affinity=bad)), cycle())
+        assert status is not None
+        assert status.code is Code.ERROR
+
+
+class TestNodePorts:
+    REASON = ("node(s) didn't have free ports for the requested pod ports",)
+
+    def test_pre_filter_skips_a_pod_without_host_ports(self) -> None:
+        assert pre_filter("NodePorts", pod("p")) == SKIP
+        assert pre_filter("NodePorts", pod("p", ports=[80])) is None
+
+    def test_a_used_port_rejects(self) -> None:
+        held = pod("q", node="a", ports=[80])
+        result = verdict("NodePorts", pod("p", ports=[80]), node("a"), node("b"), pods=[held])
+        assert result == [Status(Code.UNSCHEDULABLE, self.REASON), None]
+
+    @pytest.mark.parametrize(
+        ("wanted", "used", "conflict"),
+        [
+            (("0.0.0.0", "TCP", 80), {("10.0.0.1", "TCP", 80)}, True),
+            (("10.0.0.1", "TCP", 80), {("0.0.0.0", "TCP", 80)}, True),
+            (("10.0.0.1", "TCP", 80), {("10.0.0.2", "TCP", 80)}, False),
+            (("0.0.0.0", "UDP", 80), {("0.0.0.0", "TCP", 80)}, False),
+            (("0.0.0.0", "TCP", 0), {("0.0.0.0", "TCP", 0)}, False),
+        ],
+    )
+    def test_check_conflict(self, wanted: Any, used: Any, conflict: bool) -> None:
+        assert conflicts(wanted, used) is conflict
+
+
+class TestNodeResourcesFit:
+    def test_every_failure_in_order_and_unresolvable_beyond_allocatable(self) -> None:
+        full = node("a", cpu="2", memory="4Gi", pods="1")
+        held = pod("q", node="a", cpu="1500m", memory="1Gi")
+        result = verdict("NodeResourcesFit", pod("p", cpu="1", memory="8Gi"), full, pods=[held])
+        assert result == [
+            Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                ("Too many pods", "Insufficient cpu", "Insufficient memory"),
+            )
+        ]
+
+    def test_resolvable_when_the_request_fits_an_empty_node(self) -> None:
+        held = pod("q", node="a", cpu="1500m")
+        result = verdict("NodeResourcesFit", pod("p", cpu="1"), node("a", cpu="2"), pods=[held])
+        assert result == [Status(Code.UNSCHEDULABLE, ("Insufficient cpu",))]
+
+    def test_scalar_and_ephemeral_storage(self) -> None:
+        wanted = pod("p", requests={"example.com/gpu": "2", "ephemeral-storage": "2Gi"})
+        result = verdict(
+            "NodeResourcesFit",
+            wanted,
+            node("a", extra={"example.com/gpu": "1", "ephemeral-storage": "1Gi"}),
+        )
+        assert result == [
+            Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                ("Insufficient ephemeral-storage", "Insufficient example.com/gpu"),
+            )
+        ]
+
+    def test_a_pod_requesting_nothing_checks_only_the_pod_count(self) -> None:
+        held = pod("q", node="a", cpu="5")
+        assert verdict("NodeResourcesFit", pod("p"), node("a", cpu="2"), pods=[held]) == [None]
+
+    def test_least_allocated(self) -> None:
+        """TestZeroRequest's node: 1000m / 2000Mi with non-zero 400m / 800Mi used."""
+        held = [pod("q1", node="a", cpu="300m", memory="600Mi"), pod("q2", node="a")]
+        machine = node("a", cpu="1000m", memory="2000Mi")
+        # best effort: 100m / 200Mi added -> cpu 50, memory 50
+        assert raw_scores("NodeResourcesFit", pod("p"), machine, pods=held) == [50]
+        # 300m / 600Mi -> cpu 30, memory 30
+        assert raw_scores(
+            "NodeResourcesFit", pod("p", cpu="300m", memory="600Mi"), machine, pods=held
+        ) == [30]
+        # over capacity scores 0 for that resource: cpu 0, memory (2000-1400)*100/2000 = 30 -> 15
+        assert raw_scores(
+            "NodeResourcesFit", pod("p", cpu="700m", memory="600Mi"), machine, pods=held
+        ) == [15]
+
+
+class TestBalancedAllocation:
+    def test_v1_35_score_is_one_minus_half_the_share_distance(self) -> None:
+        machine = node("a", cpu="1000m", memory="2000Mi")
+        held = [pod("q", node="a", cpu="300m", memory="600Mi")]
+        # shares 0.4 / 0.4 -> 100
+        assert raw_scores(
+            "NodeResourcesBalancedAllocation",
+            pod("p", cpu="100m", memory="200Mi"),
+            machine,
+            pods=held,
+            release=V1_35,
+        ) == [100]
+        # shares 0.8 / 0.4 -> deviation 0.2 -> 80
+        assert raw_scores(
+            "NodeResourcesBalancedAllocation",
+            pod("p", cpu="500m", memory="200Mi"),
+            machine,
+            pods=held,
+            release=V1_35,
+        ) == [80]
+
+    def test_v1_36_rewards_the_change_in_balance(self) -> None:
+        machine = node("a", cpu="1000m", memory="2000Mi")
+        held = [pod("q", node="a", cpu="300m", memory="600Mi")]
+        # with 0.8 / 0.4 -> 80, without 0.3 / 0.3 -> 100: 50 + (50 + 80 - 100) / 2 = 65
+        for release in (V1_36, V1_37):
+            assert raw_scores(
+                "NodeResourcesBalancedAllocation",
+                pod("p", cpu="500m", memory="200Mi"),
+                machine,
+                pods=held,
+                release=release,
+            ) == [65]
+        # with 0.75 / 0.5 (shares of 1000m / 2000Mi) -> 87; without 0 / 0 -> 100: 50 + 37 / 2 = 68
+        assert raw_scores(
+            "NodeResourcesBalancedAllocation",
+            pod("p", cpu="750m", memory="1000Mi"),
+            machine,
+            release=V1_36,
+        ) == [68]
+
+    def test_pre_score_skips_best_effort_pods(self) -> None:
+        run = PLUGINS["NodeResourcesBalancedAllocation"].pre_score
+        assert run is not None
+        assert run(scheduling_pod(pod("p")), cycle()) == SKIP
+        assert run(scheduling_pod(pod("p", memory="1Mi")), cycle()) is None
+
+
+class TestImageLocality:
+    def test_normalized_name(self) -> None:
+        assert normalized_image_name("nginx") == "nginx:latest"
+        assert normalized_image_name("nginx:1.25") == "nginx:1.25"
+        assert normalized_image_name("registry:5000/nginx") == "registry:5000/nginx:latest"
+
+    def test_priority_clamps(self) -> None:
+        assert priority(0, 1) == 0
+        assert priority(80 * MIB, 1) == 5  # 100 * 57 / 977
+        assert priority(5000 * MIB, 1) == 100
+
+    def test_scaled_by_spread_over_the_whole_list(self) -> None:
+        """Test_prioritizeNodes: 80 MiB on 3 of 3 nodes -> 5; 300 MiB on 2 of 3 -> 18."""
+        nodes = [
+            node("a", images={"small:latest": 80 * MIB, "big:latest": 300 * MIB}),
+            node("b", images={"small:latest": 80 * MIB, "big:latest": 300 * MIB}),
+            node("c", images={"small:latest": 80 * MIB}),
+        ]
+        assert raw_scores("ImageLocality", pod("p", images=["small"]), *nodes) == [5, 5, 5]
+        assert raw_scores("ImageLocality", pod("p", images=["big"]), *nodes) == [18, 18, 0]
+
+    def test_image_volumes_count_from_v1_36_and_are_counted_from_v1_37(self) -> None:
+        """A 600 MiB image volume beside a container whose image is absent."""
+        nodes = [node("a", images={"data:latest": 600 * MIB})]
+        wanted = pod("p", images=["app"], volumes=[{"name": "d", "image": {"reference": "data"}}])
+        assert raw_scores("ImageLocality", wanted, *nodes, release=V1_35) == [0]
+        # v1.36: 600 MiB over one image: 100 * 577 / 977 = 59
+        assert raw_scores("ImageLocality", wanted, *nodes, release=V1_36) == [59]
+        # v1.37: two images, max 2000 MiB: 100 * 577 / 1977 = 29
+        assert raw_scores("ImageLocality", wanted, *nodes, release=V1_37) == [29]
+
+
+class TestVolumeRestrictions:
+    RWOP = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+    RWOP += "already in-use by another pod"
+    CLAIMS: ClassVar = {"default/solo": ("ReadWriteOncePod",), "default/shared": ("ReadWriteMany",)}
+
+    @staticmethod
+    def claiming(*claims: str) -> Any:
+        volumes = [
+            {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}}
+            for i, c in enumerate(claims)
+        ]
+        return scheduling_pod(pod("p", volumes=volumes))
+
+    def context(self, used: frozenset[str]) -> Cycle:
+        return Cycle(V1_37, 2, self.CLAIMS, used)
+
+    def test_a_missing_claim_is_not_found(self) -> None:
+        run = PLUGINS["VolumeRestrictions"].pre_filter
+        assert run is not None
+        assert run(self.claiming("shared", "gone"), self.context(frozenset())) == Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ('persistentvolumeclaim "gone" not found',)
+        )
+
+    def test_skips_unless_a_single_writer_claim_is_in_use(self) -> None:
+        run = PLUGINS["VolumeRestrictions"].pre_filter
+        assert run is not None
+        wanted = self.claiming("solo", "shared")
+        assert run(wanted, self.context(frozenset({"default/shared"}))) == SKIP
+        assert run(wanted, self.context(frozenset({"default/solo"}))) is None
+
+    def test_filter_rejects_every_node_while_the_claim_is_used(self) -> None:
+        check = PLUGINS["VolumeRestrictions"].filter
+        assert check is not None
+        entry = candidates([node("a")])["a"]
+        used = self.context(frozenset({"default/solo"}))
+        assert check(self.claiming("solo"), entry, used) == Status(Code.UNSCHEDULABLE, (self.RWOP,))
+        assert check(self.claiming("shared"), entry, used) is None
