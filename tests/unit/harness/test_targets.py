@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import types
 from decimal import Decimal
@@ -161,3 +162,18 @@ class TestOpened:
         with targets.opened("impl") as factory:
             cache = factory(ttl=Decimal(0), release=V1_35)
         assert cache.node_count() == 0
+
+    def test_the_step_timeout_handler_is_put_back(self) -> None:
+        """The SIGALRM handler the limit installs for the block is the caller's again after it."""
+
+        def before(signum: int, frame: object) -> None:
+            raise AssertionError("not called")
+
+        previous = signal.signal(signal.SIGALRM, before)
+        try:
+            with targets.opened("impl") as factory:
+                assert signal.getsignal(signal.SIGALRM) is not before
+                factory(ttl=Decimal(0), release=V1_35).node_count()
+            assert signal.getsignal(signal.SIGALRM) is before
+        finally:
+            signal.signal(signal.SIGALRM, previous)
