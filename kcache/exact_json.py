@@ -94,8 +94,29 @@ _ExactLoader.add_constructor("tag:yaml.org,2002:timestamp", _as_written)
 
 
 def dumps(value: Any) -> str:
-    """One line of compact JSON; a `Decimal` is written as the number it is."""
-    return json.dumps(plain(value), separators=(",", ":"), ensure_ascii=False)
+    """One line of compact JSON; a `Decimal` is written as the number it is.
+
+    The encoder walks `value` itself and asks `_unwritable` only about what it
+    cannot write (decimals, mappings that are not dicts): walking it in Python
+    first, as `plain` does, cost most of an adapter request's time.
+    """
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_unwritable)
+
+
+def _unwritable(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return _number(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _number(value: Decimal) -> int | float | str:
+    """An int or float of exactly `value`'s value, else its decimal string."""
+    if value == value.to_integral_value():
+        return int(value)
+    as_float = float(value)
+    return as_float if Decimal(repr(as_float)) == value else format(value, "f")
 
 
 def plain(value: Any) -> Any:
@@ -106,10 +127,7 @@ def plain(value: Any) -> Any:
     Kubernetes accepts for quantities.
     """
     if isinstance(value, Decimal):
-        if value == value.to_integral_value():
-            return int(value)
-        as_float = float(value)
-        return as_float if Decimal(repr(as_float)) == value else format(value, "f")
+        return _number(value)
     if isinstance(value, Mapping):
         return {key: plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -122,9 +140,11 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"key {key!r} appears twice in one object")
-        result[key] = value
+    result = dict(pairs)
+    if len(result) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"key {key!r} appears twice in one object")
+            seen.add(key)
     return result

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from kcache import exact_json
 from kcache.errors import KcacheError
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
@@ -142,7 +143,32 @@ def _same(value: Any) -> Any:
     return value
 
 
-POD = Codec(_manifest, pod_from_manifest, (Pod,))
+#: manifest text -> the pod read from it, bounded by `_READ_PODS_KEPT`
+_read_pods: dict[str, Pod] = {}
+_READ_PODS_KEPT = 10_000
+
+
+def read_pod(manifest: Any) -> Pod:
+    """`pod_from_manifest`, once per distinct manifest.
+
+    A run meets the same pods again and again (the strategies' pools, every
+    answer an adapter gives to `get_pod`), and reading one (every release's
+    requests, in exact arithmetic) costs more than the operation it takes
+    part in.  A manifest JSON cannot hold is read as it is, for its error.
+    """
+    try:
+        text = exact_json.dumps(manifest)
+    except (TypeError, ValueError, RecursionError):
+        return pod_from_manifest(manifest)
+    pod = _read_pods.get(text)
+    if pod is None:
+        if len(_read_pods) >= _READ_PODS_KEPT:
+            _read_pods.clear()
+        pod = _read_pods[text] = pod_from_manifest(manifest)
+    return pod
+
+
+POD = Codec(_manifest, read_pod, (Pod,))
 NODE = Codec(_manifest, node_from_manifest, (Node,))
 OPTIONAL_NODE = Codec(
     lambda node: None if node is None else _manifest(node),

@@ -8,10 +8,14 @@ explain it.  While it runs, a terminal shows one updating progress line on
 stderr (examples, steps, steps/s, elapsed, failures); elsewhere only the
 summary is printed.
 
-Budget: --max-examples (default: the profile's), --time-budget (run rounds of
-examples until the time is spent), or both (rounds of N until the time is
-spent).  The summary prints the run's seed; --seed repeats it (the `ci`
-profile is derandomized and needs none).  The Hypothesis example database
+Budget: --max-examples (default: the profile's), --time-budget, or both.  The
+summary prints the run's seed; --seed repeats it (the `ci` profile is
+derandomized and needs none).  A time budget extends the run without one:
+--seed S --time-budget T first runs the examples --seed S runs, in the same
+order, then further rounds of as many examples, seeded S+1, S+2, ..., until
+T is spent.  The run stops between two examples once T is spent (a failure
+found is still shrunk), so a budget shorter than the first round checks the
+start of it.  The Hypothesis example database
 (.hypothesis/, or what --db names: a folder or the Redis `kcache fuzz`
 workers share) replays earlier failures first.  --replay-only leaves the
 database as it is (CI replays what the fuzzers found, then runs its own
@@ -72,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--time-budget",
         type=options.duration,
         metavar="DURATION",
-        help=f"keep running until this much time is spent: {options.DURATION_HELP}",
+        help="keep running until this much time is spent (sequentially: the examples the run "
+        f"without it draws first, then more): {options.DURATION_HELP}",
     )
     parser.add_argument(
         "--ttl",

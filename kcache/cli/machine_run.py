@@ -35,6 +35,10 @@ from kcache.traces.expectations import Mismatch
 from kcache.traces.replay import replay_trace, representation_checked
 from kcache.traces.trace import load_file
 
+#: examples per round of a fuzzing run: each round starts by reading the example database,
+#: so what one worker finds reaches the others at their next round (docs/scaling.md)
+FUZZ_ROUND = 50
+
 
 class Progress(Protocol):
     """Where a run reports its tally: a `ProgressLine`, or a worker's channel to its parent."""

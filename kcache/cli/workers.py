@@ -278,7 +278,7 @@ def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: StopOrder) ->
             seed=seed,
             out_dir=job.out_dir,
             profile="fuzz",
-            max_examples=None,
+            max_examples=machine_run.FUZZ_ROUND,
             time_budget=job.duration,
             progress=_ToParent(channel, index, stop),
             database=job.database,

@@ -26,7 +26,7 @@ from kcache.spec.lifecycle import NODE_GUARDS, Operation, State
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
-from kcache.spec.views import SnapshotView
+from kcache.spec.views import Dump, SnapshotView
 from kcache.targets.time_limit import StepTimeout
 from kcache.traces.defects import UPSTREAM_DEFECTS
 from kcache.traces.trace import Step
@@ -72,6 +72,7 @@ class LockstepMachine(RuleBasedStateMachine):
         #: argument classified otherwise (§4.3): they may list pods no longer there
         self.affinity_drifted: set[str] = set()
         self._observed: tuple[Observation, Observation] | None = None
+        self._spec_dump: Dump | None = None
         #: each snapshot's view as last observed since its last update
         self._isolation: dict[str, SnapshotView] = {}
 
@@ -90,6 +91,7 @@ class LockstepMachine(RuleBasedStateMachine):
         self.release = self.run_release.with_gates(gates or {})
         self.spec_run = Run(self.reference(ttl=ttl, release=self.release))
         self.impl_run = Run(self.factory(ttl=ttl, release=self.release))
+        self._spec_dump = None
 
     @property
     def spec(self) -> SchedulerCache:
@@ -99,15 +101,23 @@ class LockstepMachine(RuleBasedStateMachine):
     def impl(self) -> SchedulerCache:
         return self.impl_run.cache
 
+    def spec_dump(self) -> Dump:
+        """The spec's dump, derived once between two steps: only a step changes the spec,
+        and the rules and checks read it many times per step."""
+        if self._spec_dump is None:
+            self._spec_dump = self.spec.dump()
+        return self._spec_dump
+
     def take(self, step: Step) -> Outcome:
         """Apply `step` to both sides, record it, and require the same outcome."""
         self._observed = None
         self.recorder.coverage.update(self._life_cycle_rows(step))
         name = step.args.get("snapshot")
         before = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
-        assumed = len(self.spec.dump().assumed_pods) if step.op == "cleanup" else 0
+        assumed = len(self.spec_dump().assumed_pods) if step.op == "cleanup" else 0
         spec_outcome, spec_result = call(self.spec_run.apply, step.op, step.args)
-        if step.op == "cleanup" and len(self.spec.dump().assumed_pods) < assumed:
+        self._spec_dump = None
+        if step.op == "cleanup" and len(self.spec_dump().assumed_pods) < assumed:
             self.recorder.coverage[coverage.EXPIRED] += 1
         try:
             impl_outcome, impl_result = call(self.impl_run.apply, step.op, step.args)
@@ -116,7 +126,7 @@ class LockstepMachine(RuleBasedStateMachine):
             raise self._broken(error, done, f"step {len(self.steps)} ({step.op})") from error
         view = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
         if view is not None and spec_outcome.kind != "fatal":
-            held, error_class = self.spec.dump(), spec_outcome.error_class
+            held, error_class = self.spec_dump(), spec_outcome.error_class
             self.recorder.coverage.update(coverage.snapshot_paths(before, view, held, error_class))
         accepted = self._acknowledged_outcome(step.op, spec_outcome, impl_outcome)
         self.steps.append(
@@ -179,7 +189,7 @@ class LockstepMachine(RuleBasedStateMachine):
         """Remember node `name` once two of its pods share a host port: from then on its
         UsedPorts has history (§4.9).  Noted at each step, since a rule that takes several
         (a scheduling cycle ending in expiry) can make and undo the sharing between checks."""
-        view = self.spec.dump().nodes.get(name)
+        view = self.spec_dump().nodes.get(name)
         if view is None:
             return
         pods = [self.cached(self.known_pods[uid]) for uid in view.pods if uid in self.known_pods]
@@ -223,6 +233,7 @@ class LockstepMachine(RuleBasedStateMachine):
                         observed=False,
                     )
         self.spec_run, self.impl_run = spec, impl
+        self._spec_dump = None
 
     # -- what the spec holds, for the rules to pick from ------------------------------------------
 
@@ -256,12 +267,12 @@ class LockstepMachine(RuleBasedStateMachine):
 
     def live(self, name: str) -> bool:
         """Whether the spec holds node `name` with its node object (not a ghost)."""
-        view = self.spec.dump().nodes.get(name)
+        view = self.spec_dump().nodes.get(name)
         return view is not None and view.has_node
 
     def live_nodes(self) -> list[str]:
         """The names of the nodes the spec holds with their node objects, sorted."""
-        return sorted(name for name, view in self.spec.dump().nodes.items() if view.has_node)
+        return sorted(name for name, view in self.spec_dump().nodes.items() if view.has_node)
 
     # -- observing and failing ------------------------------------------------------------------
 
@@ -276,7 +287,7 @@ class LockstepMachine(RuleBasedStateMachine):
             except KcacheError as error:  # the target broke: name the step, keep the steps
                 doing = f"step {len(self.steps)} (observe)"
                 raise self._broken(error, self.steps, doing) from error
-            self._observed = (observe(self.spec_run, known), target)
+            self._observed = (observe(self.spec_run, known, self.spec_dump()), target)
         return self._observed
 
     def _broken(self, error: KcacheError, steps: list[RecordedStep], doing: str) -> KcacheError:

@@ -31,8 +31,11 @@ class Observation:
     snapshots: dict[str, SnapshotView]
 
 
-def observe(run: Run, known_pods: Iterable[Pod]) -> Observation:
-    """Read every observable of `run`'s cache: dump, counts, each known pod, each snapshot."""
+def observe(run: Run, known_pods: Iterable[Pod], dump: Dump | None = None) -> Observation:
+    """Read every observable of `run`'s cache: dump, counts, each known pod, each snapshot.
+
+    `dump`: the cache's dump, when the caller has read it since the cache last changed.
+    """
     cache, snapshots = run.cache, run.snapshots
     known_pods = list(known_pods)
     prefetch = getattr(cache, "prefetch", None)
@@ -51,7 +54,7 @@ def observe(run: Run, known_pods: Iterable[Pod]) -> Observation:
         pods[pod.uid] = call(cache.get_pod, pod)
         assumed[pod.uid] = call(cache.is_assumed_pod, pod)
     return Observation(
-        dump=cache.dump(),
+        dump=cache.dump() if dump is None else dump,
         node_count=call(cache.node_count),
         pod_count=call(cache.pod_count),
         pods=pods,

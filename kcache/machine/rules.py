@@ -157,7 +157,7 @@ class ConformanceMachine(CheckedMachine):
         live = self.live(node.name)
         if old_is_null and not live:
             old = None
-        if not live and node.name in self.spec.dump().nodes:
+        if not live and node.name in self.spec_dump().nodes:
             self.within_contract = False  # §14: updating a ghost restores it outside the tree
         if self.take(Step("update_node", {"old": old, "new": node})).ok:
             self.last_node[node.name] = node
@@ -166,7 +166,7 @@ class ConformanceMachine(CheckedMachine):
     def remove_node(self, node: Node, fitting: bool, data: st.DataObject) -> None:
         """Remove the drawn node or (`fitting`) one the cache holds."""
         if fitting:
-            held = self.spec.dump().nodes
+            held = self.spec_dump().nodes
             node = self.pick(data, "node", node, sorted(set(held) & set(self.last_node)))
         # The informer deletes with the object it last delivered: any other
         # version is outside the contract (§13) and makes image counts leak and
@@ -193,7 +193,7 @@ class ConformanceMachine(CheckedMachine):
         stays out of the node tree; a snapshot update maps it, then add_node puts it in the
         tree.  The next update that only re-clones finds the node list one short of the
         tree, and must repair it and report the inconsistency (§10.3 step 6)."""
-        dump = self.spec.dump()
+        dump = self.spec_dump()
         ghosts = sorted(name for name, view in dump.nodes.items() if name and not view.has_node)
         if not ghosts:
             return

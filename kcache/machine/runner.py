@@ -4,6 +4,8 @@
 number of examples or a time budget, and returns what happened: examples and
 steps run, and the first failure with the path of its shrunk trace.  Ctrl-C
 stops it and keeps what was found (the smallest failing trace so far, if any).
+A time budget extends the run without one: its first round is that run, the
+same examples in the same order, and later rounds draw more.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from hypothesis import settings as Settings  # noqa: N812 -- a class, named like
 from hypothesis.database import ExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
-from kcache.budget import in_rounds
+from kcache.budget import BudgetSpent, in_rounds
 from kcache.errors import KcacheError
 from kcache.exact_json import dumps, loads
 from kcache.machine.database import NamespacedDatabase, namespace
@@ -33,9 +35,6 @@ from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.traces.replay import Verdict, replay_trace, representation_checked
 from kcache.traces.trace import from_json
-
-#: examples per round of a timed run: a round is the unit the budget is checked in
-_ROUND_WHEN_TIMED = 50
 
 
 @attrs.frozen
@@ -99,7 +98,12 @@ def run_conformance(
     """Check `factory`'s caches against the spec until a failure, the budget, or Ctrl-C.
 
     `max_examples` defaults to the profile's; with a `time_budget` (seconds)
-    the run goes on in rounds of that many examples until the time is spent.
+    the run goes on in rounds of that many examples until the time is spent,
+    round `k` seeded `seed + k` (derandomized without a seed: `k` from round
+    1 on).  Round 0 is the run without a budget, example for example:
+    Hypothesis draws other examples for another example count, so rounds
+    are not made smaller; instead the run stops between two examples once
+    the time is up, unless a failure is being shrunk.
     `progress(examples, steps, failures)` is called after every example.
     `name` labels the trace file and its messages; `target`, when given, is
     the name messages call the target by instead (`--impl`'s own words, where
@@ -119,8 +123,6 @@ def run_conformance(
         )
     base = PROFILES[profile]
     per_round = max_examples if max_examples is not None else base.max_examples
-    if time_budget is not None and max_examples is None:
-        per_round = min(per_round, _ROUND_WHEN_TIMED)
     machine: type[LockstepMachine] = (
         scheduler_machine(factory, release=release, name=name, out_dir=out_dir, target=target)
         if workload == "scheduler"
@@ -139,13 +141,23 @@ def run_conformance(
         label = name if workload == "cache" else f"{name}-{workload}"
         examples_db = NamespacedDatabase(examples_db, namespace(label, release, ttl))
     recorder = machine.recorder
-    recorder.progress = progress
     started = time.monotonic()
     interrupted = False
+
+    def after_example(examples: int, steps: int, failures: int) -> None:
+        if progress is not None:
+            progress(examples, steps, failures)
+        spent = time_budget is not None and time.monotonic() - started >= time_budget
+        if spent and recorder.last_failure is None:
+            raise BudgetSpent
+
+    recorder.progress = after_example
 
     def one_round(number: int) -> bool:
         if seed is not None:
             hypothesis_seed(seed + number)(machine)
+        elif number and base.derandomize:  # else every round would draw round 0's examples
+            hypothesis_seed(number)(machine)
         settings = Settings(
             base,
             max_examples=per_round,

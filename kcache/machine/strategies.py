@@ -10,13 +10,13 @@ lists its simplest choice first, because Hypothesis shrinks towards it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from hypothesis import strategies as st
 
-from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+from kcache.ops import read_pod
+from kcache.spec.objects import Node, Pod, node_from_manifest
 
 Manifest = dict[str, Any]
 
@@ -302,27 +302,6 @@ def _named_pod_manifest(*, name: str, **fields: Any) -> Manifest:
 def pods(**pools: st.SearchStrategy[str]) -> st.SearchStrategy[Pod]:
     """Pods read from `pod_manifests` (the manifest is kept on the value)."""
     return pod_manifests(**pools).map(read_pod)
-
-
-#: canonical manifest text -> the pod read from it, bounded by `_READ_PODS_KEPT`
-_read_pods: dict[str, Pod] = {}
-_READ_PODS_KEPT = 10_000
-
-
-def read_pod(manifest: Manifest) -> Pod:
-    """`pod_from_manifest`, once per distinct manifest.
-
-    The pools repeat the same pods across steps and examples, and reading one
-    (every release's requests, in exact arithmetic) costs more than the
-    cache operation it takes part in.
-    """
-    text = json.dumps(manifest, sort_keys=True)
-    pod = _read_pods.get(text)
-    if pod is None:
-        if len(_read_pods) >= _READ_PODS_KEPT:
-            _read_pods.clear()
-        pod = _read_pods[text] = pod_from_manifest(manifest)
-    return pod
 
 
 def with_changes(pod: Pod, **changes: Any) -> Pod:

@@ -68,7 +68,8 @@ def opened(target: str, step_timeout: float = STEP_TIMEOUT) -> Iterator[CacheFac
         with factory:
             yield factory
     else:
-        yield time_limited(factory, step_timeout)
+        with time_limited(factory, step_timeout) as limited:
+            yield limited
 
 
 def modelled_releases(factory: CacheFactory) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ deadline per request (`kcache.targets.adapter.client`), so it is not wrapped.
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -29,59 +30,91 @@ class StepTimeout(Exception):  # noqa: N818 -- reads as the outcome it becomes: 
     """A call into the cache did not return within the limit."""
 
 
-def time_limited(factory: CacheFactory, seconds: float) -> CacheFactory:
-    """`factory`, whose caches and snapshots answer each call within `seconds` or raise."""
-    return cast(CacheFactory, _LimitedFactory(factory, seconds))
+@contextlib.contextmanager
+def time_limited(factory: CacheFactory, seconds: float) -> Iterator[CacheFactory]:
+    """`factory`, whose caches and snapshots answer each call within `seconds` or raise.
+
+    The SIGALRM handler is installed for the whole block rather than around
+    each call: a call then costs two `setitimer`s, where installing and
+    restoring a handler per call was a twentieth of a conformance run.
+    """
+    alarm = _Alarm()
+    with alarm.installed():
+        yield cast(CacheFactory, _LimitedFactory(factory, seconds, alarm))
+
+
+class _Alarm:
+    """The running call's deadline: SIGALRM raises `StepTimeout` into it, in the main thread."""
+
+    def __init__(self) -> None:
+        self.what = ""
+        self.seconds = 0.0
+        self.active = False
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signals reach the main thread only: other threads' calls run unlimited
+            return
+        previous = signal.signal(signal.SIGALRM, self._expired)
+        self.active = True
+        try:
+            yield
+        finally:
+            self.active = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    def _expired(self, signum: int, frame: FrameType | None) -> None:
+        raise StepTimeout(f"{self.what} did not return within {self.seconds:g} s (--step-timeout)")
+
+    def run(self, seconds: float, what: str, method: Callable[..., Any], *args: Any) -> Any:
+        """`method(*args)`, interrupted after `seconds` when called from the main thread."""
+        if not self.active or threading.current_thread() is not threading.main_thread():
+            return method(*args)
+        self.what, self.seconds = what, seconds
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return method(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 class _LimitedFactory:
-    def __init__(self, factory: CacheFactory, seconds: float) -> None:
+    def __init__(self, factory: CacheFactory, seconds: float, alarm: _Alarm) -> None:
         self.factory = factory
         self.seconds = seconds
+        self.alarm = alarm
         self.releases = tuple(getattr(factory, "releases", RELEASES))
 
     def __call__(self, *, ttl: Decimal, release: Release) -> SchedulerCache:
-        with _deadline(self.seconds, "building the cache"):
-            cache = self.factory(ttl=ttl, release=release)
-        return cast(SchedulerCache, _Limited(cache, self.seconds))
+        build = functools.partial(self.factory, ttl=ttl, release=release)
+        cache = self.alarm.run(self.seconds, "building the cache", build)
+        return cast(SchedulerCache, _Limited(cache, self.seconds, self.alarm))
 
 
 class _Limited:
     """A cache or snapshot whose every method call runs under the limit."""
 
-    def __init__(self, inner: Any, seconds: float) -> None:
+    def __init__(self, inner: Any, seconds: float, alarm: _Alarm) -> None:
         self._inner = inner
         self._seconds = seconds
+        self._alarm = alarm
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._inner, name)
         if not callable(found):
             return found
-        return self._limited(name, found)
+        limited = self._limited(name, found)
+        setattr(self, name, limited)  # a method is wrapped once, not at every call
+        return limited
 
     def _limited(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any) -> Any:
             inner = [arg._inner if isinstance(arg, _Limited) else arg for arg in args]
-            with _deadline(self._seconds, name):
-                result = method(*inner)
-            return _Limited(result, self._seconds) if name == "new_snapshot" else result
+            result = self._alarm.run(self._seconds, name, method, *inner)
+            if name == "new_snapshot":
+                return _Limited(result, self._seconds, self._alarm)
+            return result
 
         return call
-
-
-@contextlib.contextmanager
-def _deadline(seconds: float, what: str) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals reach the main thread only: other threads' calls run unlimited
-        return
-
-    def expired(signum: int, frame: FrameType | None) -> None:
-        raise StepTimeout(f"{what} did not return within {seconds:g} s (--step-timeout)")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)

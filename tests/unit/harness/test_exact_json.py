@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from types import MappingProxyType
 
 import pytest
 
@@ -47,3 +48,13 @@ class TestDumps:
         """What dumps writes, loads reads back equal."""
         value = {"a": [Decimal("1.25"), {"b": Decimal("-3.5")}], "c": "x"}
         assert exact_json.loads(exact_json.dumps(value)) == value
+
+    def test_mappings_and_tuples_are_written_as_objects_and_arrays(self) -> None:
+        """A read-only mapping is an object and a tuple an array, decimals inside them too."""
+        value = MappingProxyType({"b": (Decimal("0.5"), MappingProxyType({"c": Decimal(2)}))})
+        assert exact_json.dumps(value) == '{"b":[0.5,{"c":2}]}'
+
+    def test_what_json_has_no_form_for_is_refused(self) -> None:
+        """A set (no JSON form) is refused, as json itself refuses it, not written somehow."""
+        with pytest.raises(TypeError, match="set"):
+            exact_json.dumps({"a": {1, 2}})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import types
 from decimal import Decimal
@@ -170,3 +171,18 @@ class TestOpened:
             cache = factory(ttl=Decimal(0), release=V1_35)
             with pytest.raises(AdapterError, match=r"did not come within 0\.5 s"):
                 cache.pod_count()
+
+    def test_the_step_timeout_handler_is_put_back(self) -> None:
+        """The SIGALRM handler the limit installs for the block is the caller's again after it."""
+
+        def before(signum: int, frame: object) -> None:
+            raise AssertionError("not called")
+
+        previous = signal.signal(signal.SIGALRM, before)
+        try:
+            with targets.opened("impl") as factory:
+                assert signal.getsignal(signal.SIGALRM) is not before
+                factory(ttl=Decimal(0), release=V1_35).node_count()
+            assert signal.getsignal(signal.SIGALRM) is before
+        finally:
+            signal.signal(signal.SIGALRM, previous)
