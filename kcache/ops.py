@@ -217,18 +217,21 @@ class Run:
 
     @property
     def scheduler(self) -> CycleRunner:
-        """The one scheduler of this run, made on the first `schedule_one`: the cache's own
-        (`new_scheduler(config)`, as impl offers) or else the model's cycle over the cache."""
+        """The one scheduler of this run, made on the first `schedule_one`."""
         if self._scheduler is None:
-            config = self.scheduler_config or default_config(self.cache.release)
-            claims = dict(claim_from_manifest(claim) for claim in self.claims)
-            own = getattr(self.cache, "new_scheduler", None)
-            self._scheduler = (
-                own(config, claims)
-                if own is not None
-                else Scheduler(self.cache, config, nodes=self.nodes, claims=claims)
-            )
+            self._scheduler = self.new_scheduler()
         return self._scheduler
+
+    def new_scheduler(self) -> CycleRunner:
+        """A scheduler with a snapshot of its own over this run's cache: the cache's own
+        (`new_scheduler(config, claims)`, as impl offers) or else the model's cycle."""
+        config = self.scheduler_config or default_config(self.cache.release)
+        claims = dict(claim_from_manifest(claim) for claim in self.claims)
+        own = getattr(self.cache, "new_scheduler", None)
+        if own is not None:
+            made: CycleRunner = own(config, claims)
+            return made
+        return Scheduler(self.cache, config, nodes=self.nodes, claims=claims)
 
     def snapshot(self, name: str) -> Snapshot:
         """The snapshot called `name`; its first use makes it with the cache's `new_snapshot()`."""

@@ -32,8 +32,6 @@ from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import CacheFactory, CycleRunner
 from kcache.spec.releases import Release
-from kcache.spec.scheduler.config import default_config
-from kcache.spec.scheduler.cycle import Scheduler as ModelScheduler
 from kcache.spec.scheduler.decision import Binding, Decision, FailurePoint, Outcome
 
 ZONES = ("zone-a", "zone-b", "zone-c", "zone-d", "zone-e")
@@ -135,15 +133,6 @@ def pending_pod(index: int, chooser: random.Random) -> dict[str, Any]:
     }
 
 
-def _fresh(run: Run) -> CycleRunner:
-    config = run.scheduler_config or default_config(run.cache.release)
-    own = getattr(run.cache, "new_scheduler", None)
-    if own is not None:
-        made: CycleRunner = own(config)
-        return made
-    return ModelScheduler(run.cache, config, nodes=run.nodes)
-
-
 def simulate(
     factory: CacheFactory,
     *,
@@ -206,7 +195,7 @@ class _Simulation:
         before = cache.dump() if sampled and binding.fails_at is not None else None
         fresh = None
         if result.checked["incremental equals fresh"] < SAMPLED_CHECKS and cycle % 97 == 0:
-            fresh = _fresh(self.run)
+            fresh = self.run.new_scheduler()
             fresh.next_start_node_index = self.scheduler.next_start_node_index
         fresh_decision = None if fresh is None else fresh.schedule_pod(pod)
         decision = self.scheduler.schedule_one(pod, binding)

@@ -75,12 +75,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TARGET",
         help=f"the implementation to check against the spec: {targets.TARGET_HELP}",
     )
-    parser.add_argument(
-        "--release",
-        choices=sorted(RELEASES),
-        default=DEFAULT_RELEASE.name,
-        help=f"the upstream release the spec models (default: {DEFAULT_RELEASE.name})",
-    )
+    add_release_argument(parser, "the upstream release the spec models")
     parser.add_argument(
         "--feature-gate",
         type=feature_gate,
@@ -109,6 +104,26 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_OUT,
         metavar="DIR",
         help=f"folder for failing traces (default: ./{DEFAULT_OUT}/)",
+    )
+
+
+def add_release_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--release`, one of the modelled releases; `what` says what it picks."""
+    parser.add_argument(
+        "--release",
+        choices=sorted(RELEASES),
+        default=DEFAULT_RELEASE.name,
+        help=f"{what} (default: {DEFAULT_RELEASE.name})",
+    )
+
+
+def add_format_argument(parser: argparse.ArgumentParser) -> None:
+    """`--format text|json`, for the commands whose output scripts read too."""
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text for people, json for scripts (default: text)",
     )
 
 

@@ -32,12 +32,13 @@ from typing import Any, TextIO
 import attrs
 
 from kcache import exact_json, targets
+from kcache.cli import options
 from kcache.errors import KcacheError
 from kcache.ops import Run, perform
 from kcache.spec.errors import ObjectError
 from kcache.spec.manifests import load_cluster_file, objects_of_kind
 from kcache.spec.objects import Pod
-from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
+from kcache.spec.releases import RELEASES, Release
 from kcache.spec.scheduler.config import ConfigError, SchedulerConfig, default_config, read_config
 from kcache.spec.scheduler.decision import Decision, Outcome
 from kcache.spec.scheduler.objects import claim_from_manifest
@@ -64,13 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TARGET",
         help=f"the cache the cluster is loaded into: {targets.TARGET_HELP} (default: spec)",
     )
-    parser.add_argument(
-        "--release",
-        choices=sorted(RELEASES),
-        default=DEFAULT_RELEASE.name,
-        help="the upstream release whose scheduler and cache run "
-        f"(default: {DEFAULT_RELEASE.name})",
-    )
+    options.add_release_argument(parser, "the upstream release whose scheduler and cache run")
     parser.add_argument(
         "--config",
         type=Path,
@@ -78,12 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a JSON or YAML file holding the trace format's `scheduler` object (parallelism, "
         "percentageOfNodesToScore, profiles); default: kube-scheduler's defaults",
     )
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="text for people, json for scripts (default: text)",
-    )
+    options.add_format_argument(parser)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:

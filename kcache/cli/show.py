@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kcache import exact_json, targets
+from kcache.cli import options
 from kcache.errors import KcacheError
 from kcache.spec.errors import ObjectError
-from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
+from kcache.spec.releases import RELEASES, Release
 from kcache.traces.cluster import (
     ClusterInput,
     Difference,
@@ -64,24 +65,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"a cache to load the cluster into (repeatable, compared side by side): "
         f"{targets.TARGET_HELP} (default: spec)",
     )
-    parser.add_argument(
-        "--release",
-        choices=sorted(RELEASES),
-        default=DEFAULT_RELEASE.name,
-        help=f"the upstream release the caches model (default: {DEFAULT_RELEASE.name})",
-    )
+    options.add_release_argument(parser, "the upstream release the caches model")
     parser.add_argument(
         "--acknowledge-upstream-defects",
         action="store_true",
         help="report differences in a snapshot field of a known upstream defect of the release "
         "as KNOWN, not as a disagreement (for --impl go...; docs/upstream-divergences.md)",
     )
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="text for people, json for scripts (default: text)",
-    )
+    options.add_format_argument(parser)
     parser.add_argument(
         "--trace-out",
         type=Path,

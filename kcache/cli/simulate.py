@@ -28,7 +28,7 @@ from typing import TextIO
 from kcache import exact_json, targets
 from kcache.cli import options
 from kcache.simulation import SimulationResult, simulate
-from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
+from kcache.spec.releases import RELEASES
 
 
 def _rate(text: str) -> float:
@@ -48,12 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TARGET",
         help=f"the cache to schedule on: {targets.TARGET_HELP} (default: impl)",
     )
-    parser.add_argument(
-        "--release",
-        choices=sorted(RELEASES),
-        default=DEFAULT_RELEASE.name,
-        help=f"the upstream release modelled (default: {DEFAULT_RELEASE.name})",
-    )
+    options.add_release_argument(parser, "the upstream release modelled")
     parser.add_argument(
         "--nodes",
         type=options.positive_int,
@@ -84,12 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: 0.02)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the workload's seed (default: 0)")
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="text for people, json for scripts (default: text)",
-    )
+    options.add_format_argument(parser)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:

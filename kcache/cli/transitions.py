@@ -16,8 +16,9 @@ import argparse
 import sys
 from typing import TextIO
 
+from kcache.cli import options
 from kcache.reporting.transitions import RENDERERS
-from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
+from kcache.spec.releases import RELEASES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,12 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="markdown",
         help="markdown: the full page; mermaid, dot: the diagram only (default: markdown)",
     )
-    parser.add_argument(
-        "--release",
-        choices=sorted(RELEASES),
-        default=DEFAULT_RELEASE.name,
-        help=f"the upstream release whose behaviour to show (default: {DEFAULT_RELEASE.name})",
-    )
+    options.add_release_argument(parser, "the upstream release whose behaviour to show")
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:

@@ -37,13 +37,10 @@ from hypothesis.stateful import initialize, invariant, precondition, rule
 from kcache.machine import coverage
 from kcache.machine.lockstep import LockstepMachine
 from kcache.machine.recorder import FailureRecorder
-from kcache.ops import Run
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import CacheFactory, CycleRunner
 from kcache.spec.releases import DEFAULT_RELEASE, Release
-from kcache.spec.scheduler.config import default_config
-from kcache.spec.scheduler.cycle import Scheduler as ModelScheduler
 from kcache.spec.scheduler.decision import Binding, Decision, FailurePoint, Outcome
 from kcache.traces.trace import Step
 
@@ -211,7 +208,7 @@ class SchedulerMachine(LockstepMachine):
 
     def _fresh_decision(self, pod: Pod) -> tuple[Decision, CycleRunner]:
         """What the target decides for `pod` from a snapshot made now, at the same index."""
-        fresh = _scheduler_for(self.impl_run)
+        fresh = self.impl_run.new_scheduler()
         fresh.next_start_node_index = self.impl_run.scheduler.next_start_node_index
         return fresh.schedule_pod(pod), fresh
 
@@ -297,16 +294,6 @@ class SchedulerMachine(LockstepMachine):
         taken = [key for key, count in ports.items() if count > 1]
         if taken:
             self.fail(f"a host port was given twice: {taken}")
-
-
-def _scheduler_for(run: Run) -> CycleRunner:
-    """A scheduler with a fresh snapshot over `run`'s cache, the kind `run` uses."""
-    config = run.scheduler_config or default_config(run.cache.release)
-    own = getattr(run.cache, "new_scheduler", None)
-    if own is not None:
-        made: CycleRunner = own(config)
-        return made
-    return ModelScheduler(run.cache, config, nodes=run.nodes)
 
 
 def scheduler_machine(
