@@ -7,7 +7,7 @@ in load between them falls on both.  Each run is a real `kcache conform`
 child process with a fixed seed and example count, started in an empty
 folder so that no example database is replayed; its CPU time includes the
 Go adapter's, a grandchild the child waits for.  The earlier tree is a
-temporary `git worktree` of `--against` (default: the commit issue 12 was
+temporary `git worktree` of `--against` (default: the commit the throughput goal was
 measured on), run with `PYTHONPATH` pointing at it and its own Go adapter
 build.
 
@@ -33,7 +33,7 @@ import attrs
 from benchmarks.report import Table, Target, render
 from benchmarks.scale import FULL, QUICK, Scale
 
-#: the tree the throughput goal of issue 12 is stated against (2026-11-24)
+#: the tree the throughput goal (twice its steps per CPU second) is stated against (2026-11-24)
 BASELINE = "76a5963"
 #: conform targets measured, with the examples each run draws at full scale
 TARGETS = {"impl": 300, "go": 100}

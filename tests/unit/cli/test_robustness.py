@@ -1,4 +1,4 @@
-"""Faults and interruptions: nothing kcache found is ever lost, nothing hangs (issue 16).
+"""Faults and interruptions: nothing kcache found is ever lost, nothing hangs.
 
 One test (or one parametrized family) per class of fault an adversarial user
 met: unwritable outputs, signals, adapters that hang or lie, huge or odd
