@@ -51,6 +51,11 @@ SNAPSHOT_NAMES = ("s1", "s2", "s3")
 FRESH = "fresh"
 
 
+#: gates of features no rule drives yet: pod groups have no rules or observations here, so
+#: examples keep GenericWorkload and CompositePodGroup as the run set them
+UNDRIVEN_GATES = frozenset({"GenericWorkload", "CompositePodGroup"})
+
+
 def gate_flips(release: Release) -> st.SearchStrategy[dict[str, bool]]:
     """Feature gates an example turns away from their default: each gate of `release`
     the run did not set itself, flipped more often than not (not flipping is the simpler
@@ -58,7 +63,9 @@ def gate_flips(release: Release) -> st.SearchStrategy[dict[str, bool]]:
     free = sorted(
         name
         for name, defaults in GATE_DEFAULTS.items()
-        if release.name in defaults and name not in dict(release.feature_gates)
+        if release.name in defaults
+        and name not in dict(release.feature_gates)
+        and name not in UNDRIVEN_GATES
     )
     flipped = st.sampled_from((False, True, True))
     return st.fixed_dictionaries(dict.fromkeys(free, flipped)).map(
