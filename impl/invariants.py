@@ -15,6 +15,7 @@ from kcache.impl.image_states import ImageStates
 from kcache.impl.node_info import NodeInfo, sanitized
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
 from kcache.impl.node_tree import NodeTree
+from kcache.impl.pod_groups import PodGroups
 from kcache.impl.pod_info import PodInfo
 
 
@@ -185,6 +186,50 @@ def _check_contract_parts(
 
 def _uids(pods: Iterable[PodInfo]) -> Counter[str]:
     return Counter(pod.uid for pod in pods)
+
+
+def check_pod_groups(groups: PodGroups) -> None:
+    """§20.10's invariants that hold after any sequence of calls.
+
+    Every state held is non-empty (a group: a pod, or its object where that
+    counts; a composite: its object or a child); a group's unscheduled,
+    assumed and assigned UIDs are among its pods; a child key names its kind
+    and its parent's namespace; no two states share a generation, since each
+    change takes a fresh one; and nothing is held while its gate is off.
+    """
+    _check(groups.enabled or not groups.states, "pod groups held with GenericWorkload off")
+    _check(
+        groups.composites_enabled or not groups.composites,
+        "composite pod groups held with CompositePodGroup off",
+    )
+    generations: list[int] = []
+    for (namespace, name), state in groups.states.items():
+        where = f"pod group {namespace}/{name}"
+        _check(not state.empty(counts_object=groups.counts_object), f"{where} is empty")
+        members = state.all_pods.keys()
+        for label, uids in (
+            ("unscheduled", state.unscheduled),
+            ("assumed", state.assumed.keys()),
+            ("assigned", state.assigned),
+        ):
+            _check(uids <= members, f"{where}: {label} {sorted(uids - members)} are not members")
+        _check(
+            all(pod.uid == uid for uid, pod in state.all_pods.items()),
+            f"{where}: a pod is stored under another UID",
+        )
+        generations.append(state.generation)
+    for (namespace, name), composite in groups.composites.items():
+        where = f"composite pod group {namespace}/{name}"
+        _check(not composite.empty(), f"{where} is empty")
+        for child in composite.children:
+            kind, _, rest = child.partition("/")
+            _check(
+                kind in ("podgroup", "compositepodgroup") and rest.startswith(f"{namespace}/"),
+                f"{where}: child {child!r} is not a group of its namespace",
+            )
+        generations.append(composite.generation)
+    _check(len(set(generations)) == len(generations), "two pod-group states share a generation")
+    _check(all(generation > 0 for generation in generations), "a state was never changed")
 
 
 def _check(condition: bool, message: str) -> None:

@@ -9,9 +9,10 @@ update of a UID the group never saw leaves it in `all` alone) are states
 like the others, not special cases.
 
 `TABLE` says, for each `Step` the cache takes on one member's group, which
-sets the member enters and leaves.  `RELEASE_CHANGES` holds the steps a
-release changed.  Which cache call takes which step, and when a pod is a
-member at all, is `spec.pod_groups`'s.
+sets the member enters and leaves.  `RELEASE_CHANGES` holds the steps that
+differ in the releases with a given flag of `spec.releases.Release`.  Which
+cache call takes which step, and when a pod is a member at all, is
+`spec.pod_groups`'s.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from kcache.spec.releases import RELEASES, Release, since
+from kcache.spec.releases import RELEASES, Release
 
 
 class GroupSet(enum.Enum):
@@ -63,6 +64,21 @@ class Step(enum.Enum):
     ASSUME_BOUND = "assume (stored pod with a node)"
     FORGET = "forget (stored pod without node)"
     FORGET_BOUND = "forget (stored pod with a node)"
+
+
+#: the trace ops that take each step on the pod's group (`spec.pod_groups`), for the docs
+TAKEN_BY: Mapping[Step, str] = {
+    Step.ADD: "add_pod_group_member; add_pod, update_pod (their add half)",
+    Step.ADD_BOUND: "add_pod_group_member; add_pod, update_pod (their add half)",
+    Step.BIND: "update_pod_group_member",
+    Step.UPDATE: "update_pod_group_member",
+    Step.DELETE: "remove_pod_group_member, remove_pod, remove_assumed_pod; "
+    "add_pod confirming an assumed pod, update_pod (their remove half)",
+    Step.ASSUME: "assume_pod",
+    Step.ASSUME_BOUND: "assume_pod (a group it makes stores the assumed pod, which has a node)",
+    Step.FORGET: "forget_pod",
+    Step.FORGET_BOUND: "forget_pod",
+}
 
 
 @attrs.frozen
@@ -144,9 +160,9 @@ TABLE: Mapping[Step, Change] = {
     ),
 }
 
-#: steps a release changed, by the release that did; later releases keep the change
+#: steps that differ, by the release flag that says so (v1.37 has it)
 RELEASE_CHANGES: Mapping[str, Mapping[Step, Change]] = {
-    "v1.37": {
+    "settles_bound_members": {
         Step.ADD_BOUND: _change(
             {GroupSet.ALL, GroupSet.ASSIGNED},
             {GroupSet.UNSCHEDULED, GroupSet.ASSUMED},
@@ -160,8 +176,8 @@ RELEASE_CHANGES: Mapping[str, Mapping[Step, Change]] = {
 def change(release: Release, step: Step) -> Change:
     """The change `step` makes under `release`."""
     found = TABLE[step]
-    for name, changes in RELEASE_CHANGES.items():
-        if since(release, name):
+    for flag, changes in RELEASE_CHANGES.items():
+        if getattr(release, flag):
             found = changes.get(step, found)
     return found
 
@@ -191,10 +207,12 @@ def check_total() -> list[str]:
     post: __return__ == []
     """
     problems = [f"TABLE lacks {step}" for step in Step if step not in TABLE]
-    for name, changes in RELEASE_CHANGES.items():
-        if name not in RELEASES:
-            problems.append(f"RELEASE_CHANGES names unknown release {name}")
-        problems += [f"{name} changes unknown step {step}" for step in changes if step not in Step]
+    problems += [f"TAKEN_BY lacks {step}" for step in Step if step not in TAKEN_BY]
+    flags = {field.name for field in attrs.fields(Release)}
+    for flag, changes in RELEASE_CHANGES.items():
+        if flag not in flags:
+            problems.append(f"RELEASE_CHANGES names unknown release flag {flag}")
+        problems += [f"{flag} changes unknown step {step}" for step in changes if step not in Step]
     for release in RELEASES.values():
         for step in Step:
             found = change(release, step)

@@ -18,9 +18,15 @@ GATE_DEFAULTS: Mapping[str, Mapping[str, bool]] = {
     "InterPodAffinityHostnameFastPath": {"v1.37": False},
     "GenericWorkload": {"v1.36": False, "v1.37": False},
     "CompositePodGroup": {"v1.37": False},
+    # the cache never reads it; CompositePodGroup may be on only with it
+    "TopologyAwareWorkloadScheduling": {"v1.36": False, "v1.37": False},
 }
-#: gates that may be on only while another is (component-base refuses the configuration)
-GATE_NEEDS: Mapping[str, str] = {"CompositePodGroup": "GenericWorkload"}
+#: gates that may be on only while others are (component-base refuses the configuration;
+#: kube_features.go's dependency table, the same in v1.36 and v1.37)
+GATE_NEEDS: Mapping[str, tuple[str, ...]] = {
+    "CompositePodGroup": ("GenericWorkload", "TopologyAwareWorkloadScheduling"),
+    "TopologyAwareWorkloadScheduling": ("GenericWorkload",),
+}
 
 
 @attrs.frozen
@@ -68,6 +74,12 @@ class Release:
             "listers refuse while their gate is off"
         }
     )
+    settles_bound_members: bool = attrs.field(
+        metadata={
+            "doc": "a pod-group member added with a node leaves the unscheduled and assumed "
+            "sets (§20.3)"
+        }
+    )
     #: feature gates set otherwise than the release's default (a trace's `feature_gates`)
     feature_gates: tuple[tuple[str, bool], ...] = ()
 
@@ -89,9 +101,12 @@ class Release:
         configured = attrs.evolve(
             self, feature_gates=tuple(sorted({**dict(self.feature_gates), **gates}.items()))
         )
-        for name, needed in GATE_NEEDS.items():
-            if configured.gate(name) and not configured.gate(needed):
-                raise ValueError(f"feature gate {name} can be on only while {needed} is")
+        for name, needs in GATE_NEEDS.items():
+            missing = [needed for needed in needs if not configured.gate(needed)]
+            if configured.gate(name) and missing:
+                raise ValueError(
+                    f"feature gate {name} can be on only while {' and '.join(missing)} are on"
+                )
         return configured
 
 
@@ -106,6 +121,7 @@ V1_35 = Release(
     counts_status_per_view=False,
     has_pod_groups=False,
     has_pod_group_objects=False,
+    settles_bound_members=False,
 )
 #: assumed-pod expiry removed (kubernetes#136204); GetNode joins the interface; pod-level
 #: resize status counts; pod-group members
@@ -123,6 +139,7 @@ V1_37 = attrs.evolve(
     V1_36,
     name="v1.37",
     has_pod_group_objects=True,
+    settles_bound_members=True,
     has_remove_assumed_pod=True,
     counts_pvc_references=True,
     has_non_host_scoped_list=True,

@@ -23,9 +23,16 @@ from kcache.machine.invariants import CheckedMachine
 from kcache.machine.observation import Allowance
 from kcache.machine.recorder import FailureRecorder
 from kcache.ops import Outcome
-from kcache.spec.objects import Node, Pod
+from kcache.spec.objects import (
+    CompositePodGroup,
+    Node,
+    Pod,
+    PodGroup,
+    composite_pod_group_from_manifest,
+    pod_group_from_manifest,
+)
 from kcache.spec.protocol import CacheFactory
-from kcache.spec.releases import DEFAULT_RELEASE, GATE_DEFAULTS, Release
+from kcache.spec.releases import DEFAULT_RELEASE, GATE_DEFAULTS, GATE_NEEDS, Release
 from kcache.traces.defects import acknowledged_for
 from kcache.traces.trace import Step
 
@@ -45,15 +52,15 @@ MOVES = st.sampled_from((False, False, False, True)).flatmap(
 NEW_UIDS = st.sampled_from((None, None, None, *strategies.UIDS))
 #: whether a forget names another node than the one the pod was assumed on (refused, §8.3)
 ELSEWHERE = st.sampled_from((False, False, False, True))
+#: a PodGroup's or CompositePodGroup's parent: mostly none, else a composite name
+PARENTS = st.sampled_from((None, None, *strategies.COMPOSITES))
+#: how a gang's scheduling cycle ends: all bound, one binding failing and the scheduler
+#: taking the others back, every reservation taken back, or a member deleted while assumed
+GANG_ENDINGS = st.sampled_from(("confirmed", "one fails", "all forgotten", "deleted"))
 #: long-lived snapshot names
 SNAPSHOT_NAMES = ("s1", "s2", "s3")
 #: the name that makes `update_snapshot` use a snapshot never used before (a full build)
 FRESH = "fresh"
-
-
-#: gates of features no rule drives yet: pod groups have no rules or observations here, so
-#: examples keep GenericWorkload and CompositePodGroup as the run set them
-UNDRIVEN_GATES = frozenset({"GenericWorkload", "CompositePodGroup"})
 
 
 def gate_flips(release: Release) -> st.SearchStrategy[dict[str, bool]]:
@@ -63,14 +70,27 @@ def gate_flips(release: Release) -> st.SearchStrategy[dict[str, bool]]:
     free = sorted(
         name
         for name, defaults in GATE_DEFAULTS.items()
-        if release.name in defaults
-        and name not in dict(release.feature_gates)
-        and name not in UNDRIVEN_GATES
+        if release.name in defaults and name not in dict(release.feature_gates)
     )
     flipped = st.sampled_from((False, True, True))
     return st.fixed_dictionaries(dict.fromkeys(free, flipped)).map(
-        lambda flips: {name: not release.gate(name) for name, flip in flips.items() if flip}
+        lambda flips: _with_needs(
+            release, {name: not release.gate(name) for name, flip in flips.items() if flip}
+        )
     )
+
+
+def _with_needs(release: Release, flips: dict[str, bool]) -> dict[str, bool]:
+    """`flips` with the gates a flipped-on gate needs (`GATE_NEEDS`) turned on as well, or,
+    when the run fixed one of those off, without that flip."""
+    for name, needs in GATE_NEEDS.items():
+        if not release.gate(name) and flips.get(name):
+            fixed = dict(release.feature_gates)
+            if any(fixed.get(needed) is False for needed in needs):
+                del flips[name]
+            else:
+                flips.update({needed: True for needed in needs if not release.gate(needed)})
+    return flips
 
 
 def affinity_class(pod: Pod) -> tuple[bool, bool, bool]:
@@ -387,6 +407,163 @@ class ConformanceMachine(CheckedMachine):
     def get_node(self, name: str) -> None:
         """Read one NodeInfo, a ghost or an unknown name included (v1.36 on)."""
         self.take(Step("get_node", {"name": name}))
+
+    # -- pod groups (v1.36 on; PodGroup and CompositePodGroup objects v1.37) -----------------
+    # Members come from the pods bundle: a pod names its group in spec.schedulingGroup.
+    # Groups and composites are named from small pools, so objects, members and
+    # children meet; every op also runs with the gates off, where it must do nothing.
+
+    @precondition(lambda self: self.release.has_pod_groups)
+    @rule(pod=pods, fitting=FITTING, data=st.data(), group=st.sampled_from(strategies.GROUPS))
+    def add_pod_group_member(
+        self, pod: Pod, fitting: bool, data: st.DataObject, group: str
+    ) -> None:
+        """The queue announces a pod: as drawn, or (`fitting`) a pod of `group` waiting for
+        a node, under a UID the cache does not hold."""
+        if fitting:
+            pod = self._waiting_member(pod, group, data)
+        self.take(Step("add_pod_group_member", {"pod": pod}))
+
+    def _waiting_member(self, pod: Pod, group: str, data: st.DataObject) -> Pod:
+        held = {held.uid for held in self.held()}
+        unheld = [uid for uid in strategies.UIDS if uid not in held]
+        uid = self.pick(data, "uid", pod.uid or strategies.UIDS[0], unheld)
+        return self.known(strategies.with_changes(pod, uid=uid, node_name="", group=group))
+
+    @precondition(lambda self: self.release.has_pod_groups)
+    @rule(pod=pods, data=st.data(), binds=st.booleans())
+    def update_pod_group_member(self, pod: Pod, data: st.DataObject, binds: bool) -> None:
+        """A new version of a pod the scheduler has not bound: bound to a node the cache
+        holds (`binds`, the informer's view of a bind), or as it was."""
+        node_name = self.pick(data, "node name", "n1", self.live_nodes()) if binds else ""
+        old = strategies.with_changes(pod, node_name="")
+        new = self.known(strategies.with_changes(pod, node_name=node_name))
+        self.take(Step("update_pod_group_member", {"old": old, "new": new}))
+
+    @precondition(lambda self: self.release.has_pod_groups)
+    @rule(pod=pods, fitting=FITTING, data=st.data())
+    def remove_pod_group_member(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+        """An unbound pod was deleted: as drawn, or (`fitting`) one that names a group."""
+        if fitting:
+            members = [known for _, known in sorted(self.known_pods.items()) if known.uid]
+            members = [known for known in members if known.scheduling_group is not None]
+            pod = self.pick(data, "pod", pod, members)
+        self.take(Step("remove_pod_group_member", {"pod": pod}))
+
+    @precondition(lambda self: self.release.has_pod_groups)
+    @rule(
+        pod=pods,
+        data=st.data(),
+        group=st.sampled_from(strategies.GROUPS),
+        size=st.integers(min_value=1, max_value=len(strategies.UIDS)),
+        ending=GANG_ENDINGS,
+    )
+    def gang_cycle(self, pod: Pod, data: st.DataObject, group: str, size: int, ending: str) -> None:
+        """A gang through the cache: `size` members announced, each assumed on a node the
+        cache holds, then ended as `ending` says (§20.6)."""
+        members = []
+        for _ in range(size):
+            member = self._waiting_member(pod, group, data)
+            if member.uid in {held.uid for held in self.held()} or member in members:
+                break
+            self.take(Step("add_pod_group_member", {"pod": member}))
+            node_name = self.pick(data, "node name", "n1", self.live_nodes())
+            assumed = self.known(strategies.with_changes(member, node_name=node_name))
+            if self.take(Step("assume_pod", {"pod": assumed})).ok:
+                members.append(assumed)
+        if ending == "confirmed":
+            for member in members:
+                self.take(Step("add_pod", {"pod": member}))
+            return
+        forgotten = members if ending != "deleted" else members[1:]
+        if ending == "deleted" and members:
+            deleted = "remove_assumed_pod" if self.release.has_remove_assumed_pod else "remove_pod"
+            self.take(Step(deleted, {"pod": members[0]}))
+        for member in forgotten:
+            self.take(Step("forget_pod", {"pod": member}))
+
+    def _pod_group(self, name: str, namespace: str, parent: str | None) -> PodGroup:
+        return pod_group_from_manifest(
+            strategies.group_manifest("PodGroup", name=name, namespace=namespace, parent=parent)
+        )
+
+    def _composite(self, name: str, namespace: str, parent: str | None) -> CompositePodGroup:
+        return composite_pod_group_from_manifest(
+            strategies.group_manifest(
+                "CompositePodGroup", name=name, namespace=namespace, parent=parent
+            )
+        )
+
+    @precondition(lambda self: self.release.has_pod_group_objects)
+    @rule(
+        name=st.sampled_from(strategies.GROUPS),
+        namespace=st.sampled_from(strategies.NAMESPACES),
+        parent=PARENTS,
+        op=st.sampled_from(("add_pod_group", "update_pod_group", "remove_pod_group")),
+        changed=st.sampled_from((False, False, False, True)),
+    )
+    def pod_group_event(
+        self, name: str, namespace: str, parent: str | None, op: str, changed: bool
+    ) -> None:
+        """The informer adds, updates or deletes a PodGroup.  An update or delete carries
+        the object last added, unless `changed` (the parent field is immutable in the API,
+        so a change shows the cache's relinking quirks)."""
+        key = (namespace, name)
+        last = self.last_pod_group.get(key)
+        drawn = self._pod_group(name, namespace, parent)
+        kept = last if last is not None and not changed else drawn
+        if op == "add_pod_group":
+            if self.take(Step(op, {"pod_group": drawn})).ok:
+                self.last_pod_group[key] = drawn
+        elif op == "update_pod_group":
+            if self.take(Step(op, {"old": kept, "new": drawn})).ok:
+                self.last_pod_group[key] = drawn
+        else:
+            self.take(Step(op, {"pod_group": kept}))
+
+    @precondition(lambda self: self.release.has_pod_group_objects)
+    @rule(
+        name=st.sampled_from(strategies.COMPOSITES),
+        namespace=st.sampled_from(strategies.NAMESPACES),
+        parent=PARENTS,
+        op=st.sampled_from(
+            ("add_composite_pod_group", "update_composite_pod_group", "remove_composite_pod_group")
+        ),
+        changed=st.sampled_from((False, False, False, True)),
+    )
+    def composite_pod_group_event(
+        self, name: str, namespace: str, parent: str | None, op: str, changed: bool
+    ) -> None:
+        """The informer adds, updates or deletes a CompositePodGroup, as `pod_group_event`."""
+        key = (namespace, name)
+        last = self.last_composite.get(key)
+        drawn = self._composite(name, namespace, parent)
+        kept = last if last is not None and not changed else drawn
+        if op == "add_composite_pod_group":
+            if self.take(Step(op, {"composite_pod_group": drawn})).ok:
+                self.last_composite[key] = drawn
+        elif op == "update_composite_pod_group":
+            if self.take(Step(op, {"old": kept, "new": drawn})).ok:
+                self.last_composite[key] = drawn
+        else:
+            self.take(Step(op, {"composite_pod_group": kept}))
+
+    @precondition(lambda self: self.release.has_pod_groups)
+    @rule(
+        op=st.sampled_from(
+            (
+                "get_pod_group_state",
+                "get_pod_group",
+                "get_composite_pod_group_state",
+                "get_composite_pod_group",
+            )
+        ),
+        namespace=st.sampled_from(strategies.NAMESPACES),
+        name=st.sampled_from((*strategies.GROUPS, *strategies.COMPOSITES)),
+    )
+    def pod_group_lister(self, op: str, namespace: str, name: str) -> None:
+        """Ask one of the pod-group listers about a group or composite, held or not."""
+        self.take(Step(op, {"namespace": namespace, "name": name}))
 
     # -- snapshots --------------------------------------------------------------------
 

@@ -1,27 +1,42 @@
-"""Tests for `spec.pod_groups` through the model cache: members, objects, hierarchy, listers.
+"""Pod groups in every cache: members, objects, hierarchy, listers (§20).
 
 Expected values are written by hand from upstream's cache.go and
-podgroupstate.go (v1.36.0, v1.37.2), as §20 tells them.
+podgroupstate.go (v1.36.0, v1.37.2).
 """
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
 
-from kcache.spec.cache import Cache
+import pytest
+from helpers.builders import composite, node, pod, pod_group
+from helpers.caches import MakeCache
+
 from kcache.spec.errors import FeatureGateDisabledError, PodGroupNotFoundError, UnsupportedOperation
+from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import V1_35, V1_36, V1_37, Release
 from kcache.spec.views import CompositePodGroupView, PodGroupView
-from tests.helpers.builders import composite, node, pod, pod_group
 
 ON = {"GenericWorkload": True}
-ALL_ON = {"GenericWorkload": True, "CompositePodGroup": True}
+ALL_ON = {
+    "GenericWorkload": True,
+    "CompositePodGroup": True,
+    "TopologyAwareWorkloadScheduling": True,
+}
+
+Build = Callable[..., SchedulerCache]
 
 
-def cache(release: Release = V1_37, gates: dict[str, bool] = ON) -> Cache:
-    made = Cache(release=release.with_gates(gates))
-    made.add_node(node("n1"))
-    return made
+@pytest.fixture
+def cache(make_cache: MakeCache) -> Build:
+    """`cache(release, gates)`: a cache of the implementation under test with node n1."""
+
+    def build(release: Release = V1_37, gates: dict[str, bool] = ON) -> SchedulerCache:
+        made = make_cache(release=release.with_gates(gates))
+        made.add_node(node("n1"))
+        return made
+
+    return build
 
 
 def member(uid: str, *, node: str = "", group: str = "g") -> object:
@@ -43,7 +58,7 @@ def view(
 # --- members --------------------------------------------------------------------------------
 
 
-def test_a_gang_is_announced_assumed_confirmed_and_one_member_forgotten() -> None:
+def test_a_gang_is_announced_assumed_confirmed_and_one_member_forgotten(cache: Build) -> None:
     c = cache()
     for uid in ("a", "b", "c"):
         c.add_pod_group_member(member(uid))
@@ -57,15 +72,15 @@ def test_a_gang_is_announced_assumed_confirmed_and_one_member_forgotten() -> Non
 
 
 @pytest.mark.parametrize("release", [V1_36, V1_37], ids=str)
-def test_with_generic_workload_off_no_pod_is_a_member(release) -> None:
+def test_with_generic_workload_off_no_pod_is_a_member(cache: Build, release) -> None:
     c = cache(release, {})
     c.add_pod_group_member(member("a"))
     c.assume_pod(member("b", node="n1"))
     assert c.pod_groups() == {}
 
 
-def test_v1_35_has_no_pod_groups() -> None:
-    c = Cache(release=V1_35)
+def test_v1_35_has_no_pod_groups(make_cache: MakeCache) -> None:
+    c = make_cache(release=V1_35)
     with pytest.raises(UnsupportedOperation, match="add_pod_group_member does not exist"):
         c.add_pod_group_member(member("a"))
     with pytest.raises(UnsupportedOperation, match="get_pod_group_state does not exist"):
@@ -79,14 +94,18 @@ def test_v1_35_has_no_pod_groups() -> None:
     [(V1_36, view("a", "a", assigned="a")), (V1_37, view("a", assigned="a"))],
     ids=str,
 )
-def test_an_external_bind_leaves_v1_36_unscheduled_and_assigned(release, after) -> None:
+def test_an_external_bind_leaves_v1_36_unscheduled_and_assigned(
+    cache: Build, release, after
+) -> None:
     c = cache(release)
     c.add_pod_group_member(member("a"))
     c.add_pod(member("a", node="n1"))
     assert c.pod_groups() == {"default/g": after}
 
 
-def test_assuming_a_member_never_announced_makes_its_group_and_counts_it_assigned() -> None:
+def test_assuming_a_member_never_announced_makes_its_group_and_counts_it_assigned(
+    cache: Build,
+) -> None:
     c = cache()
     c.assume_pod(member("a", node="n1"))
     assert c.pod_groups() == {"default/g": view("a", assigned="a")}
@@ -94,14 +113,16 @@ def test_assuming_a_member_never_announced_makes_its_group_and_counts_it_assigne
     assert c.pod_groups() == {"default/g": view("a", assigned="a")}
 
 
-def test_assuming_an_unknown_member_of_an_existing_group_leaves_the_group_alone() -> None:
+def test_assuming_an_unknown_member_of_an_existing_group_leaves_the_group_alone(
+    cache: Build,
+) -> None:
     c = cache()
     c.add_pod_group_member(member("a"))
     c.assume_pod(member("b", node="n1"))
     assert c.pod_groups() == {"default/g": view("a", "a")}
 
 
-def test_update_binds_a_member_and_lists_a_uid_it_never_saw() -> None:
+def test_update_binds_a_member_and_lists_a_uid_it_never_saw(cache: Build) -> None:
     c = cache()
     c.add_pod_group_member(member("a"))
     c.update_pod_group_member(member("x"), member("x"))
@@ -110,13 +131,13 @@ def test_update_binds_a_member_and_lists_a_uid_it_never_saw() -> None:
     assert c.pod_groups() == {"default/g": view("a x", assigned="a")}
 
 
-def test_update_of_a_group_the_cache_does_not_hold_changes_nothing() -> None:
+def test_update_of_a_group_the_cache_does_not_hold_changes_nothing(cache: Build) -> None:
     c = cache()
     c.update_pod_group_member(member("a"), member("a", node="n1"))
     assert c.pod_groups() == {}
 
 
-def test_remove_assumed_pod_drops_the_member_where_forget_puts_it_back() -> None:
+def test_remove_assumed_pod_drops_the_member_where_forget_puts_it_back(cache: Build) -> None:
     c = cache()
     for uid in ("a", "b"):
         c.add_pod_group_member(member(uid))
@@ -128,14 +149,14 @@ def test_remove_assumed_pod_drops_the_member_where_forget_puts_it_back() -> None
     assert c.pod_groups() == {}
 
 
-def test_remove_pod_takes_the_cached_pods_group_not_the_arguments() -> None:
+def test_remove_pod_takes_the_cached_pods_group_not_the_arguments(cache: Build) -> None:
     c = cache()
     c.add_pod(member("a", node="n1", group="g"))
     c.remove_pod(pod("a", node="n1"))
     assert c.pod_groups() == {}
 
 
-def test_a_refused_pod_call_leaves_the_groups_alone() -> None:
+def test_a_refused_pod_call_leaves_the_groups_alone(cache: Build) -> None:
     c = cache()
     c.add_pod_group_member(member("a"))
     c.add_pod(member("a", node="n1"))
@@ -147,7 +168,7 @@ def test_a_refused_pod_call_leaves_the_groups_alone() -> None:
 # --- objects and existence --------------------------------------------------------------------
 
 
-def test_a_group_lives_while_it_has_a_member_or_its_object() -> None:
+def test_a_group_lives_while_it_has_a_member_or_its_object(cache: Build) -> None:
     c = cache()
     c.add_pod_group(pod_group("g"))
     assert c.pod_groups() == {"default/g": view(obj=True)}
@@ -161,7 +182,7 @@ def test_a_group_lives_while_it_has_a_member_or_its_object() -> None:
     assert c.pod_groups() == {}
 
 
-def test_update_pod_group_replaces_only_a_held_object() -> None:
+def test_update_pod_group_replaces_only_a_held_object(cache: Build) -> None:
     c = cache()
     c.update_pod_group(pod_group("g"), pod_group("g", version="2"))
     assert c.pod_groups() == {}
@@ -170,7 +191,7 @@ def test_update_pod_group_replaces_only_a_held_object() -> None:
     assert c.get_pod_group("default", "g").manifest["metadata"]["resourceVersion"] == "2"
 
 
-def test_objects_are_ignored_while_their_gates_are_off() -> None:
+def test_objects_are_ignored_while_their_gates_are_off(cache: Build) -> None:
     c = cache(V1_37, {})
     c.add_pod_group(pod_group("g"))
     c.add_composite_pod_group(composite("top"))
@@ -191,7 +212,7 @@ def test_objects_are_ignored_while_their_gates_are_off() -> None:
         lambda c: c.get_composite_pod_group_state("default", "top"),
     ],
 )
-def test_v1_36_has_no_group_objects(call) -> None:
+def test_v1_36_has_no_group_objects(cache: Build, call) -> None:
     with pytest.raises(UnsupportedOperation, match=r"does not exist in release v1\.36"):
         call(cache(V1_36))
 
@@ -199,7 +220,7 @@ def test_v1_36_has_no_group_objects(call) -> None:
 # --- the hierarchy ------------------------------------------------------------------------------
 
 
-def test_a_child_makes_a_placeholder_parent_that_goes_with_its_last_child() -> None:
+def test_a_child_makes_a_placeholder_parent_that_goes_with_its_last_child(cache: Build) -> None:
     c = cache(V1_37, ALL_ON)
     c.add_pod_group(pod_group("g", parent="top"))
     c.add_composite_pod_group(composite("mid", parent="top"))
@@ -213,7 +234,9 @@ def test_a_child_makes_a_placeholder_parent_that_goes_with_its_last_child() -> N
     assert c.composite_pod_groups() == {}
 
 
-def test_updating_a_parent_name_does_not_relink_and_removal_unlinks_the_arguments_parent() -> None:
+def test_updating_a_parent_name_does_not_relink_and_removal_unlinks_the_arguments_parent(
+    cache: Build,
+) -> None:
     c = cache(V1_37, ALL_ON)
     c.add_pod_group(pod_group("g", parent="old"))
     c.update_pod_group(pod_group("g", parent="old"), pod_group("g", parent="new"))
@@ -225,7 +248,7 @@ def test_updating_a_parent_name_does_not_relink_and_removal_unlinks_the_argument
     }
 
 
-def test_a_composite_whose_stored_parent_is_gone_keeps_its_object_on_removal() -> None:
+def test_a_composite_whose_stored_parent_is_gone_keeps_its_object_on_removal(cache: Build) -> None:
     c = cache(V1_37, ALL_ON)
     c.add_composite_pod_group(composite("mid", parent="top"))
     c.update_composite_pod_group(composite("mid"), composite("mid", parent="elsewhere"))
@@ -234,8 +257,10 @@ def test_a_composite_whose_stored_parent_is_gone_keeps_its_object_on_removal() -
 
 
 def test_composite_pod_group_needs_generic_workload() -> None:
-    with pytest.raises(ValueError, match="CompositePodGroup can be on only while GenericWorkload"):
+    with pytest.raises(ValueError, match="only while GenericWorkload and TopologyAware"):
         V1_37.with_gates({"CompositePodGroup": True})
+    with pytest.raises(ValueError, match="only while TopologyAwareWorkloadScheduling are on"):
+        V1_37.with_gates({"CompositePodGroup": True, "GenericWorkload": True})
 
 
 # --- listers ------------------------------------------------------------------------------------
@@ -250,13 +275,15 @@ def test_composite_pod_group_needs_generic_workload() -> None:
         (V1_37, ON, PodGroupNotFoundError, "pod group state not found for pod group default/g"),
     ],
 )
-def test_the_state_lister_refuses_as_each_release_does(release, gates, error, text) -> None:
+def test_the_state_lister_refuses_as_each_release_does(
+    cache: Build, release, gates, error, text
+) -> None:
     with pytest.raises(error) as raised:
         cache(release, gates).get_pod_group_state("default", "g")
     assert str(raised.value) == text
 
 
-def test_the_object_listers_name_entity_keys() -> None:
+def test_the_object_listers_name_entity_keys(cache: Build) -> None:
     c = cache(V1_37, ALL_ON)
     c.add_pod_group_member(member("a"))
     c.add_pod_group(pod_group("h", parent="top"))
@@ -288,7 +315,7 @@ def test_the_object_listers_name_entity_keys() -> None:
     assert c.get_composite_pod_group_state("default", "top").children == {"podgroup/default/h"}
 
 
-def test_the_composite_listers_refuse_while_composite_pod_group_is_off() -> None:
+def test_the_composite_listers_refuse_while_composite_pod_group_is_off(cache: Build) -> None:
     c = cache()
     for ask in (c.get_composite_pod_group_state, c.get_composite_pod_group):
         with pytest.raises(FeatureGateDisabledError, match="composite pod group feature gate"):
