@@ -55,8 +55,11 @@ ELSEWHERE = st.sampled_from((False, False, False, True))
 #: a PodGroup's or CompositePodGroup's parent: mostly none, else a composite name
 PARENTS = st.sampled_from((None, None, *strategies.COMPOSITES))
 #: how a gang's scheduling cycle ends: all bound, one binding failing and the scheduler
-#: taking the others back, every reservation taken back, or a member deleted while assumed
-GANG_ENDINGS = st.sampled_from(("confirmed", "one fails", "all forgotten", "deleted"))
+#: taking the others back, every reservation taken back, a member deleted while assumed,
+#: or no cycle at all: another scheduler binds the waiting members (the v1.36 fix, §20.3)
+GANG_ENDINGS = st.sampled_from(
+    ("confirmed", "one fails", "all forgotten", "deleted", "bound elsewhere")
+)
 #: long-lived snapshot names
 SNAPSHOT_NAMES = ("s1", "s2", "s3")
 #: the name that makes `update_snapshot` use a snapshot never used before (a full build)
@@ -457,10 +460,23 @@ class ConformanceMachine(CheckedMachine):
         group=st.sampled_from(strategies.GROUPS),
         size=st.integers(min_value=1, max_value=len(strategies.UIDS)),
         ending=GANG_ENDINGS,
+        with_object=st.booleans(),
     )
-    def gang_cycle(self, pod: Pod, data: st.DataObject, group: str, size: int, ending: str) -> None:
-        """A gang through the cache: `size` members announced, each assumed on a node the
-        cache holds, then ended as `ending` says (§20.6)."""
+    def gang_cycle(
+        self,
+        *,
+        pod: Pod,
+        data: st.DataObject,
+        group: str,
+        size: int,
+        ending: str,
+        with_object: bool,
+    ) -> None:
+        """A gang through the cache: its PodGroup object first (`with_object`, v1.37), then
+        `size` members announced, each assumed on a node the cache holds (or, `bound
+        elsewhere`, added there), then ended as `ending` says (§20.6)."""
+        if with_object and self.release.has_pod_group_objects:
+            self.pod_group_event(group, pod.namespace, None, "add_pod_group", changed=False)
         members = []
         for _ in range(size):
             member = self._waiting_member(pod, group, data)
@@ -468,9 +484,11 @@ class ConformanceMachine(CheckedMachine):
                 break
             self.take(Step("add_pod_group_member", {"pod": member}))
             node_name = self.pick(data, "node name", "n1", self.live_nodes())
-            assumed = self.known(strategies.with_changes(member, node_name=node_name))
-            if self.take(Step("assume_pod", {"pod": assumed})).ok:
-                members.append(assumed)
+            placed = self.known(strategies.with_changes(member, node_name=node_name))
+            if ending == "bound elsewhere":
+                self.take(Step("add_pod", {"pod": placed}))
+            elif self.take(Step("assume_pod", {"pod": placed})).ok:
+                members.append(placed)
         if ending == "confirmed":
             for member in members:
                 self.take(Step("add_pod", {"pod": member}))

@@ -22,6 +22,7 @@ import kcache.impl.snapshot
 from kcache.impl.cache import Cache
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
+from kcache.impl.pod_groups import GroupKey, PodGroups, PodGroupState
 from kcache.impl.pod_info import NANO, ContainerRequests, PodInfo, ResourceList
 from kcache.impl.snapshot import Snapshot
 from kcache.seeded import (
@@ -496,7 +497,17 @@ class GroupDroppedWithObject(Cache):
 
     def __init__(self, *, ttl: Decimal = Decimal(0), release: Release) -> None:
         super().__init__(ttl=ttl, release=release)
-        self._groups.counts_object = False
+        self._groups = _ObjectBlindGroups(release)
+
+
+class _ObjectBlindGroups(PodGroups):
+    """Drops a group state once it has no pods, whatever object it holds."""
+
+    __slots__ = ()
+
+    def _drop_if_empty(self, key: GroupKey, state: PodGroupState) -> None:
+        if not state.all_pods:
+            del self.states[key]
 
 
 class ForgottenMemberDropped(Cache):

@@ -300,7 +300,12 @@ class TestPodGroups:
         state.new_pod(pod=pod("u1", node="", group="g1"))
         for ending in ("confirmed", "one fails"):
             state.gang_cycle(
-                pod=pod("u1", node="", group="g1"), data=_First(), group="g1", size=2, ending=ending
+                pod=pod("u1", node="", group="g1"),
+                data=_First(),
+                group="g1",
+                size=2,
+                ending=ending,
+                with_object=False,
             )
             state.spec_and_impl_agree()
         assert state.spec.pod_groups() == {
