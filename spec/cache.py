@@ -130,6 +130,7 @@ class Cache:
         yield from (
             f"image {name!r} has no nodes" for name, e in self.images.items() if not e.nodes
         )
+        yield from self.groups.problems()
 
     # --- pod operations: each consults the table, then runs the effect it names ----------
 

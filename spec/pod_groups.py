@@ -77,6 +77,27 @@ class PodGroups:
         """Whether the cache holds a state for the pod group `key`."""
         return bool(self.members.get(key)) or key in self.objects
 
+    def problems(self) -> list[str]:
+        """Broken facts that every reachable state keeps: records under their pod's UID, in
+        `all`, no empty records; no empty children entry; nothing held with the gates off."""
+        found = [
+            f"member {uid!r} of {_shown(key)} is kept as {member!r}"
+            for key, members in self.members.items()
+            for uid, member in members.items()
+            if member.pod.uid != uid or GroupSet.ALL not in member.state
+        ]
+        found += [
+            f"group {_shown(key)} has an empty record" for key, m in self.members.items() if not m
+        ]
+        found += [
+            f"composite {_shown(key)} has no children" for key, c in self.children.items() if not c
+        ]
+        if not self.enabled and (self.members or self.objects):
+            found.append("pod groups held with GenericWorkload off")
+        if not self.composites_enabled and (self.composites or self.children):
+            found.append("composites held with CompositePodGroup off")
+        return found
+
     def composite_exists(self, key: GroupKey) -> bool:
         """Whether the cache holds a state for the composite pod group `key`."""
         return key in self.composites or bool(self.children.get(key))
