@@ -222,11 +222,19 @@ class ConformanceMachine(CheckedMachine):
         """Outside the contract (§14): an update delivers the node object of a ghost, which
         stays out of the node tree; a snapshot update maps it, then add_node puts it in the
         tree.  The next update that only re-clones finds the node list one short of the
-        tree, and must repair it and report the inconsistency (§10.3 step 6)."""
+        tree, and must repair it and report the inconsistency (§10.3 step 6).  Without a
+        ghost, one is made first: a node holding pods is removed."""
         dump = self.spec.dump()
         ghosts = sorted(name for name, view in dump.nodes.items() if name and not view.has_node)
         if not ghosts:
-            return
+            holding = [name for name in self.live_nodes() if dump.nodes[name].pods]
+            holding = [name for name in holding if name in self.last_node]
+            if not holding:
+                return
+            made = data.draw(st.sampled_from(holding), label="node to leave as a ghost")
+            if not self.take(Step("remove_node", {"node": self.last_node[made]})).ok:
+                return
+            ghosts = [made]
         name = data.draw(st.sampled_from(ghosts), label="ghost")
         restored = strategies.renamed(node, name)
         self.within_contract = False
