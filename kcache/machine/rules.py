@@ -425,41 +425,47 @@ class ConformanceMachine(CheckedMachine):
     # children meet; every op also runs with the gates off, where it must do nothing.
 
     @precondition(lambda self: self.release.has_pod_groups)
-    @rule(pod=pods, fitting=FITTING, data=st.data(), group=st.sampled_from(strategies.GROUPS))
-    def add_pod_group_member(
-        self, pod: Pod, fitting: bool, data: st.DataObject, group: str
+    @rule(
+        pod=pods,
+        fitting=FITTING,
+        data=st.data(),
+        group=st.sampled_from(strategies.GROUPS),
+        op=st.sampled_from(
+            ("add_pod_group_member", "update_pod_group_member", "remove_pod_group_member")
+        ),
+    )
+    def pod_group_member_event(
+        self, *, pod: Pod, fitting: bool, data: st.DataObject, group: str, op: str
     ) -> None:
-        """The queue announces a pod: as drawn, or (`fitting`) a pod of `group` waiting for
-        a node, under a UID the cache does not hold."""
-        if fitting:
-            pod = self._waiting_member(pod, group, data)
-        self.take(Step("add_pod_group_member", {"pod": pod}))
+        """The queue's view of a pod the scheduler has not bound (one rule, so that the pod
+        rules keep their share of steps):
+
+        - `add_pod_group_member`: the pod as drawn, or (`fitting`) a pod of `group`
+          waiting for a node, under a UID the cache does not hold;
+        - `update_pod_group_member`: a new version, bound to a node the cache holds
+          (`fitting`: the informer's view of a bind) or as it was;
+        - `remove_pod_group_member`: the pod as drawn, or (`fitting`) one that names a group.
+        """
+        if op == "add_pod_group_member":
+            member = self._waiting_member(pod, group, data) if fitting else pod
+            self.take(Step(op, {"pod": member}))
+        elif op == "update_pod_group_member":
+            node_name = self.pick(data, "node name", "n1", self.live_nodes()) if fitting else ""
+            old = strategies.with_changes(pod, node_name="")
+            new = self.known(strategies.with_changes(pod, node_name=node_name))
+            self.take(Step(op, {"old": old, "new": new}))
+        else:
+            if fitting:
+                named = [known for _, known in sorted(self.known_pods.items()) if known.uid]
+                members = [known for known in named if known.scheduling_group is not None]
+                pod = self.pick(data, "pod", pod, members)
+            self.take(Step(op, {"pod": pod}))
 
     def _waiting_member(self, pod: Pod, group: str, data: st.DataObject) -> Pod:
         held = {held.uid for held in self.held()}
         unheld = [uid for uid in strategies.UIDS if uid not in held]
         uid = self.pick(data, "uid", pod.uid or strategies.UIDS[0], unheld)
         return self.known(strategies.with_changes(pod, uid=uid, node_name="", group=group))
-
-    @precondition(lambda self: self.release.has_pod_groups)
-    @rule(pod=pods, data=st.data(), binds=st.booleans())
-    def update_pod_group_member(self, pod: Pod, data: st.DataObject, binds: bool) -> None:
-        """A new version of a pod the scheduler has not bound: bound to a node the cache
-        holds (`binds`, the informer's view of a bind), or as it was."""
-        node_name = self.pick(data, "node name", "n1", self.live_nodes()) if binds else ""
-        old = strategies.with_changes(pod, node_name="")
-        new = self.known(strategies.with_changes(pod, node_name=node_name))
-        self.take(Step("update_pod_group_member", {"old": old, "new": new}))
-
-    @precondition(lambda self: self.release.has_pod_groups)
-    @rule(pod=pods, fitting=FITTING, data=st.data())
-    def remove_pod_group_member(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
-        """An unbound pod was deleted: as drawn, or (`fitting`) one that names a group."""
-        if fitting:
-            members = [known for _, known in sorted(self.known_pods.items()) if known.uid]
-            members = [known for known in members if known.scheduling_group is not None]
-            pod = self.pick(data, "pod", pod, members)
-        self.take(Step("remove_pod_group_member", {"pod": pod}))
 
     @precondition(lambda self: self.release.has_pod_groups)
     @rule(

@@ -318,7 +318,9 @@ class TestPodGroups:
         """The seeded BoundMemberLeftUnscheduled: an external bind leaves p unscheduled too."""
         state = self.group_machine(SEEDED_BUGS["BoundMemberLeftUnscheduled"])
         member = state.new_pod(pod=pod("u1", node="", group="g1"))
-        state.add_pod_group_member(pod=member, fitting=False, data=NOT_DRAWN, group="g1")
+        state.pod_group_member_event(
+            pod=member, fitting=False, data=NOT_DRAWN, group="g1", op="add_pod_group_member"
+        )
         state.add_pod(pod=state.new_pod(pod=pod("u1", group="g1")), fitting=False, data=NOT_DRAWN)
         with pytest.raises(ConformanceError, match="pod_groups"):
             state.spec_and_impl_agree()
