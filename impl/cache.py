@@ -21,10 +21,11 @@ from types import TracebackType
 from kcache.impl.expiry import ExpiryLoop
 from kcache.impl.generation import next_generation
 from kcache.impl.image_states import ImageStates
-from kcache.impl.invariants import check_cache
+from kcache.impl.invariants import check_cache, check_pod_groups
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
 from kcache.impl.node_tree import NodeTree
+from kcache.impl.pod_groups import PodGroups
 from kcache.impl.pod_info import AffinityClasses, PodInfo, affinity_classes
 from kcache.impl.rwlock import ReadWriteLock
 from kcache.impl.scheduling.cycle import Scheduler
@@ -38,11 +39,11 @@ from kcache.spec.errors import (
     TransitionError,
     UnsupportedOperation,
 )
-from kcache.spec.objects import Node, Pod
+from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.protocol import Snapshot as SnapshotProtocol
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.scheduler.config import SchedulerConfig
-from kcache.spec.views import Dump, NodeView
+from kcache.spec.views import CompositePodGroupView, Dump, NodeView, PodGroupView
 
 _log = logging.getLogger(__name__)
 
@@ -97,6 +98,9 @@ class Cache:
     #   _image_states   image name -> summary whose node set is exactly the nodes
     #                   whose node reports that image, never empty; a live
     #                   NodeInfo's image map points at these shared summaries.
+    #   _groups         the pod groups and composites (impl.pod_groups has their part
+    #                   of the representation); pod events reach them after the
+    #                   NodeInfo side succeeded.
     #   _contract_kept  False once a call broke the caller contract of §13 of the
     #                   semantics doc (e.g. removing a node with another object
     #                   than the one last set).  Upstream's quirks then leave the
@@ -110,6 +114,7 @@ class Cache:
         "_assumed_pods",
         "_contract_kept",
         "_expiry",
+        "_groups",
         "_image_states",
         "_lock",
         "_node_infos",
@@ -138,6 +143,7 @@ class Cache:
         self._image_states = ImageStates()
         self._expiry: ExpiryLoop | None = None
         self._contract_kept = True
+        self._groups = PodGroups(release)
         # Whether NodeInfos keep the non-host-scoped anti-affinity list (v1.37, gated).
         self._non_host_scoped = release.has_non_host_scoped_list and release.gate(
             "InterPodAffinityHostnameFastPath"
@@ -257,10 +263,13 @@ class Cache:
             raise UnsupportedOperation(
                 f"remove_assumed_pod does not exist in release {self._release.name}"
             )
-        self._forget(pod)
+        self._forget(pod, forget=False)
 
-    def _forget(self, pod: Pod) -> None:
-        """What ForgetPod and RemoveAssumedPod share: upstream's `validateAssumedPod`, a removal."""
+    def _forget(self, pod: Pod, *, forget: bool = True) -> None:
+        """What ForgetPod and RemoveAssumedPod share: upstream's `validateAssumedPod`, a removal.
+
+        The group side differs: a forgotten member waits again (`forget`), a removed one goes.
+        """
         key = _key(pod)
         with self._lock.write:
             state = self._pod_states.get(key)
@@ -280,7 +289,7 @@ class Cache:
                 )
             if self._listed_on(affinity_classes(pod)) != self._listed_on(state.info.affinity):
                 self._contract_kept = False
-            self._remove_pod(pod)
+            self._remove_pod(pod, forget=forget)
 
     def add_pod(self, pod: Pod) -> None:
         """Record a pod the API server reports bound (upstream `AddPod`).
@@ -407,6 +416,96 @@ class Cache:
                 raise NodeNotFoundError(f"node {name} does not exist in scheduler cache")
             return item.info.clone().view()
 
+    # Pod groups (v1.36 on; objects and composites v1.37) ------------------------
+
+    def add_pod_group_member(self, pod: Pod) -> None:
+        """Announce a pod-group member waiting for a node (upstream `AddPodGroupMember`)."""
+        self._require("add_pod_group_member", self._release.has_pod_groups)
+        with self._lock.write:
+            self._groups.add_member(pod)
+
+    def update_pod_group_member(self, old: Pod, new: Pod) -> None:
+        """A new version of an unbound member (upstream `UpdatePodGroupMember`)."""
+        self._require("update_pod_group_member", self._release.has_pod_groups)
+        with self._lock.write:
+            self._groups.update_member(old, new)
+
+    def remove_pod_group_member(self, pod: Pod) -> None:
+        """An unbound member was deleted (upstream `RemovePodGroupMember`)."""
+        self._require("remove_pod_group_member", self._release.has_pod_groups)
+        with self._lock.write:
+            self._groups.remove_member(pod)
+
+    def add_pod_group(self, pod_group: PodGroup) -> None:
+        """Hold a PodGroup object (upstream `AddPodGroup`)."""
+        self._require("add_pod_group", self._release.has_pod_group_objects)
+        with self._lock.write:
+            self._groups.add_pod_group(pod_group)
+
+    def update_pod_group(self, old: PodGroup, new: PodGroup) -> None:
+        """Replace a held PodGroup object (upstream `UpdatePodGroup`)."""
+        self._require("update_pod_group", self._release.has_pod_group_objects)
+        with self._lock.write:
+            self._groups.update_pod_group(new)
+
+    def remove_pod_group(self, pod_group: PodGroup) -> None:
+        """Drop a PodGroup object (upstream `RemovePodGroup`)."""
+        self._require("remove_pod_group", self._release.has_pod_group_objects)
+        with self._lock.write:
+            self._groups.remove_pod_group(pod_group)
+
+    def add_composite_pod_group(self, composite: CompositePodGroup) -> None:
+        """Hold a CompositePodGroup object (upstream `AddCompositePodGroup`)."""
+        self._require("add_composite_pod_group", self._release.has_pod_group_objects)
+        with self._lock.write:
+            self._groups.add_composite(composite)
+
+    def update_composite_pod_group(self, old: CompositePodGroup, new: CompositePodGroup) -> None:
+        """Replace a held CompositePodGroup object (upstream `UpdateCompositePodGroup`)."""
+        self._require("update_composite_pod_group", self._release.has_pod_group_objects)
+        with self._lock.write:
+            self._groups.update_composite(new)
+
+    def remove_composite_pod_group(self, composite: CompositePodGroup) -> None:
+        """Drop a CompositePodGroup object (upstream `RemoveCompositePodGroup`)."""
+        self._require("remove_composite_pod_group", self._release.has_pod_group_objects)
+        with self._lock.write:
+            self._groups.remove_composite(composite)
+
+    def get_pod_group_state(self, namespace: str, name: str) -> PodGroupView:
+        """Upstream `PodGroupStates().Get`."""
+        self._require("get_pod_group_state", self._release.has_pod_groups)
+        with self._lock.read:
+            return self._groups.pod_group_state(namespace, name)
+
+    def get_pod_group(self, namespace: str, name: str) -> PodGroup:
+        """Upstream `PodGroups().Get`."""
+        self._require("get_pod_group", self._release.has_pod_group_objects)
+        with self._lock.read:
+            return self._groups.pod_group(namespace, name)
+
+    def get_composite_pod_group_state(self, namespace: str, name: str) -> CompositePodGroupView:
+        """Upstream `CompositePodGroupStates().Get`."""
+        self._require("get_composite_pod_group_state", self._release.has_pod_group_objects)
+        with self._lock.read:
+            return self._groups.composite_state(namespace, name).view()
+
+    def get_composite_pod_group(self, namespace: str, name: str) -> CompositePodGroup:
+        """Upstream `CompositePodGroups().Get`."""
+        self._require("get_composite_pod_group", self._release.has_pod_group_objects)
+        with self._lock.read:
+            return self._groups.composite(namespace, name)
+
+    def pod_groups(self) -> dict[str, PodGroupView]:
+        """Every pod group held, by `namespace/name`, whatever the gates."""
+        with self._lock.read:
+            return self._groups.views()
+
+    def composite_pod_groups(self) -> dict[str, CompositePodGroupView]:
+        """Every composite pod group held, by `namespace/name`."""
+        with self._lock.read:
+            return self._groups.composite_views()
+
     def node_count(self) -> int:
         """How many NodeInfos the cache holds, ghosts included."""
         with self._lock.read:
@@ -494,6 +593,12 @@ class Cache:
 
     # Internals (the caller holds the write lock) ------------------------------
 
+    def _require(self, operation: str, present: bool) -> None:
+        if not present:
+            raise UnsupportedOperation(
+                f"{operation} does not exist in release {self._release.name}"
+            )
+
     def _require_expiry(self, operation: str) -> None:
         if not self._release.has_expiry:
             raise UnsupportedOperation(
@@ -526,12 +631,16 @@ class Cache:
         self._pod_states[key] = PodState(info)
         if assumed:
             self._assumed_pods[key] = None
+            self._groups.assume_member(pod)
+        else:
+            self._groups.add_member(pod)
 
-    def _remove_pod(self, pod: Pod) -> None:
+    def _remove_pod(self, pod: Pod, *, forget: bool = False) -> None:
         """Take the pod off the NodeInfo `pod` names and forget its key.
 
         A missing NodeInfo is only logged; a NodeInfo that does not hold the
         pod raises, and then the key is kept.  A ghost left without pods goes.
+        Then `pod`'s group forgets the member (`forget`) or loses it.
         """
         item = self._node_infos.items.get(pod.node_name)
         if item is None:
@@ -545,6 +654,10 @@ class Cache:
             self._drop_or_refresh(item)
         del self._pod_states[pod.uid]
         self._assumed_pods.pop(pod.uid, None)
+        if forget:
+            self._groups.forget_member(pod)
+        else:
+            self._groups.remove_member(pod)
 
     def _drop_or_refresh(self, item: NodeInfoListItem) -> None:
         """A NodeInfo with neither node nor pods leaves the cache; others move to the head."""
@@ -573,3 +686,4 @@ class Cache:
                 image_states=self._image_states,
                 contract_kept=self._contract_kept,
             )
+            check_pod_groups(self._groups)

@@ -1,8 +1,10 @@
-"""The process-wide generation counter that orders every NodeInfo change.
+"""The process-wide generation counters: one orders NodeInfo changes, one pod-group changes.
 
 One counter for the whole process, not one per node: a node deleted and
 re-added under the same name must still look newer than anything a snapshot
-has seen (upstream issue 63262).
+has seen (upstream issue 63262).  Pod groups and composites share a second
+counter, as upstream's `nextPodGroupGeneration` does, for the same reason: a
+group dropped and made again must not look like the copy a snapshot holds.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import itertools
 
 _counter = itertools.count(1)
+_group_counter = itertools.count(1)
 
 
 def next_generation() -> int:
@@ -19,3 +22,8 @@ def next_generation() -> int:
     threads never receive the same number.
     """
     return next(_counter)
+
+
+def next_group_generation() -> int:
+    """Like `next_generation`, from the pod groups' own counter."""
+    return next(_group_counter)

@@ -17,6 +17,7 @@ from kcache.impl.image_states import ImageStates
 from kcache.impl.node_info import NodeInfo, sanitized
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
 from kcache.impl.node_tree import NodeTree
+from kcache.impl.pod_groups import PodGroups
 from kcache.impl.pod_info import PodInfo
 
 
@@ -195,3 +196,59 @@ def _check_contract_parts(
 
 def _uids(pods: Iterable[PodInfo]) -> Counter[str]:
     return Counter(pod.uid for pod in pods)
+
+
+def check_pod_groups(groups: PodGroups) -> None:
+    """§20.10's invariants that hold after any sequence of calls.
+
+    Every state held is non-empty (a group: a pod, or its object where that
+    counts; a composite: its object or a child); a group's unscheduled,
+    assumed and assigned UIDs are among its pods; a child key names its kind
+    and its parent's namespace; no two states share a generation, since each
+    change takes a fresh one; and nothing is held while its gate is off.
+    """
+    if not (groups.enabled or not groups.states):
+        raise AssertionError("pod groups held with GenericWorkload off")
+    if not (groups.composites_enabled or not groups.composites):
+        raise AssertionError("composite pod groups held with CompositePodGroup off")
+    generations = [*_group_generations(groups), *_composite_generations(groups)]
+    if len(set(generations)) != len(generations):
+        raise AssertionError("two pod-group states share a generation")
+    if not all(generation > 0 for generation in generations):
+        raise AssertionError("a state was never changed")
+
+
+def _group_generations(groups: PodGroups) -> Iterable[int]:
+    """Each group state's generation, once the state is checked."""
+    for (namespace, name), state in groups.states.items():
+        if state.empty(counts_object=groups.counts_object):
+            raise AssertionError(f"pod group {namespace}/{name} is empty")
+        members = state.all_pods.keys()
+        for label, uids in (
+            ("unscheduled", state.unscheduled),
+            ("assumed", state.assumed.keys()),
+            ("assigned", state.assigned),
+        ):
+            if not (uids <= members):
+                raise AssertionError(
+                    f"pod group {namespace}/{name}: {label} {sorted(uids - members)} "
+                    "are not members"
+                )
+        if not all(pod.uid == uid for uid, pod in state.all_pods.items()):
+            raise AssertionError(f"pod group {namespace}/{name}: a pod is stored under another UID")
+        yield state.generation
+
+
+def _composite_generations(groups: PodGroups) -> Iterable[int]:
+    """Each composite state's generation, once the state is checked."""
+    for (namespace, name), composite in groups.composites.items():
+        if composite.empty():
+            raise AssertionError(f"composite pod group {namespace}/{name} is empty")
+        for child in composite.children:
+            kind, _, rest = child.partition("/")
+            if not (kind in ("podgroup", "compositepodgroup") and rest.startswith(f"{namespace}/")):
+                raise AssertionError(
+                    f"composite pod group {namespace}/{name}: child {child!r} "
+                    "is not a group of its namespace"
+                )
+        yield composite.generation

@@ -25,14 +25,29 @@ import attrs
 from kcache import exact_json
 from kcache.errors import KcacheError
 from kcache.spec.errors import CacheError, Fatal
-from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+from kcache.spec.objects import (
+    CompositePodGroup,
+    Node,
+    Pod,
+    PodGroup,
+    composite_pod_group_from_manifest,
+    node_from_manifest,
+    pod_from_manifest,
+    pod_group_from_manifest,
+)
 from kcache.spec.protocol import CycleRunner, SchedulerCache, Snapshot
 from kcache.spec.releases import DEFAULT_RELEASE
 from kcache.spec.scheduler.config import SchedulerConfig, default_config
 from kcache.spec.scheduler.cycle import Scheduler
 from kcache.spec.scheduler.decision import Binding, Decision
 from kcache.spec.scheduler.objects import claim_from_manifest
-from kcache.spec.views import Dump, NodeView, SnapshotView
+from kcache.spec.views import (
+    CompositePodGroupView,
+    Dump,
+    NodeView,
+    PodGroupView,
+    SnapshotView,
+)
 
 # -- how a call ends ----------------------------------------------------------------------------
 
@@ -120,10 +135,10 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:20] + "..." + text[-10:]
 
 
-def _manifest(value: Pod | Node) -> Any:
+def _manifest(value: Pod | Node | PodGroup | CompositePodGroup) -> Any:
     """The Kubernetes object a parsed value was read from, as steps carry it."""
     if not value.manifest:
-        kind = "pod" if isinstance(value, Pod) else "node"
+        kind = type(value).__name__
         raise ValueError(
             f"{kind} {value.name!r} has no manifest to write (read it with spec.objects)"
         )
@@ -184,6 +199,22 @@ NODE_VIEW = Codec(lambda view: view.to_json(), NodeView.from_json, (NodeView,))
 SNAPSHOT_VIEW = Codec(lambda view: view.to_json(), SnapshotView.from_json, (SnapshotView,))
 DECISION = Codec(lambda decision: decision.to_json(), Decision.from_json, (Decision,))
 BINDING = Codec(lambda binding: binding.to_json(), Binding.from_json, (Binding,))
+POD_GROUP = Codec(_manifest, pod_group_from_manifest, (PodGroup,))
+COMPOSITE_POD_GROUP = Codec(_manifest, composite_pod_group_from_manifest, (CompositePodGroup,))
+POD_GROUP_VIEW = Codec(lambda view: view.to_json(), PodGroupView.from_json, (PodGroupView,))
+COMPOSITE_POD_GROUP_VIEW = Codec(
+    lambda view: view.to_json(), CompositePodGroupView.from_json, (CompositePodGroupView,)
+)
+POD_GROUP_VIEWS = Codec(
+    lambda views: {key: view.to_json() for key, view in views.items()},
+    lambda data: {key: PodGroupView.from_json(view) for key, view in data.items()},
+    (dict,),
+)
+COMPOSITE_POD_GROUP_VIEWS = Codec(
+    lambda views: {key: view.to_json() for key, view in views.items()},
+    lambda data: {key: CompositePodGroupView.from_json(view) for key, view in data.items()},
+    (dict,),
+)
 
 
 # -- the table ------------------------------------------------------------------------------------
@@ -297,6 +328,10 @@ def _schedule_one(run: Run, args: Mapping[str, Any]) -> Decision:
 _POD = Argument("pod", POD)
 _NOW = Argument("now", TIME, optional=True)
 _SNAPSHOT = Argument("snapshot", NAME)
+_PAIR = (Argument("old", POD), Argument("new", POD))
+_GROUP_NAME = (Argument("namespace", NAME), Argument("name", NAME))
+_POD_GROUP = Argument("pod_group", POD_GROUP)
+_COMPOSITE = Argument("composite_pod_group", COMPOSITE_POD_GROUP)
 
 #: every operation, trace ops first in docs/trace-format.md's order
 OPS: Mapping[str, Op] = {
@@ -314,7 +349,7 @@ OPS: Mapping[str, Op] = {
         Op("forget_pod", (_POD,)),
         Op("remove_assumed_pod", (_POD,)),
         Op("add_pod", (_POD,)),
-        Op("update_pod", (Argument("old", POD), Argument("new", POD))),
+        Op("update_pod", _PAIR),
         Op("remove_pod", (_POD,)),
         Op("cleanup", (_NOW,)),
         # the consistency error of §10.3 repairs the snapshot before it is raised,
@@ -328,12 +363,38 @@ OPS: Mapping[str, Op] = {
             result=DECISION,
             cycle=True,
         ),
+        Op("add_pod_group_member", (_POD,)),
+        Op("update_pod_group_member", _PAIR),
+        Op("remove_pod_group_member", (_POD,)),
+        Op("add_pod_group", (_POD_GROUP,)),
+        Op(
+            "update_pod_group",
+            (Argument("old", POD_GROUP), Argument("new", POD_GROUP)),
+        ),
+        Op("remove_pod_group", (_POD_GROUP,)),
+        Op("add_composite_pod_group", (_COMPOSITE,)),
+        Op(
+            "update_composite_pod_group",
+            (Argument("old", COMPOSITE_POD_GROUP), Argument("new", COMPOSITE_POD_GROUP)),
+        ),
+        Op("remove_composite_pod_group", (_COMPOSITE,)),
+        Op("get_pod_group_state", _GROUP_NAME, result=POD_GROUP_VIEW, reads=True),
+        Op("get_pod_group", _GROUP_NAME, result=POD_GROUP, reads=True),
+        Op(
+            "get_composite_pod_group_state",
+            _GROUP_NAME,
+            result=COMPOSITE_POD_GROUP_VIEW,
+            reads=True,
+        ),
+        Op("get_composite_pod_group", _GROUP_NAME, result=COMPOSITE_POD_GROUP, reads=True),
         Op("observe", custom=lambda run, args: None, reads=True),
         Op("get_pod", (_POD,), result=POD, reads=True, traced=False),
         Op("is_assumed_pod", (_POD,), result=FLAG, reads=True, traced=False),
         Op("node_count", result=COUNT, reads=True, traced=False),
         Op("pod_count", result=COUNT, reads=True, traced=False),
         Op("dump", result=DUMP, reads=True, traced=False),
+        Op("pod_groups", result=POD_GROUP_VIEWS, reads=True, traced=False),
+        Op("composite_pod_groups", result=COMPOSITE_POD_GROUP_VIEWS, reads=True, traced=False),
         Op(
             "view_snapshot",
             (_SNAPSHOT,),

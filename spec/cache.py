@@ -47,11 +47,12 @@ from kcache.spec.errors import (
 from kcache.spec.lifecycle import Effect, Move, Operation, State
 from kcache.spec.node_info import ImageSummary, NodeInfo
 from kcache.spec.node_tree import NodeTree
-from kcache.spec.objects import Node, Pod
+from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
+from kcache.spec.pod_groups import PodGroups
 from kcache.spec.protocol import Snapshot as SnapshotLike
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.snapshot import Snapshot
-from kcache.spec.views import Dump, NodeView
+from kcache.spec.views import CompositePodGroupView, Dump, NodeView, PodGroupView
 
 
 @attrs.frozen
@@ -91,7 +92,13 @@ class Cache:
     nodes: dict[str, NodeInfo] = attrs.field(init=False, factory=dict)
     tree: NodeTree = attrs.field(init=False, factory=NodeTree)
     images: dict[str, ImageEntry] = attrs.field(init=False, factory=dict)
+    #: pod groups and composites (v1.36 on, while GenericWorkload is on)
+    groups: PodGroups = attrs.field(init=False)
     _snapshots: weakref.WeakSet[Snapshot] = attrs.field(init=False, factory=weakref.WeakSet)
+
+    @groups.default
+    def _no_groups(self) -> PodGroups:
+        return PodGroups(release=self.release)
 
     def check_well_formed(self) -> None:
         """Raise AssertionError naming every broken fact that all reachable states keep."""
@@ -123,6 +130,7 @@ class Cache:
         yield from (
             f"image {name!r} has no nodes" for name, e in self.images.items() if not e.nodes
         )
+        yield from self.groups.problems()
 
     # --- pod operations: each consults the table, then runs the effect it names ----------
 
@@ -242,13 +250,17 @@ class Cache:
         key = _key(pod)
         holder = self.nodes.get(pod.node_name, NodeInfo())
         self._store(pod.node_name, holder.with_pod(pod, non_host_scoped=self._non_host_scoped))
+        assume = state is State.ASSUMED
         previous = self.pods.get(key)
         if previous is not None and previous.state is State.ASSUMED:
             state = State.ASSUMED
         self.pods[key] = PodRecord(pod, state)
+        self.groups.added(pod, assume=assume)
 
-    def _remove(self, pod: Pod) -> None:
+    def _remove(self, pod: Pod, *, forget: bool = False) -> None:
         """cache.removePod: the pod's node drops it, an emptied ghost vanishes, the record goes.
+
+        Then the pod's group forgets the member (`forget`) or loses it.
 
         A node entry that is missing is skipped.  If the node does not hold the
         pod: PodNotOnNodeError with the affinity edits kept (no generation
@@ -269,6 +281,7 @@ class Cache:
             else:
                 del self.nodes[name]
         self.pods.pop(pod.uid, None)
+        self.groups.removed(pod, forget=forget)
 
     def _update(self, old: Pod, new: Pod) -> None:
         """cache.updatePod: remove `old`; only if that worked, add `new` as added."""
@@ -280,6 +293,68 @@ class Cache:
         """Whether NodeInfos keep the non-host-scoped anti-affinity list (§19.10)."""
         release = self.release
         return release.has_non_host_scoped_list and release.gate("InterPodAffinityHostnameFastPath")
+
+    # --- pod groups (spec.pod_groups): members, objects, listers ---------------------------
+
+    def add_pod_group_member(self, pod: Pod) -> None:
+        """AddPodGroupMember (v1.36 on): the queue announces a member of a pod group."""
+        self.groups.add_member(pod)
+
+    def update_pod_group_member(self, old: Pod, new: Pod) -> None:
+        """UpdatePodGroupMember (v1.36 on): a new version of a member the cache has not bound."""
+        self.groups.update_member(old, new)
+
+    def remove_pod_group_member(self, pod: Pod) -> None:
+        """RemovePodGroupMember (v1.36 on): a member the cache has not bound was deleted."""
+        self.groups.remove_member(pod)
+
+    def add_pod_group(self, pod_group: PodGroup) -> None:
+        """AddPodGroup (v1.37)."""
+        self.groups.add_pod_group(pod_group)
+
+    def update_pod_group(self, old: PodGroup, new: PodGroup) -> None:
+        """UpdatePodGroup (v1.37)."""
+        self.groups.update_pod_group(old, new)
+
+    def remove_pod_group(self, pod_group: PodGroup) -> None:
+        """RemovePodGroup (v1.37)."""
+        self.groups.remove_pod_group(pod_group)
+
+    def add_composite_pod_group(self, composite: CompositePodGroup) -> None:
+        """AddCompositePodGroup (v1.37)."""
+        self.groups.add_composite_pod_group(composite)
+
+    def update_composite_pod_group(self, old: CompositePodGroup, new: CompositePodGroup) -> None:
+        """UpdateCompositePodGroup (v1.37)."""
+        self.groups.update_composite_pod_group(old, new)
+
+    def remove_composite_pod_group(self, composite: CompositePodGroup) -> None:
+        """RemoveCompositePodGroup (v1.37)."""
+        self.groups.remove_composite_pod_group(composite)
+
+    def get_pod_group_state(self, namespace: str, name: str) -> PodGroupView:
+        """PodGroupStates().Get (v1.36 on)."""
+        return self.groups.pod_group_state(namespace, name)
+
+    def get_pod_group(self, namespace: str, name: str) -> PodGroup:
+        """PodGroups().Get (v1.37)."""
+        return self.groups.pod_group(namespace, name)
+
+    def get_composite_pod_group_state(self, namespace: str, name: str) -> CompositePodGroupView:
+        """CompositePodGroupStates().Get (v1.37)."""
+        return self.groups.composite_pod_group_state(namespace, name)
+
+    def get_composite_pod_group(self, namespace: str, name: str) -> CompositePodGroup:
+        """CompositePodGroups().Get (v1.37)."""
+        return self.groups.composite_pod_group(namespace, name)
+
+    def pod_groups(self) -> dict[str, PodGroupView]:
+        """Every pod group held, by `namespace/name`, whatever the gates."""
+        return self.groups.views()
+
+    def composite_pod_groups(self) -> dict[str, CompositePodGroupView]:
+        """Every composite pod group held, by `namespace/name`."""
+        return self.groups.composite_views()
 
     # --- node operations ------------------------------------------------------------------
 
@@ -428,7 +503,8 @@ _EFFECTS: Mapping[Effect, Callable[[Cache, Pod, _Call], None]] = {
     Effect.NOTHING: lambda cache, pod, call: None,
     Effect.ASSUME: lambda cache, pod, call: cache._add(pod, State.ASSUMED),
     Effect.SET_DEADLINE: lambda cache, pod, call: cache._set_deadline(pod, call.now),
-    Effect.FORGET: lambda cache, pod, call: cache._remove(pod),
+    Effect.FORGET: lambda cache, pod, call: cache._remove(pod, forget=True),
+    Effect.DROP: lambda cache, pod, call: cache._remove(pod),
     Effect.ADD: lambda cache, pod, call: cache._add(pod, State.ADDED),
     Effect.CONFIRM: lambda cache, pod, call: cache._update(cache._cached(pod), pod),
     Effect.UPDATE: _update_from,

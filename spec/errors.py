@@ -40,6 +40,14 @@ class PodNotFoundError(CacheError, LookupError):
     """`get_pod` asked for a pod the cache does not hold."""
 
 
+class PodGroupNotFoundError(CacheError, LookupError):
+    """A lister was asked for a pod group (or composite) state or object the cache does not hold."""
+
+
+class FeatureGateDisabledError(CacheError):
+    """A lister of pod groups was asked while the gate its feature needs is off (v1.37)."""
+
+
 class SnapshotInconsistentError(CacheError):
     """`update_snapshot` found its list out of step with the node tree.
 

@@ -67,7 +67,14 @@ class Effect(enum.Enum):
     NOTHING = "nothing changes"
     ASSUME = "adds the pod to its node, recorded as assumed"
     SET_DEADLINE = "sets the deadline: now + ttl (none when ttl is 0)"
-    FORGET = "removes the argument pod from its node and drops the record"
+    FORGET = (
+        "removes the argument pod from its node and drops the record; "
+        "a pod-group member is assumed no longer"
+    )
+    DROP = (
+        "removes the argument pod from its node and drops the record; "
+        "a pod-group member leaves its group"
+    )
     ADD = "adds the pod to its node, recorded as added"
     CONFIRM = "removes the cached pod, then adds the argument pod as added (any node)"
     UPDATE = "removes the old pod from its node, then adds the new pod as added"
@@ -146,10 +153,18 @@ def _forgetting(how: str) -> Mapping[Cell, Entry]:
             for operation in (Operation.FORGET_POD, Operation.REMOVE_ASSUMED_POD)
         }
         | {
-            (State.ASSUMED, operation): Move(State.INITIAL, Effect.FORGET, description)
-            for operation, description in (
-                (Operation.FORGET_POD, "binding failed; the scheduler takes its decision back"),
-                (Operation.REMOVE_ASSUMED_POD, "the assumed pod was deleted before it was bound"),
+            (State.ASSUMED, operation): Move(State.INITIAL, effect, description)
+            for operation, effect, description in (
+                (
+                    Operation.FORGET_POD,
+                    Effect.FORGET,
+                    "binding failed; the scheduler takes its decision back",
+                ),
+                (
+                    Operation.REMOVE_ASSUMED_POD,
+                    Effect.DROP,
+                    "the assumed pod was deleted before it was bound",
+                ),
             )
         }
         | {

@@ -73,6 +73,8 @@ class Pod:
     has_required_anti_affinity: bool
     #: §19.6: a required anti-affinity term has a topology key other than the hostname
     has_required_non_host_scoped_anti_affinity: bool
+    #: `spec.schedulingGroup.podGroupName` (v1.36 on): the pod group the pod belongs to
+    scheduling_group: str | None = None
     manifest: Mapping[str, Any] = attrs.field(eq=False, repr=False, factory=dict)
     #: §3.6: release name -> its count, for a pod whose status reports a resize (the
     #: fields above hold the default release's); empty when every release counts alike
@@ -121,6 +123,28 @@ class Node:
     def image_names(self) -> tuple[str, ...]:
         """Every image name the node reports, in the order upstream visits them."""
         return tuple(name for image in self.images for name in image.names)
+
+
+@attrs.frozen
+class PodGroup:
+    """The fields of a `scheduling.k8s.io/v1beta1` PodGroup that the cache reads (v1.37)."""
+
+    namespace: str
+    name: str
+    #: `spec.parentCompositePodGroupName` (immutable in the API), or None
+    parent: str | None
+    manifest: Mapping[str, Any] = attrs.field(eq=False, repr=False, factory=dict)
+
+
+@attrs.frozen
+class CompositePodGroup:
+    """The fields of a `scheduling.k8s.io/v1alpha3` CompositePodGroup that the cache reads."""
+
+    namespace: str
+    name: str
+    #: `spec.parentCompositePodGroupName`, or None for a root
+    parent: str | None
+    manifest: Mapping[str, Any] = attrs.field(eq=False, repr=False, factory=dict)
 
 
 #: the topology key that scopes a term to one node
@@ -202,6 +226,7 @@ def pod_from_manifest(obj: object) -> Pod:
         has_required_non_host_scoped_anti_affinity=any(
             term.string("topologyKey") != HOSTNAME_LABEL for term in required_anti
         ),
+        scheduling_group=_scheduling_group(spec),
         manifest=manifest.raw,
         counts=counts,
     )
@@ -226,6 +251,50 @@ def node_from_manifest(obj: object) -> Node:
         ),
         manifest=manifest.raw,
     )
+
+
+def _scheduling_group(spec: Fields) -> str | None:
+    """`spec.schedulingGroup.podGroupName`; None when the pod names no group.
+
+    The API makes `podGroupName` the one required member of the one-of, and
+    upstream's cache dereferences it, so a group without a name is refused here.
+    """
+    group = spec.optional_mapping("schedulingGroup")
+    if group is None:
+        return None
+    name = group.string("podGroupName")
+    if not name:
+        raise group.fail("podGroupName", "a schedulingGroup must name its pod group")
+    return name
+
+
+def pod_group_from_manifest(obj: object) -> PodGroup:
+    """Read a PodGroup (decoded JSON or YAML); `ObjectError` names the object and field."""
+    namespace, name, parent, raw = _group_fields("pod group", "PodGroup", obj)
+    return PodGroup(namespace, name, parent, raw)
+
+
+def composite_pod_group_from_manifest(obj: object) -> CompositePodGroup:
+    """Read a CompositePodGroup (decoded JSON or YAML); `ObjectError` names the object and field."""
+    namespace, name, parent, raw = _group_fields("composite pod group", "CompositePodGroup", obj)
+    return CompositePodGroup(namespace, name, parent, raw)
+
+
+def _group_fields(
+    kind: str, api_kind: str, obj: object
+) -> tuple[str, str, str | None, Mapping[str, Any]]:
+    """Namespace, name and parent of either group object; both are keyed by namespace and name."""
+    manifest = Fields.top(kind, obj)
+    manifest.expect_kind(api_kind)
+    metadata = manifest.mapping("metadata")
+    name = metadata.string("name")
+    if not name:
+        raise metadata.fail("name", f"a {kind} needs a name: the cache keys it by name")
+    spec = manifest.mapping("spec")
+    parent = spec.optional_string("parentCompositePodGroupName")
+    if parent == "":
+        raise spec.fail("parentCompositePodGroupName", "empty: omit it or name the parent")
+    return metadata.string("namespace"), name, parent, manifest.raw
 
 
 def _is_sidecar(init_container: Fields) -> bool:
@@ -293,7 +362,7 @@ def _owner(kind: str, obj: Mapping[str, Any]) -> str:
         return f"{kind} <unnamed>"
     name, namespace = metadata.get("name"), metadata.get("namespace")
     shown = name if isinstance(name, str) and name else "<unnamed>"
-    if kind == "pod" and isinstance(namespace, str) and namespace:
+    if kind != "node" and isinstance(namespace, str) and namespace:
         shown = f"{namespace}/{shown}"
     return f"{kind} {shown}"
 
@@ -377,6 +446,10 @@ class Fields:
         if not isinstance(found, str):
             raise self.fail(key, f"expected a string, got {_show(found)}")
         return found
+
+    def optional_string(self, key: str) -> str | None:
+        """A string field that may be absent (a Go `*string`): None then."""
+        return None if self.raw.get(key) is None else self.string(key)
 
     def strings(self, key: str) -> list[str]:
         found = self.sequence(key)

@@ -16,6 +16,16 @@ import attrs
 #: the feature gates the model reads, with their default in each release that has them
 GATE_DEFAULTS: Mapping[str, Mapping[str, bool]] = {
     "InterPodAffinityHostnameFastPath": {"v1.37": False},
+    "GenericWorkload": {"v1.36": False, "v1.37": False},
+    "CompositePodGroup": {"v1.37": False},
+    # the cache never reads it; CompositePodGroup may be on only with it
+    "TopologyAwareWorkloadScheduling": {"v1.36": False, "v1.37": False},
+}
+#: gates that may be on only while others are (component-base refuses the configuration;
+#: kube_features.go's dependency table, the same in v1.36 and v1.37)
+GATE_NEEDS: Mapping[str, tuple[str, ...]] = {
+    "CompositePodGroup": ("GenericWorkload", "TopologyAwareWorkloadScheduling"),
+    "TopologyAwareWorkloadScheduling": ("GenericWorkload",),
 }
 
 
@@ -52,6 +62,24 @@ class Release:
             "actuated), not container by container (§3.6)"
         }
     )
+    has_pod_groups: bool = attrs.field(
+        metadata={
+            "doc": "the cache keeps pod-group members (AddPodGroupMember and its siblings, "
+            "PodGroupStates) while GenericWorkload is on"
+        }
+    )
+    has_pod_group_objects: bool = attrs.field(
+        metadata={
+            "doc": "the cache holds PodGroup and CompositePodGroup objects, and its "
+            "listers refuse while their gate is off"
+        }
+    )
+    settles_bound_members: bool = attrs.field(
+        metadata={
+            "doc": "a pod-group member added with a node leaves the unscheduled and assumed "
+            "sets (§20.3)"
+        }
+    )
     #: feature gates set otherwise than the release's default (a trace's `feature_gates`)
     feature_gates: tuple[tuple[str, bool], ...] = ()
 
@@ -70,9 +98,16 @@ class Release:
                 )
             if not isinstance(value, bool):
                 raise ValueError(f"feature gate {name}: expected true or false, got {value!r}")
-        return attrs.evolve(
+        configured = attrs.evolve(
             self, feature_gates=tuple(sorted({**dict(self.feature_gates), **gates}.items()))
         )
+        for name, needs in GATE_NEEDS.items():
+            missing = [needed for needed in needs if not configured.gate(needed)]
+            if configured.gate(name) and missing:
+                raise ValueError(
+                    f"feature gate {name} can be on only while {' and '.join(missing)} are on"
+                )
+        return configured
 
 
 V1_35 = Release(
@@ -84,17 +119,27 @@ V1_35 = Release(
     has_non_host_scoped_list=False,
     counts_pod_level_status=False,
     counts_status_per_view=False,
+    has_pod_groups=False,
+    has_pod_group_objects=False,
+    settles_bound_members=False,
 )
 #: assumed-pod expiry removed (kubernetes#136204); GetNode joins the interface; pod-level
-#: resize status counts
+#: resize status counts; pod-group members
 V1_36 = attrs.evolve(
-    V1_35, name="v1.36", has_expiry=False, has_get_node=True, counts_pod_level_status=True
+    V1_35,
+    name="v1.36",
+    has_expiry=False,
+    has_get_node=True,
+    counts_pod_level_status=True,
+    has_pod_groups=True,
 )
 #: RemoveAssumedPod; snapshot PVC reference counts; the non-host-scoped anti-affinity list;
-#: resize status counted per whole-pod view
+#: resize status counted per whole-pod view; PodGroup and CompositePodGroup objects
 V1_37 = attrs.evolve(
     V1_36,
     name="v1.37",
+    has_pod_group_objects=True,
+    settles_bound_members=True,
     has_remove_assumed_pod=True,
     counts_pvc_references=True,
     has_non_host_scoped_list=True,

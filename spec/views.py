@@ -127,6 +127,45 @@ def _nodes(nodes: Mapping[str, NodeView | Mapping[str, Any]]) -> Mapping[str, No
 
 
 @attrs.frozen(kw_only=True)
+class PodGroupView:
+    """A pod group's state: its members' UIDs in each set, and whether it holds its object."""
+
+    all: frozenset[str] = attrs.field(converter=_set)
+    unscheduled: frozenset[str] = attrs.field(converter=_set)
+    assumed: frozenset[str] = attrs.field(converter=_set)
+    assigned: frozenset[str] = attrs.field(converter=_set)
+    #: the PodGroup object is held (v1.37)
+    has_pod_group: bool = attrs.field(default=False, converter=bool)
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"all": [uids], ..., "has_pod_group": bool}`."""
+        return dict(_json(self))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PodGroupView:
+        """Read back what `to_json` wrote."""
+        return cls(**_fields(cls, data))
+
+
+@attrs.frozen(kw_only=True)
+class CompositePodGroupView:
+    """A composite pod group's state (v1.37): whether it holds its object, and its children."""
+
+    has_composite_pod_group: bool = attrs.field(converter=bool)
+    #: the children's keys, `podgroup/ns/name` or `compositepodgroup/ns/name`
+    children: frozenset[str] = attrs.field(converter=_set)
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"has_composite_pod_group": bool, "children": [keys]}`."""
+        return dict(_json(self))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CompositePodGroupView:
+        """Read back what `to_json` wrote."""
+        return cls(**_fields(cls, data))
+
+
+@attrs.frozen(kw_only=True)
 class Dump:
     """Upstream's `Dump()`: every NodeInfo (ghosts included) and the assumed pods."""
 

@@ -70,6 +70,10 @@ var errorClasses = []struct {
 	{regexp.MustCompile(`(?s)^node .* does not exist in scheduler cache$`), "NodeNotFoundError"},
 	{regexp.MustCompile(`(?s)^node ".*" in group ".*" was not found$`), "NodeNotFoundError"},
 	{regexp.MustCompile(`^snapshot state is not consistent, `), "SnapshotInconsistentError"},
+	// the pod-group listers (docs/semantics.md §20.7)
+	{regexp.MustCompile(`(?s)^pod group (state|object) not found for pod group `), "PodGroupNotFoundError"},
+	{regexp.MustCompile(`(?s)^composite pod group (state|object) not found for composite pod group `), "PodGroupNotFoundError"},
+	{regexp.MustCompile(`^(generic workload|composite pod group) feature gate is disabled$`), "FeatureGateDisabledError"},
 }
 
 // errorClass is the protocol class of an error a cache call returned.

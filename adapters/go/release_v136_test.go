@@ -22,3 +22,21 @@ func TestV136HasNoRemoveAssumedPodAndKeepsTheOldForgetText(t *testing.T) {
 		}
 	}
 }
+
+func TestV136HasPodGroupMembersButNoObjects(t *testing.T) {
+	got := answers(t,
+		`{"op": "init", "release": "v1.36", "feature_gates": {"GenericWorkload": true}}`,
+		`{"op": "get_pod_group_state", "namespace": "default", "name": "g"}`,
+		`{"op": "get_pod_group", "namespace": "default", "name": "g"}`,
+	)
+	refusals := []struct{ class, message string }{
+		{"PodGroupNotFoundError", "pod group state not found for pod group default/g"},
+		{"UnsupportedOperation", "get_pod_group does not exist in release v1.36"},
+	}
+	for i, want := range refusals {
+		refusal, _ := got[i+1]["error"].(map[string]any)
+		if refusal["class"] != want.class || refusal["message"] != want.message {
+			t.Errorf("answer %d = %v, want %s %q", i+1, got[i+1], want.class, want.message)
+		}
+	}
+}

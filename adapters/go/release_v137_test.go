@@ -145,3 +145,37 @@ func TestSnapshotCountsClaimReferencesIncrementally(t *testing.T) {
 		}
 	}
 }
+
+func TestPodGroupsAnswerAsUpstreamWithGenericWorkloadOn(t *testing.T) {
+	member := oneLine(`{"metadata": {"name": "a", "namespace": "default", "uid": "a"},
+		"spec": {"schedulingGroup": {"podGroupName": "g"}}}`)
+	got := answers(t,
+		`{"op": "init", "release": "v1.37", "feature_gates": {"GenericWorkload": true}}`,
+		`{"op": "add_pod_group_member", "pod": `+member+`}`,
+		`{"op": "pod_groups"}`,
+		`{"op": "get_pod_group_state", "namespace": "default", "name": "g"}`,
+		`{"op": "get_pod_group", "namespace": "default", "name": "g"}`,
+		`{"op": "get_composite_pod_group", "namespace": "default", "name": "c"}`,
+	)
+	unscheduled := map[string]any{
+		"all": []any{"a"}, "unscheduled": []any{"a"}, "assumed": []any{}, "assigned": []any{},
+		"has_pod_group": false,
+	}
+	groups, _ := got[2]["pod_groups"].(map[string]any)
+	if !reflect.DeepEqual(groups, map[string]any{"default/g": unscheduled}) {
+		t.Errorf("pod_groups = %v, want default/g unscheduled", got[2])
+	}
+	if !reflect.DeepEqual(got[3]["pod_group_state"], unscheduled) {
+		t.Errorf("get_pod_group_state = %v, want the same sets", got[3])
+	}
+	refusals := []struct{ class, message string }{
+		{"PodGroupNotFoundError", "pod group object not found for pod group podgroup/default/g"},
+		{"FeatureGateDisabledError", "composite pod group feature gate is disabled"},
+	}
+	for i, want := range refusals {
+		refusal, _ := got[i+4]["error"].(map[string]any)
+		if refusal["class"] != want.class || refusal["message"] != want.message {
+			t.Errorf("answer %d = %v, want %s %q", i+4, got[i+4], want.class, want.message)
+		}
+	}
+}

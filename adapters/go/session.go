@@ -62,6 +62,22 @@ var operations = map[string]operation{
 	"is_assumed_pod":     (*session).isAssumedPod,
 	"dump":               (*session).dump,
 	"view_snapshot":      (*session).viewSnapshot,
+	// pod groups: pod_groups.go (v1.36 on), pod_group_objects.go (v1.37)
+	"add_pod_group_member":          (*session).addPodGroupMember,
+	"update_pod_group_member":       (*session).updatePodGroupMember,
+	"remove_pod_group_member":       (*session).removePodGroupMember,
+	"add_pod_group":                 (*session).addPodGroup,
+	"update_pod_group":              (*session).updatePodGroup,
+	"remove_pod_group":              (*session).removePodGroup,
+	"add_composite_pod_group":       (*session).addCompositePodGroup,
+	"update_composite_pod_group":    (*session).updateCompositePodGroup,
+	"remove_composite_pod_group":    (*session).removeCompositePodGroup,
+	"get_pod_group_state":           (*session).getPodGroupState,
+	"get_pod_group":                 (*session).getPodGroup,
+	"get_composite_pod_group_state": (*session).getCompositePodGroupState,
+	"get_composite_pod_group":       (*session).getCompositePodGroup,
+	"pod_groups":                    (*session).podGroups,
+	"composite_pod_groups":          (*session).compositePodGroups,
 }
 
 // handle answers one request line; quit reports the quit op.
@@ -101,6 +117,8 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 // reads are the ops a batch may carry: none of them changes the cache.
 var reads = map[string]bool{
 	"get_pod": true, "is_assumed_pod": true, "get_node": true, "dump": true, "view_snapshot": true,
+	"get_pod_group_state": true, "get_pod_group": true, "get_composite_pod_group_state": true,
+	"get_composite_pod_group": true, "pod_groups": true, "composite_pod_groups": true,
 }
 
 // batch answers each read of "requests" as if it had come on its own line.

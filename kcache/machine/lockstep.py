@@ -23,13 +23,19 @@ from kcache.machine.observation import Allowance, Observation, compare_results, 
 from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
 from kcache.ops import OPS, Outcome, Run, call
 from kcache.spec.lifecycle import NODE_GUARDS, Operation, State
-from kcache.spec.objects import Node, Pod
+from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.views import Dump, SnapshotView
 from kcache.targets.time_limit import StepTimeout
 from kcache.traces.defects import UPSTREAM_DEFECTS
 from kcache.traces.trace import Step
+
+
+def _every_key(names: Sequence[str], views: dict[str, Any]) -> dict[str, Any]:
+    """`views` with every group key the strategies can make that is absent listed as null."""
+    keys = {f"{namespace}/{name}" for namespace in strategies.NAMESPACES for name in names}
+    return {**dict.fromkeys(sorted(keys)), **views}
 
 
 class LockstepMachine(RuleBasedStateMachine):
@@ -63,6 +69,9 @@ class LockstepMachine(RuleBasedStateMachine):
         self.steps: list[RecordedStep] = []
         #: the node object the caller last added or updated, per name (kept after removal)
         self.last_node: dict[str, Node] = {}
+        #: the PodGroup and CompositePodGroup objects last added or updated, per key
+        self.last_pod_group: dict[tuple[str, str], PodGroup] = {}
+        self.last_composite: dict[tuple[str, str], CompositePodGroup] = {}
         #: False once a step leaves §13's caller contract: the definitional
         #: invariants no longer apply, the lockstep comparison still does
         self.within_contract = True
@@ -319,7 +328,7 @@ class LockstepMachine(RuleBasedStateMachine):
         names = set(strategies.POD_NODE_NAMES) | set(self.last_node)
         nodes: dict[str, Any] = dict.fromkeys(sorted(names))
         nodes.update((name, pinned(view.to_json())) for name, view in expected.dump.nodes.items())
-        return {
+        expectations = {
             "node_count": expected.node_count[1],
             "pod_count": expected.pod_count[1],
             "assumed": sorted(expected.dump.assumed_pods),
@@ -330,3 +339,12 @@ class LockstepMachine(RuleBasedStateMachine):
             },
             "nodes": nodes,
         }
+        if self.release.has_pod_groups:
+            expectations["pod_groups"] = _every_key(
+                strategies.GROUPS, {k: v.to_json() for k, v in expected.pod_groups.items()}
+            )
+            expectations["composite_pod_groups"] = _every_key(
+                strategies.COMPOSITES,
+                {k: v.to_json() for k, v in expected.composite_pod_groups.items()},
+            )
+        return expectations

@@ -14,7 +14,7 @@ import attrs
 
 from kcache.ops import Outcome, Run, call, returned_pod
 from kcache.spec.objects import Pod
-from kcache.spec.views import Dump, SnapshotView
+from kcache.spec.views import CompositePodGroupView, Dump, PodGroupView, SnapshotView
 
 
 @attrs.frozen
@@ -29,15 +29,20 @@ class Observation:
     #: uid -> outcome of `is_assumed_pod`, with the answer on success
     assumed: dict[str, tuple[Outcome, bool | None]]
     snapshots: dict[str, SnapshotView]
+    #: every pod group and composite held (releases with pod groups; else empty)
+    pod_groups: dict[str, PodGroupView] = attrs.field(factory=dict)
+    composite_pod_groups: dict[str, CompositePodGroupView] = attrs.field(factory=dict)
 
 
 def observe(run: Run, known_pods: Iterable[Pod], dump: Dump | None = None) -> Observation:
-    """Read every observable of `run`'s cache: dump, counts, each known pod, each snapshot.
+    """Read every observable of `run`'s cache: dump, counts, each known pod, each snapshot,
+    and the pod groups where the release has them.
 
     `dump`: the cache's dump, when the caller has read it since the cache last changed.
     """
     cache, snapshots = run.cache, run.snapshots
     known_pods = list(known_pods)
+    groups = cache.release.has_pod_groups
     prefetch = getattr(cache, "prefetch", None)
     if prefetch is not None:  # a cache in another process: every read below in one request
         prefetch(
@@ -46,6 +51,7 @@ def observe(run: Run, known_pods: Iterable[Pod], dump: Dump | None = None) -> Ob
                 *(("get_pod", (pod,)) for pod in known_pods),
                 *(("is_assumed_pod", (pod,)) for pod in known_pods),
                 *(("view_snapshot", (snapshot,)) for snapshot in snapshots.values()),
+                *((("pod_groups", ()), ("composite_pod_groups", ())) if groups else ()),
             ]
         )
     pods: dict[str, tuple[Outcome, Pod | None]] = {}
@@ -60,6 +66,8 @@ def observe(run: Run, known_pods: Iterable[Pod], dump: Dump | None = None) -> Ob
         pods=pods,
         assumed=assumed,
         snapshots={name: snapshot.view() for name, snapshot in snapshots.items()},
+        pod_groups=cache.pod_groups() if groups else {},
+        composite_pod_groups=cache.composite_pod_groups() if groups else {},
     )
 
 
@@ -159,6 +167,13 @@ def compare(
         lines += _differences(
             f"is_assumed_pod({uid!r})", expected.assumed[uid], actual.assumed.get(uid), target
         )
+    lines += _differences("pod_groups", expected.pod_groups, actual.pod_groups, target)
+    lines += _differences(
+        "composite_pod_groups",
+        expected.composite_pod_groups,
+        actual.composite_pod_groups,
+        target,
+    )
     for name in sorted(expected.snapshots):
         if name in actual.snapshots:
             lines += _differences(

@@ -26,9 +26,10 @@ from kcache.exact_json import dumps
 from kcache.files import write_atomically
 from kcache.machine import strategies
 from kcache.ops import Outcome
+from kcache.spec.objects import CompositePodGroup, PodGroup
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.decision import Decision
-from kcache.spec.views import NodeView, SnapshotView
+from kcache.spec.views import CompositePodGroupView, NodeView, PodGroupView, SnapshotView
 from kcache.traces.trace import Step, step_to_json
 
 
@@ -69,9 +70,17 @@ class RecordedStep:
             expect["snapshot"] = {**view, "nodes": nodes}
         if isinstance(self.result, NodeView):
             expect["node"] = pinned(self.result.to_json())
-        if isinstance(self.result, Decision):
+        elif isinstance(self.result, Decision):
             decided = self.result.to_json()
             expect.update((key, decided[key]) for key in PINNED_DECISION)
+        elif isinstance(self.result, PodGroupView):
+            expect["pod_group_state"] = self.result.to_json()
+        elif isinstance(self.result, CompositePodGroupView):
+            expect["composite_pod_group_state"] = self.result.to_json()
+        elif isinstance(self.result, PodGroup):
+            expect["pod_group"] = {"parent": self.result.parent}
+        elif isinstance(self.result, CompositePodGroup):
+            expect["composite_pod_group"] = {"parent": self.result.parent}
         return {**step_to_json(self.step), "expect": expect}
 
     @property

@@ -23,9 +23,16 @@ from kcache.machine.invariants import CheckedMachine
 from kcache.machine.observation import Allowance
 from kcache.machine.recorder import FailureRecorder
 from kcache.ops import Outcome
-from kcache.spec.objects import Node, Pod
+from kcache.spec.objects import (
+    CompositePodGroup,
+    Node,
+    Pod,
+    PodGroup,
+    composite_pod_group_from_manifest,
+    pod_group_from_manifest,
+)
 from kcache.spec.protocol import CacheFactory
-from kcache.spec.releases import DEFAULT_RELEASE, GATE_DEFAULTS, Release
+from kcache.spec.releases import DEFAULT_RELEASE, GATE_DEFAULTS, GATE_NEEDS, Release
 from kcache.traces.defects import acknowledged_for
 from kcache.traces.trace import Step
 
@@ -45,6 +52,14 @@ MOVES = st.sampled_from((False, False, False, True)).flatmap(
 NEW_UIDS = st.sampled_from((None, None, None, *strategies.UIDS))
 #: whether a forget names another node than the one the pod was assumed on (refused, §8.3)
 ELSEWHERE = st.sampled_from((False, False, False, True))
+#: a PodGroup's or CompositePodGroup's parent: mostly none, else a composite name
+PARENTS = st.sampled_from((None, None, *strategies.COMPOSITES))
+#: how a gang's scheduling cycle ends: all bound, one binding failing and the scheduler
+#: taking the others back, every reservation taken back, a member deleted while assumed,
+#: or no cycle at all: another scheduler binds the waiting members (the v1.36 fix, §20.3)
+GANG_ENDINGS = st.sampled_from(
+    ("confirmed", "one fails", "all forgotten", "deleted", "bound elsewhere")
+)
 #: long-lived snapshot names
 SNAPSHOT_NAMES = ("s1", "s2", "s3")
 #: the name that makes `update_snapshot` use a snapshot never used before (a full build)
@@ -62,8 +77,23 @@ def gate_flips(release: Release) -> st.SearchStrategy[dict[str, bool]]:
     )
     flipped = st.sampled_from((False, True, True))
     return st.fixed_dictionaries(dict.fromkeys(free, flipped)).map(
-        lambda flips: {name: not release.gate(name) for name, flip in flips.items() if flip}
+        lambda flips: _with_needs(
+            release, {name: not release.gate(name) for name, flip in flips.items() if flip}
+        )
     )
+
+
+def _with_needs(release: Release, flips: dict[str, bool]) -> dict[str, bool]:
+    """`flips` with the gates a flipped-on gate needs (`GATE_NEEDS`) turned on as well, or,
+    when the run fixed one of those off, without that flip."""
+    for name, needs in GATE_NEEDS.items():
+        if not release.gate(name) and flips.get(name):
+            fixed = dict(release.feature_gates)
+            if any(fixed.get(needed) is False for needed in needs):
+                del flips[name]
+            else:
+                flips.update({needed: True for needed in needs if not release.gate(needed)})
+    return flips
 
 
 def affinity_class(pod: Pod) -> tuple[bool, bool, bool]:
@@ -192,11 +222,19 @@ class ConformanceMachine(CheckedMachine):
         """Outside the contract (§14): an update delivers the node object of a ghost, which
         stays out of the node tree; a snapshot update maps it, then add_node puts it in the
         tree.  The next update that only re-clones finds the node list one short of the
-        tree, and must repair it and report the inconsistency (§10.3 step 6)."""
+        tree, and must repair it and report the inconsistency (§10.3 step 6).  Without a
+        ghost, one is made first: a node holding pods is removed."""
         dump = self.spec_dump()
         ghosts = sorted(name for name, view in dump.nodes.items() if name and not view.has_node)
         if not ghosts:
-            return
+            holding = [name for name in self.live_nodes() if dump.nodes[name].pods]
+            holding = [name for name in holding if name in self.last_node]
+            if not holding:
+                return
+            made = data.draw(st.sampled_from(holding), label="node to leave as a ghost")
+            if not self.take(Step("remove_node", {"node": self.last_node[made]})).ok:
+                return
+            ghosts = [made]
         name = data.draw(st.sampled_from(ghosts), label="ghost")
         restored = strategies.renamed(node, name)
         self.within_contract = False
@@ -380,6 +418,184 @@ class ConformanceMachine(CheckedMachine):
     def get_node(self, name: str) -> None:
         """Read one NodeInfo, a ghost or an unknown name included (v1.36 on)."""
         self.take(Step("get_node", {"name": name}))
+
+    # -- pod groups (v1.36 on; PodGroup and CompositePodGroup objects v1.37) -----------------
+    # Members come from the pods bundle: a pod names its group in spec.schedulingGroup.
+    # Groups and composites are named from small pools, so objects, members and
+    # children meet; every op also runs with the gates off, where it must do nothing.
+
+    @precondition(lambda self: self.release.has_pod_groups)
+    @rule(
+        pod=pods,
+        fitting=FITTING,
+        data=st.data(),
+        group=st.sampled_from(strategies.GROUPS),
+        op=st.sampled_from(
+            ("add_pod_group_member", "update_pod_group_member", "remove_pod_group_member")
+        ),
+    )
+    def pod_group_member_event(
+        self, *, pod: Pod, fitting: bool, data: st.DataObject, group: str, op: str
+    ) -> None:
+        """The queue's view of a pod the scheduler has not bound (one rule, so that the pod
+        rules keep their share of steps):
+
+        - `add_pod_group_member`: the pod as drawn, or (`fitting`) a pod of `group`
+          waiting for a node, under a UID the cache does not hold;
+        - `update_pod_group_member`: a new version, bound to a node the cache holds
+          (`fitting`: the informer's view of a bind) or as it was;
+        - `remove_pod_group_member`: the pod as drawn, or (`fitting`) one that names a group.
+        """
+        if op == "add_pod_group_member":
+            member = self._waiting_member(pod, group, data) if fitting else pod
+            self.take(Step(op, {"pod": member}))
+        elif op == "update_pod_group_member":
+            node_name = self.pick(data, "node name", "n1", self.live_nodes()) if fitting else ""
+            old = strategies.with_changes(pod, node_name="")
+            new = self.known(strategies.with_changes(pod, node_name=node_name))
+            self.take(Step(op, {"old": old, "new": new}))
+        else:
+            if fitting:
+                named = [known for _, known in sorted(self.known_pods.items()) if known.uid]
+                members = [known for known in named if known.scheduling_group is not None]
+                pod = self.pick(data, "pod", pod, members)
+            self.take(Step(op, {"pod": pod}))
+
+    def _waiting_member(self, pod: Pod, group: str, data: st.DataObject) -> Pod:
+        held = {held.uid for held in self.held()}
+        unheld = [uid for uid in strategies.UIDS if uid not in held]
+        uid = self.pick(data, "uid", pod.uid or strategies.UIDS[0], unheld)
+        return self.known(strategies.with_changes(pod, uid=uid, node_name="", group=group))
+
+    @precondition(lambda self: self.release.has_pod_groups)
+    @rule(
+        pod=pods,
+        data=st.data(),
+        group=st.sampled_from(strategies.GROUPS),
+        size=st.integers(min_value=1, max_value=len(strategies.UIDS)),
+        ending=GANG_ENDINGS,
+        with_object=st.booleans(),
+    )
+    def gang_cycle(
+        self,
+        *,
+        pod: Pod,
+        data: st.DataObject,
+        group: str,
+        size: int,
+        ending: str,
+        with_object: bool,
+    ) -> None:
+        """A gang through the cache: its PodGroup object first (`with_object`, v1.37), then
+        `size` members announced, each assumed on a node the cache holds (or, `bound
+        elsewhere`, added there), then ended as `ending` says (§20.6)."""
+        if with_object and self.release.has_pod_group_objects:
+            self.pod_group_event(group, pod.namespace, None, "add_pod_group", changed=False)
+        members = []
+        for _ in range(size):
+            member = self._waiting_member(pod, group, data)
+            if member.uid in {held.uid for held in self.held()} or member in members:
+                break
+            self.take(Step("add_pod_group_member", {"pod": member}))
+            node_name = self.pick(data, "node name", "n1", self.live_nodes())
+            placed = self.known(strategies.with_changes(member, node_name=node_name))
+            if ending == "bound elsewhere":
+                self.take(Step("add_pod", {"pod": placed}))
+            elif self.take(Step("assume_pod", {"pod": placed})).ok:
+                members.append(placed)
+        if ending == "confirmed":
+            for member in members:
+                self.take(Step("add_pod", {"pod": member}))
+            return
+        forgotten = members if ending != "deleted" else members[1:]
+        if ending == "deleted" and members:
+            deleted = "remove_assumed_pod" if self.release.has_remove_assumed_pod else "remove_pod"
+            self.take(Step(deleted, {"pod": members[0]}))
+        for member in forgotten:
+            self.take(Step("forget_pod", {"pod": member}))
+
+    def _pod_group(self, name: str, namespace: str, parent: str | None) -> PodGroup:
+        return pod_group_from_manifest(
+            strategies.group_manifest("PodGroup", name=name, namespace=namespace, parent=parent)
+        )
+
+    def _composite(self, name: str, namespace: str, parent: str | None) -> CompositePodGroup:
+        return composite_pod_group_from_manifest(
+            strategies.group_manifest(
+                "CompositePodGroup", name=name, namespace=namespace, parent=parent
+            )
+        )
+
+    @precondition(lambda self: self.release.has_pod_group_objects)
+    @rule(
+        name=st.sampled_from(strategies.GROUPS),
+        namespace=st.sampled_from(strategies.NAMESPACES),
+        parent=PARENTS,
+        op=st.sampled_from(("add_pod_group", "update_pod_group", "remove_pod_group")),
+        changed=st.sampled_from((False, False, False, True)),
+    )
+    def pod_group_event(
+        self, name: str, namespace: str, parent: str | None, op: str, changed: bool
+    ) -> None:
+        """The informer adds, updates or deletes a PodGroup.  An update or delete carries
+        the object last added, unless `changed` (the parent field is immutable in the API,
+        so a change shows the cache's relinking quirks)."""
+        key = (namespace, name)
+        last = self.last_pod_group.get(key)
+        drawn = self._pod_group(name, namespace, parent)
+        kept = last if last is not None and not changed else drawn
+        if op == "add_pod_group":
+            if self.take(Step(op, {"pod_group": drawn})).ok:
+                self.last_pod_group[key] = drawn
+        elif op == "update_pod_group":
+            if self.take(Step(op, {"old": kept, "new": drawn})).ok:
+                self.last_pod_group[key] = drawn
+        else:
+            self.take(Step(op, {"pod_group": kept}))
+
+    @precondition(lambda self: self.release.has_pod_group_objects)
+    @rule(
+        name=st.sampled_from(strategies.COMPOSITES),
+        namespace=st.sampled_from(strategies.NAMESPACES),
+        parent=PARENTS,
+        op=st.sampled_from(
+            ("add_composite_pod_group", "update_composite_pod_group", "remove_composite_pod_group")
+        ),
+        changed=st.sampled_from((False, False, False, True)),
+    )
+    def composite_pod_group_event(
+        self, name: str, namespace: str, parent: str | None, op: str, changed: bool
+    ) -> None:
+        """The informer adds, updates or deletes a CompositePodGroup, as `pod_group_event`."""
+        key = (namespace, name)
+        last = self.last_composite.get(key)
+        drawn = self._composite(name, namespace, parent)
+        kept = last if last is not None and not changed else drawn
+        if op == "add_composite_pod_group":
+            if self.take(Step(op, {"composite_pod_group": drawn})).ok:
+                self.last_composite[key] = drawn
+        elif op == "update_composite_pod_group":
+            if self.take(Step(op, {"old": kept, "new": drawn})).ok:
+                self.last_composite[key] = drawn
+        else:
+            self.take(Step(op, {"composite_pod_group": kept}))
+
+    @precondition(lambda self: self.release.has_pod_groups)
+    @rule(
+        op=st.sampled_from(
+            (
+                "get_pod_group_state",
+                "get_pod_group",
+                "get_composite_pod_group_state",
+                "get_composite_pod_group",
+            )
+        ),
+        namespace=st.sampled_from(strategies.NAMESPACES),
+        name=st.sampled_from((*strategies.GROUPS, *strategies.COMPOSITES)),
+    )
+    def pod_group_lister(self, op: str, namespace: str, name: str) -> None:
+        """Ask one of the pod-group listers about a group or composite, held or not."""
+        self.take(Step(op, {"namespace": namespace, "name": name}))
 
     # -- snapshots --------------------------------------------------------------------
 

@@ -20,6 +20,13 @@ from kcache.spec.objects import Node, Pod, node_from_manifest
 
 Manifest = dict[str, Any]
 
+#: pod-group names, for pods' `spec.schedulingGroup` and PodGroup objects (None: no group)
+GROUPS = ("g1", "g2")
+#: composite pod-group names, for CompositePodGroup objects and parents
+COMPOSITES = ("c1", "c2")
+#: a pod's group: most pods belong to none, so the pod life cycle keeps its share of runs
+POD_GROUPS = (None, None, *GROUPS)
+
 #: node names; "n4" is rarely added, so pods often point at an unknown node
 NODE_NAMES = ("n1", "n2", "n3", "n4")
 #: where a pod may be placed: the nodes, and "" (a pod no node was chosen for)
@@ -216,7 +223,8 @@ def pod_specs() -> st.SearchStrategy[Manifest]:
     """A pod's `spec` without `nodeName`: what the rules vary between pod versions.
 
     Regular containers, and regular and sidecar init containers in any order;
-    claims, affinity, overhead and pod-level resources, each possibly absent.
+    claims, affinity, overhead, pod-level resources and a pod group, each
+    possibly absent.
     """
     return st.builds(
         _pod_spec,
@@ -226,6 +234,7 @@ def pod_specs() -> st.SearchStrategy[Manifest]:
         affinity=st.sampled_from(AFFINITIES),
         overhead=st.sampled_from(OVERHEADS),
         pod_level=st.sampled_from(POD_LEVEL),
+        group=st.sampled_from(POD_GROUPS),
     )
 
 
@@ -237,6 +246,7 @@ def _pod_spec(
     affinity: Manifest | None,
     overhead: Manifest | None,
     pod_level: Manifest | None,
+    group: str | None,
 ) -> Manifest:
     spec: Manifest = {
         "containers": [
@@ -252,7 +262,12 @@ def _pod_spec(
     if volumes:
         spec["volumes"] = [{"name": f"v{index}", **source} for index, source in enumerate(volumes)]
     # an empty `affinity: {}` is not the same as none (§4.7): only None is left out
-    optional = {"affinity": affinity, "overhead": overhead, "resources": pod_level}
+    optional = {
+        "affinity": affinity,
+        "overhead": overhead,
+        "resources": pod_level,
+        "schedulingGroup": None if group is None else {"podGroupName": group},
+    }
     spec.update({key: value for key, value in optional.items() if value is not None})
     return spec
 
@@ -308,15 +323,36 @@ def with_changes(pod: Pod, **changes: Any) -> Pod:
     """Another version of `pod`: its manifest with metadata or spec fields replaced.
 
     `uid`, `name` and `namespace` go to metadata, `node_name` to spec.nodeName,
-    `spec` replaces the spec (keeping the node name unless also given).
+    `group` to spec.schedulingGroup (None: no group), `spec` replaces the spec
+    (keeping the node name unless also given).
     """
     metadata = dict(pod.manifest.get("metadata", {}))
     spec = dict(changes.get("spec", pod.manifest.get("spec", {})))
     spec["nodeName"] = changes.get("node_name", pod.node_name)
+    if "group" in changes:
+        spec.pop("schedulingGroup", None)
+        if changes["group"] is not None:
+            spec["schedulingGroup"] = {"podGroupName": changes["group"]}
     for field in ("uid", "name", "namespace"):
         if field in changes:
             metadata[field] = changes[field]
     return read_pod({**pod.manifest, "metadata": metadata, "spec": spec})
+
+
+def group_manifest(kind: str, *, name: str, namespace: str, parent: str | None) -> Manifest:
+    """A PodGroup or CompositePodGroup manifest: the fields the cache reads."""
+    version = "v1beta1" if kind == "PodGroup" else "v1alpha3"
+    metadata: Manifest = {"name": name}
+    if namespace:
+        metadata["namespace"] = namespace
+    manifest: Manifest = {
+        "apiVersion": f"scheduling.k8s.io/{version}",
+        "kind": kind,
+        "metadata": metadata,
+    }
+    if parent is not None:
+        manifest["spec"] = {"parentCompositePodGroupName": parent}
+    return manifest
 
 
 def node_manifest(

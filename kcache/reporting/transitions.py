@@ -1,9 +1,10 @@
 """The pod life cycle of `spec.lifecycle`, drawn for people: Markdown, Mermaid, Graphviz dot.
 
 Everything here is read from the spec's tables (`TABLE`, `NODE_GUARDS`,
-`RELEASE_CELLS` through `entry`, and the release table of `spec.releases`),
-so the pictures cannot disagree with the model: docs/transitions.md is this
-module's Markdown output, committed, and a test fails when the two differ.
+`RELEASE_CELLS` through `entry`, the release table of `spec.releases`, and
+the pod-group member table of `spec.member_lifecycle`), so the pictures
+cannot disagree with the model: docs/transitions.md is this module's
+Markdown output, committed, and a test fails when the two differ.
 
 The diagrams show allowed calls only (a refused call leaves the key where it
 was, and drawing every refusal as a loop hides the life cycle); the tables
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
+from kcache.spec import member_lifecycle
 from kcache.spec.lifecycle import (
     NODE_GUARDS,
     ROWS,
@@ -167,6 +169,7 @@ def _markdown_sections(release: Release) -> Iterator[str]:
     for operation in Operation:
         yield from _operation_section(release, operation)
     yield from _release_section(release)
+    yield from _member_sections()
 
 
 def _operation_section(release: Release, operation: Operation) -> Iterator[str]:
@@ -212,6 +215,76 @@ def _release_section(release: Release) -> Iterator[str]:
         yield f"### {other.name}: cells that differ from {release.name}\n"
         yield _table(("operation", "from", "outcome", "what the cache does", "why"), rows)
         yield f"The whole page for it: `kcache transitions --release {other.name}`.\n"
+
+
+def member_mermaid(release: Release) -> str:
+    """A Mermaid diagram of a pod-group member's principal states under `release`.
+
+    Steps that leave a member where it was are left out, and so are steps
+    into a state a well-behaved scheduler never keeps a member in (the
+    tables show those).
+    """
+    names = {state: name for name, state in member_lifecycle.PRINCIPAL.items()}
+    by_pair: dict[tuple[str, str], list[str]] = {}
+    for source, name in names.items():
+        for step in member_lifecycle.Step:
+            target = member_lifecycle.next_state(release, source, step)
+            if target != source and target in names:
+                by_pair.setdefault((name, names[target]), []).append(step.name.lower())
+    lines = ["stateDiagram-v2", "    [*] --> Absent"]
+    lines += [f"    {a} --> {b}: {', '.join(steps)}" for (a, b), steps in by_pair.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _member_sections() -> Iterator[str]:
+    """The pod-group member life cycle of every release that has pod groups (§20.3)."""
+    releases = [release for release in RELEASES.values() if release.has_pod_groups]
+    yield "## Pod-group members\n"
+    yield (
+        "From v1.36, while GenericWorkload is on, the cache also keeps, for each pod group, "
+        "which of its members are unscheduled, assumed or assigned (`spec/member_lifecycle.py`). "
+        "A member's state is the set of the group's sets it is in; each step the cache takes "
+        "on a member's group adds it to some sets and takes it out of others. Releases without "
+        f"pod groups: {', '.join(r.name for r in RELEASES.values() if not r.has_pod_groups)}.\n"
+    )
+    for release in releases:
+        yield f"### Steps ({release.name})\n"
+        rows = []
+        for step in member_lifecycle.Step:
+            found = member_lifecycle.change(release, step)
+            rows.append(
+                (
+                    step.name.lower(),
+                    step.value,
+                    member_lifecycle.TAKEN_BY[step],
+                    _sets(found.enters) or "-",
+                    _sets(found.leaves) or "-",
+                    found.description,
+                )
+            )
+        yield _table(("step", "when", "taken by", "enters", "leaves", "why"), rows)
+        yield "```mermaid\n" + member_mermaid(release) + "```\n"
+        header = ("state \\ step", *(step.name.lower() for step in member_lifecycle.Step))
+        grid = [
+            (
+                name,
+                *(
+                    member_lifecycle.state_name(member_lifecycle.next_state(release, state, step))
+                    for step in member_lifecycle.Step
+                ),
+            )
+            for name, state in member_lifecycle.PRINCIPAL.items()
+        ]
+        yield _table(header, grid)
+    yield (
+        "Assume and forget do nothing for a UID the group does not know. A group exists while "
+        "it has a member or (v1.37) its PodGroup object; `spec/pod_groups.py` says which "
+        "call takes which step.\n"
+    )
+
+
+def _sets(sets: frozenset[member_lifecycle.GroupSet]) -> str:
+    return ", ".join(group.value for group in member_lifecycle.GroupSet if group in sets)
 
 
 def _is_noop(state: State, cell: Move) -> bool:

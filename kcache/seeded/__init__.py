@@ -13,3 +13,9 @@ PVC_COUNT_RELEASES = tuple(
 NON_HOST_SCOPED_RELEASES = tuple(
     name for name, release in RELEASES.items() if release.has_non_host_scoped_list
 )
+#: releases whose cache keeps pod-group members (§20)
+POD_GROUP_RELEASES = tuple(name for name, release in RELEASES.items() if release.has_pod_groups)
+#: releases whose cache holds PodGroup objects (§20.2)
+POD_GROUP_OBJECT_RELEASES = tuple(
+    name for name, release in RELEASES.items() if release.has_pod_group_objects
+)

@@ -22,11 +22,19 @@ import kcache.impl.snapshot
 from kcache.impl.cache import Cache
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
+from kcache.impl.pod_groups import GroupKey, PodGroups, PodGroupState
 from kcache.impl.pod_info import NANO, ContainerRequests, PodInfo, ResourceList
 from kcache.impl.snapshot import Snapshot
-from kcache.seeded import EXPIRY_RELEASES, NON_HOST_SCOPED_RELEASES, PVC_COUNT_RELEASES
+from kcache.seeded import (
+    EXPIRY_RELEASES,
+    NON_HOST_SCOPED_RELEASES,
+    POD_GROUP_OBJECT_RELEASES,
+    POD_GROUP_RELEASES,
+    PVC_COUNT_RELEASES,
+)
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import Snapshot as SnapshotProtocol
+from kcache.spec.releases import Release
 
 
 class NoMoveToHeadOnPodRemoval(Cache):
@@ -445,12 +453,79 @@ class NonHostScopedKeptOnRemoval(Cache):
 
     releases: ClassVar[tuple[str, ...]] = NON_HOST_SCOPED_RELEASES
 
-    def _remove_pod(self, pod: Pod) -> None:
+    def _remove_pod(self, pod: Pod, *, forget: bool = False) -> None:
         keeps, self._non_host_scoped = self._non_host_scoped, False
         try:
-            super()._remove_pod(pod)
+            super()._remove_pod(pod, forget=forget)
         finally:
             self._non_host_scoped = keeps
+
+
+class BoundMemberLeftUnscheduled(Cache):
+    """A pod-group member added with a node stays in the set it was in: in two sets at once.
+
+    v1.36 did exactly this (§20.3), and v1.37 fixed it: the gang plugin
+    counts a member that is both unscheduled and assigned twice over, and
+    activates a pod that is already bound.  Here the v1.37 cache regresses.
+
+    Smallest trace (GenericWorkload on): add_pod_group_member p of group g
+    without a node; add_pod p on n1.  Expected: g has p assigned only.
+    Actual: p is unscheduled and assigned.
+    """
+
+    releases: ClassVar[tuple[str, ...]] = POD_GROUP_OBJECT_RELEASES
+
+    def __init__(self, *, ttl: Decimal = Decimal(0), release: Release) -> None:
+        super().__init__(ttl=ttl, release=release)
+        self._groups.settles = False
+
+
+class GroupDroppedWithObject(Cache):
+    """A pod group is dropped when its last member goes, though its PodGroup object remains.
+
+    v1.37 keeps a group state while it holds the PodGroup object (§20.2's
+    `empty`); forgetting that, a group whose pods all left loses the object
+    the gang plugin reads its minimum count from, until the informer
+    delivers it again.
+
+    Smallest trace (GenericWorkload on): add_pod_group g; add_pod_group_member
+    p of g; remove_pod_group_member p.  Expected: g held with its object.
+    Actual: g is gone.
+    """
+
+    releases: ClassVar[tuple[str, ...]] = POD_GROUP_OBJECT_RELEASES
+
+    def __init__(self, *, ttl: Decimal = Decimal(0), release: Release) -> None:
+        super().__init__(ttl=ttl, release=release)
+        self._groups = _ObjectBlindGroups(release)
+
+
+class _ObjectBlindGroups(PodGroups):
+    """Drops a group state once it has no pods, whatever object it holds."""
+
+    __slots__ = ()
+
+    def _drop_if_empty(self, key: GroupKey, state: PodGroupState) -> None:
+        if not state.all_pods:
+            del self.states[key]
+
+
+class ForgottenMemberDropped(Cache):
+    """Forgetting an assumed pod drops its group member instead of letting it wait again.
+
+    A failed binding puts the pod back in the queue, so its group must keep
+    it as unscheduled (§20.3 `forgetPod`); dropping it makes the gang look
+    smaller than it is, and its PreEnqueue check keeps the whole gang waiting.
+
+    Smallest trace (GenericWorkload on): add_pod_group_member p of group g
+    without a node; assume_pod p on n1; forget_pod p.  Expected: g has p
+    unscheduled.  Actual: g is gone.
+    """
+
+    releases: ClassVar[tuple[str, ...]] = POD_GROUP_RELEASES
+
+    def _remove_pod(self, pod: Pod, *, forget: bool = False) -> None:
+        super()._remove_pod(pod, forget=False)
 
 
 #: every seeded bug, by the name tests and docs use
@@ -471,5 +546,8 @@ SEEDED_BUGS: dict[str, type[Cache]] = {
         ExpiresBeforeBindingFinished,
         PvcCountsNotWithdrawnOnReclone,
         NonHostScopedKeptOnRemoval,
+        BoundMemberLeftUnscheduled,
+        GroupDroppedWithObject,
+        ForgottenMemberDropped,
     )
 }

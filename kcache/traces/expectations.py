@@ -296,6 +296,54 @@ SNAPSHOT_VIEW_RULES: Mapping[str, _Rule] = {
 }
 
 
+#: POD-GROUP-VIEW: the member sets as sets, the object's presence exactly
+POD_GROUP_VIEW_RULES: Mapping[str, _Rule] = {
+    "all": _Rule(_STRINGS.validate, _as_set),
+    "unscheduled": _Rule(_STRINGS.validate, _as_set),
+    "assumed": _Rule(_STRINGS.validate, _as_set),
+    "assigned": _Rule(_STRINGS.validate, _as_set),
+    "has_pod_group": _Rule(_bool, _exact),
+}
+#: COMPOSITE-POD-GROUP-VIEW: the object's presence, the children's keys as a set
+COMPOSITE_POD_GROUP_VIEW_RULES: Mapping[str, _Rule] = {
+    "has_composite_pod_group": _Rule(_bool, _exact),
+    "children": _Rule(_STRINGS.validate, _as_set),
+}
+_POD_GROUP_VIEW = _view_rules(POD_GROUP_VIEW_RULES)
+_COMPOSITE_POD_GROUP_VIEW = _view_rules(COMPOSITE_POD_GROUP_VIEW_RULES)
+
+
+def _listed_views(view: _Rule, wanted: str) -> _Rule:
+    """Views by key, the keys listed only; `null` demands the key be absent (as `nodes`)."""
+
+    def compare(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+        for key, item in expected.items():
+            where = _join(path, key)
+            if item is None:
+                if key in actual:
+                    yield where, None, actual[key]
+            elif key not in actual:
+                yield where, item, None
+            else:
+                yield from view.compare(item, actual[key], where)
+
+    validate = _map_of(
+        _one_of((_is_dict, view.validate), (_is_none, _no_check), wanted=f"{wanted} or null"),
+        f"an object of key -> {wanted}",
+    )
+    return _Rule(validate, compare)
+
+
+#: a group object as `get_pod_group` and `get_composite_pod_group` show it: what the cache reads
+_GROUP_OBJECT = _Rule(
+    _exact_record(
+        {"parent": _one_of((_is_str, _no_check), (_is_none, _no_check), wanted="a name or null")},
+        '{"parent": name or null}',
+    ),
+    _exact,
+)
+
+
 # -- the keys of `expect` ----------------------------------------------------------------------
 
 
@@ -382,6 +430,16 @@ OBSERVATION_KEYS: Mapping[str, _Key] = {
         _NODES,
         lambda seen, _: {name: view.to_json() for name, view in seen.dump.nodes.items()},
     ),
+    "pod_groups": _Key(
+        _listed_views(_POD_GROUP_VIEW, "a POD-GROUP-VIEW"),
+        lambda seen, _: {key: view.to_json() for key, view in seen.cache.pod_groups().items()},
+    ),
+    "composite_pod_groups": _Key(
+        _listed_views(_COMPOSITE_POD_GROUP_VIEW, "a COMPOSITE-POD-GROUP-VIEW"),
+        lambda seen, _: {
+            key: view.to_json() for key, view in seen.cache.composite_pod_groups().items()
+        },
+    ),
 }
 
 _SNAPSHOT_KEY = _Key(
@@ -389,9 +447,23 @@ _SNAPSHOT_KEY = _Key(
     lambda seen, _: seen.snapshot_view(),
 )
 
-#: the keys of one op's result: get_node's NodeInfo
+#: the keys of one op's result: get_node's NodeInfo, the pod-group listers' answers
 RESULT_KEYS: Mapping[str, _Key] = {
     "node": _Key(_NODE_VIEW, lambda seen, _: seen.result.to_json()),
+    "pod_group_state": _Key(_POD_GROUP_VIEW, lambda seen, _: seen.result.to_json()),
+    "pod_group": _Key(_GROUP_OBJECT, lambda seen, _: {"parent": seen.result.parent}),
+    "composite_pod_group_state": _Key(
+        _COMPOSITE_POD_GROUP_VIEW, lambda seen, _: seen.result.to_json()
+    ),
+    "composite_pod_group": _Key(_GROUP_OBJECT, lambda seen, _: {"parent": seen.result.parent}),
+}
+#: the read ops whose result an `expect` key checks, and that key
+_RESULT_KEY_OF: Mapping[str, str] = {
+    "get_node": "node",
+    "get_pod_group_state": "pod_group_state",
+    "get_pod_group": "pod_group",
+    "get_composite_pod_group_state": "composite_pod_group_state",
+    "get_composite_pod_group": "composite_pod_group",
 }
 
 # -- schedule_one's DECISION -------------------------------------------------------------------
@@ -541,10 +613,10 @@ OUTCOME_KEYS: Mapping[str, Validator] = {
 _KEYS_BY_OP: Mapping[str, frozenset[str]] = {
     "observe": frozenset(OBSERVATION_KEYS),
     "update_snapshot": frozenset(OUTCOME_KEYS) | frozenset(OBSERVATION_KEYS) | {"snapshot"},
-    "get_node": frozenset(OUTCOME_KEYS) | frozenset(RESULT_KEYS),
     "schedule_one": frozenset(OUTCOME_KEYS)
     | frozenset(DECISION_KEYS)
     | frozenset(OBSERVATION_KEYS),
+    **{op: frozenset(OUTCOME_KEYS) | {key} for op, key in _RESULT_KEY_OF.items()},
 }
 
 

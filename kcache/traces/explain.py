@@ -27,7 +27,7 @@ from kcache import targets
 from kcache.errors import KcacheError
 from kcache.ops import Run
 from kcache.spec.errors import CacheError, Fatal
-from kcache.spec.objects import Node, Pod
+from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.scheduler.decision import Binding, Decision, Outcome
 from kcache.spec.views import NodeView
@@ -45,6 +45,9 @@ class Scene:
     node_count: int
     pod_count: int
     snapshots: Mapping[str, Any]
+    #: `namespace/name` -> POD-GROUP-VIEW and COMPOSITE-POD-GROUP-VIEW (releases with groups)
+    pod_groups: Mapping[str, Any] = attrs.field(factory=dict)
+    composite_pod_groups: Mapping[str, Any] = attrs.field(factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The scene as one JSON object, for diffing."""
@@ -54,6 +57,8 @@ class Scene:
             "assumed": list(self.assumed),
             "nodes": dict(self.nodes),
             "snapshots": dict(self.snapshots),
+            "pod_groups": dict(self.pod_groups),
+            "composite_pod_groups": dict(self.composite_pod_groups),
         }
 
 
@@ -95,13 +100,19 @@ class Story:
 
 def observe(run: Run) -> Scene:
     """Read the scene of `run`'s cache and its named snapshots."""
-    dump = run.cache.dump()
+    cache = run.cache
+    dump = cache.dump()
+    groups = cache.release.has_pod_groups
     return Scene(
         nodes={name: view.to_json() for name, view in sorted(dump.nodes.items())},
         assumed=tuple(sorted(dump.assumed_pods)),
-        node_count=run.cache.node_count(),
-        pod_count=run.cache.pod_count(),
+        node_count=cache.node_count(),
+        pod_count=cache.pod_count(),
         snapshots={name: run.snapshots[name].view().to_json() for name in sorted(run.snapshots)},
+        pod_groups={k: v.to_json() for k, v in cache.pod_groups().items()} if groups else {},
+        composite_pod_groups=(
+            {k: v.to_json() for k, v in cache.composite_pod_groups().items()} if groups else {}
+        ),
     )
 
 
@@ -371,17 +382,25 @@ def _arg_words(key: str, value: Any) -> str:
         return _pod_words(value)
     if isinstance(value, Node) or value is None:
         return _node_words(value)
+    if isinstance(value, PodGroup | CompositePodGroup):
+        return _group_words(value)
     if key == "now":
         return f"at t={value}"
     if isinstance(value, Binding):
         return f"binding {json.dumps(value.to_json())}"
-    return f"snapshot {json.dumps(value)}"
+    return f"{key} {json.dumps(value)}"
+
+
+def _group_words(group: PodGroup | CompositePodGroup) -> str:
+    kind = "pod group" if isinstance(group, PodGroup) else "composite pod group"
+    parent = "" if group.parent is None else f" (parent {group.parent})"
+    return f"{kind} {group.namespace}/{group.name}{parent}"
 
 
 def step_words(step: Step) -> str:
     """The step's arguments in a line: `update_pod pod u1 (...) → pod u1 (...)`."""
     words = [_arg_words(key, value) for key, value in step.args.items()]
-    joiner = " → " if step.op in ("update_pod", "update_node") else ", "
+    joiner = " → " if step.op.startswith("update_") and step.op != "update_snapshot" else ", "
     return " ".join([step.op, joiner.join(words)]).rstrip()
 
 

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
+from kcache.spec.objects import (
+    CompositePodGroup,
+    Node,
+    Pod,
+    PodGroup,
+    composite_pod_group_from_manifest,
+    node_from_manifest,
+    pod_from_manifest,
+    pod_group_from_manifest,
+)
 
 #: a host port as a bare number (any ip, TCP) or as (ip, protocol, port)
 PortSpec = int | tuple[str, str, int]
@@ -29,8 +38,9 @@ def pod(
     claims: Iterable[str] = (),
     affinity: bool = False,
     required_anti_affinity: bool = False,
+    group: str | None = None,
 ) -> Pod:
-    """A pod with one container; `name` defaults to "p-<uid>"."""
+    """A pod with one container; `name` defaults to "p-<uid>"; `group` its pod group."""
     wanted = {**({"cpu": cpu} if cpu else {}), **({"memory": memory} if memory else {})}
     container: dict[str, Any] = {
         "name": "c",
@@ -47,10 +57,43 @@ def pod(
     }
     if affinity or required_anti_affinity:
         spec["affinity"] = _affinity(affinity, required_anti_affinity)
+    if group is not None:
+        spec["schedulingGroup"] = {"podGroupName": group}
     metadata = {"name": name or f"p-{uid}", "namespace": namespace, "uid": uid}
     return pod_from_manifest(
         {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
     )
+
+
+def pod_group(
+    name: str, *, namespace: str = "default", parent: str | None = None, version: str = "1"
+) -> PodGroup:
+    """A scheduling.k8s.io/v1beta1 PodGroup; `version` tells updates apart."""
+    return pod_group_from_manifest(
+        _group_manifest("v1beta1", "PodGroup", (namespace, name), parent, version)
+    )
+
+
+def composite(
+    name: str, *, namespace: str = "default", parent: str | None = None, version: str = "1"
+) -> CompositePodGroup:
+    """A scheduling.k8s.io/v1alpha3 CompositePodGroup."""
+    return composite_pod_group_from_manifest(
+        _group_manifest("v1alpha3", "CompositePodGroup", (namespace, name), parent, version)
+    )
+
+
+def _group_manifest(
+    version: str, kind: str, key: tuple[str, str], parent: str | None, resource_version: str
+) -> dict[str, Any]:
+    namespace, name = key
+    spec = {} if parent is None else {"parentCompositePodGroupName": parent}
+    return {
+        "apiVersion": f"scheduling.k8s.io/{version}",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace, "resourceVersion": resource_version},
+        "spec": spec,
+    }
 
 
 def node(

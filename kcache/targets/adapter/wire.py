@@ -10,7 +10,9 @@ from kcache.ops import MUTATORS, OPS
 from kcache.spec.errors import (
     CacheError,
     EmptyUIDError,
+    FeatureGateDisabledError,
     NodeNotFoundError,
+    PodGroupNotFoundError,
     PodNotFoundError,
     PodNotOnNodeError,
     SnapshotInconsistentError,
@@ -32,6 +34,8 @@ ERROR_CLASSES: Mapping[str, type[CacheError]] = {
         PodNotFoundError,
         SnapshotInconsistentError,
         UnsupportedOperation,
+        PodGroupNotFoundError,
+        FeatureGateDisabledError,
         CacheError,
     )
 }
@@ -55,6 +59,12 @@ READ_ANSWERS: Mapping[str, str | None] = {
     "is_assumed_pod": "assumed",
     "view_snapshot": "snapshot",
     "dump": None,
+    "get_pod_group_state": "pod_group_state",
+    "get_pod_group": "pod_group",
+    "get_composite_pod_group_state": "composite_pod_group_state",
+    "get_composite_pod_group": "composite_pod_group",
+    "pod_groups": "pod_groups",
+    "composite_pod_groups": "composite_pod_groups",
 }
 #: the request that answers each read op
 READ_REQUESTS: Mapping[str, str] = {
@@ -118,8 +128,28 @@ DUMP: Mapping[str, Any] = {
     "node_count?": int,
     "pod_count?": int,
 }
-#: answer key (None: the whole answer) -> the shape of what it carries
-ANSWER_SHAPES: Mapping[str | None, Any] = {"node": NODE_VIEW, "snapshot": SNAPSHOT_VIEW, None: DUMP}
+POD_GROUP_VIEW: Mapping[str, Any] = {
+    "all": _STRINGS,
+    "unscheduled": _STRINGS,
+    "assumed": _STRINGS,
+    "assigned": _STRINGS,
+    "has_pod_group?": bool,
+}
+COMPOSITE_POD_GROUP_VIEW: Mapping[str, Any] = {
+    "has_composite_pod_group": bool,
+    "children": _STRINGS,
+}
+#: answer key (None: the whole answer) -> the shape of what it carries; the group objects are
+#: manifests, checked by reading them
+ANSWER_SHAPES: Mapping[str | None, Any] = {
+    "node": NODE_VIEW,
+    "snapshot": SNAPSHOT_VIEW,
+    None: DUMP,
+    "pod_group_state": POD_GROUP_VIEW,
+    "composite_pod_group_state": COMPOSITE_POD_GROUP_VIEW,
+    "pod_groups": {str: POD_GROUP_VIEW},
+    "composite_pod_groups": {str: COMPOSITE_POD_GROUP_VIEW},
+}
 
 
 def shape_error(value: Any, shape: Any, path: str = "") -> str | None:

@@ -15,19 +15,21 @@ from typing import Any
 import attrs
 import pytest
 from helpers.builders import node, pod
+from hypothesis import find, given, settings
 
 from kcache.errors import AdapterError
 from kcache.impl.cache import Cache as ImplCache
 from kcache.machine.observation import compare
 from kcache.machine.recorder import ConformanceError
-from kcache.machine.rules import ConformanceMachine, conformance_machine
+from kcache.machine.rules import ConformanceMachine, conformance_machine, gate_flips
 from kcache.ops import Outcome, call
+from kcache.seeded.bugs import SEEDED_BUGS
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.errors import Fatal, TransitionError
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import V1_35, V1_37, Release
-from kcache.spec.views import Dump
+from kcache.spec.views import Dump, PodGroupView
 from kcache.targets.adapter.client import AdapterFactory
 from kcache.traces.trace import Step
 
@@ -282,3 +284,70 @@ class TestSharedHostPorts:
             state.take(step)
         assert state.spec.dump().nodes["n1"].used_ports == frozenset()
         state.node_infos_are_sums_of_their_pods()
+
+
+class TestPodGroups:
+    def group_machine(self, bug: CacheFactory = ImplCache) -> ConformanceMachine:
+        state = conformance_machine(bug, release=V1_37, out_dir=None)()
+        state.build(ttl=Decimal(0), gates={"GenericWorkload": True})
+        state.add_node(node=node("n1"))
+        return state
+
+    def test_a_gang_story_keeps_both_caches_in_step(self) -> None:
+        """Two gangs of two: the first (u1, u2) is confirmed; of the second only u3 is free
+        (three UIDs in all), and its failure puts it back to unscheduled."""
+        state = self.group_machine()
+        state.new_pod(pod=pod("u1", node="", group="g1"))
+        for ending in ("confirmed", "one fails"):
+            state.gang_cycle(
+                pod=pod("u1", node="", group="g1"),
+                data=_First(),
+                group="g1",
+                size=2,
+                ending=ending,
+                with_object=False,
+            )
+            state.spec_and_impl_agree()
+        assert state.spec.pod_groups() == {
+            "default/g1": PodGroupView(
+                all=["u1", "u2", "u3"], unscheduled=["u3"], assumed=[], assigned=["u1", "u2"]
+            )
+        }
+
+    def test_a_member_left_in_two_sets_is_a_finding(self) -> None:
+        """The seeded BoundMemberLeftUnscheduled: an external bind leaves p unscheduled too."""
+        state = self.group_machine(SEEDED_BUGS["BoundMemberLeftUnscheduled"])
+        member = state.new_pod(pod=pod("u1", node="", group="g1"))
+        state.pod_group_member_event(
+            pod=member, fitting=False, data=NOT_DRAWN, group="g1", op="add_pod_group_member"
+        )
+        state.add_pod(pod=state.new_pod(pod=pod("u1", group="g1")), fitting=False, data=NOT_DRAWN)
+        with pytest.raises(ConformanceError, match="pod_groups"):
+            state.spec_and_impl_agree()
+
+
+class _First:
+    """A stand-in for Hypothesis's `data` that always takes the first choice."""
+
+    def draw(self, strategy: Any, label: str | None = None) -> Any:
+        return strategy.elements[0]  # the rules draw only from `st.sampled_from`
+
+
+def test_gate_flips_turn_on_what_a_flipped_gate_needs() -> None:
+    """Every drawn configuration is one upstream accepts; one fixed off keeps its dependants off."""
+
+    @given(gate_flips(V1_37))
+    @settings(max_examples=60, database=None)
+    def accepted(flips: dict[str, bool]) -> None:
+        V1_37.with_gates(flips)
+
+    @given(gate_flips(V1_37.with_gates({"GenericWorkload": False})))
+    @settings(max_examples=60, database=None)
+    def kept_off(flips: dict[str, bool]) -> None:
+        assert not flips.get("CompositePodGroup") and not flips.get(
+            "TopologyAwareWorkloadScheduling"
+        )
+
+    accepted()
+    kept_off()
+    assert find(gate_flips(V1_37), lambda flips: flips.get("CompositePodGroup", False))

@@ -11,7 +11,14 @@ import pytest
 from helpers.paths import DOCS
 
 from kcache.cli.main import main
-from kcache.reporting.transitions import RENDERERS, dot, edges, markdown, mermaid
+from kcache.reporting.transitions import (
+    RENDERERS,
+    dot,
+    edges,
+    markdown,
+    member_mermaid,
+    mermaid,
+)
 from kcache.spec.lifecycle import State
 from kcache.spec.releases import V1_35, V1_36, V1_37
 
@@ -189,3 +196,41 @@ class TestCommand:
         err = capsys.readouterr().err
         assert f"error: argument {named}: invalid choice" in err
         assert "Traceback" not in err
+
+
+#: §20.3 by hand: the member arrows between the principal states, v1.36
+V1_36_MEMBER_ARROWS = {
+    "Absent --> Unscheduled: add",
+    "Absent --> Assigned: add_bound, bind",
+    "Unscheduled --> Assigned: bind, assume_bound",
+    "Unscheduled --> Absent: delete",
+    "Unscheduled --> Assumed: assume",
+    "Assumed --> Assigned: bind, forget_bound",
+    "Assumed --> Absent: delete",
+    "Assumed --> Unscheduled: forget",
+    "Assigned --> Absent: delete",
+}
+#: v1.37: an add with a node settles an unscheduled or assumed member as assigned
+V1_37_MEMBER_ARROWS = (
+    V1_36_MEMBER_ARROWS
+    - {"Unscheduled --> Assigned: bind, assume_bound", "Assumed --> Assigned: bind, forget_bound"}
+) | {
+    "Unscheduled --> Assigned: add_bound, bind, assume_bound",
+    "Assumed --> Assigned: add_bound, bind, forget_bound",
+}
+
+
+@pytest.mark.parametrize(
+    ("release", "arrows"), [(V1_36, V1_36_MEMBER_ARROWS), (V1_37, V1_37_MEMBER_ARROWS)], ids=str
+)
+def test_the_member_diagram_draws_each_releases_steps(release, arrows) -> None:
+    lines = {line.strip() for line in member_mermaid(release).splitlines()[2:]}
+    assert lines == arrows
+
+
+def test_the_page_tells_the_member_life_cycle_of_both_releases_with_pod_groups() -> None:
+    page = markdown(V1_37)
+    assert "## Pod-group members" in page
+    assert "### Steps (v1.36)" in page
+    assert "### Steps (v1.37)" in page
+    assert "| Unscheduled | Unscheduled | Unscheduled+Assigned | Assigned |" in page

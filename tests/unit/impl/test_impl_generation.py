@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from kcache.impl.generation import next_generation
+from kcache.impl.generation import next_generation, next_group_generation
 
 
 def test_strictly_increasing() -> None:
@@ -29,3 +29,11 @@ def test_threads_never_share_a_number() -> None:
     every = [number for numbers in drawn for number in numbers]
     assert len(set(every)) == len(every) == 80_000
     assert all(numbers == sorted(numbers) for numbers in drawn)
+
+
+def test_pod_groups_count_on_their_own() -> None:
+    """The group counter increases strictly and draws nothing from the NodeInfo counter."""
+    node_before = next_generation()
+    first, second = next_group_generation(), next_group_generation()
+    assert first < second
+    assert next_generation() == node_before + 1

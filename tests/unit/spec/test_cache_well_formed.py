@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 import pytest
-from helpers.builders import node, pod
+from helpers.builders import composite, node, pod, pod_group
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,7 +15,9 @@ from kcache.spec.cache import Cache, PodRecord
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.lifecycle import State
 from kcache.spec.objects import Node, Pod
-from kcache.spec.releases import RELEASES, Release
+from kcache.spec.releases import GATE_DEFAULTS, RELEASES, Release
+
+GROUP_GATES = ("GenericWorkload", "TopologyAwareWorkloadScheduling", "CompositePodGroup")
 
 pods = st.builds(
     pod,
@@ -25,7 +27,11 @@ pods = st.builds(
     ports=st.sampled_from([(), (80,)]),
     claims=st.sampled_from([(), ("c",)]),
     affinity=st.booleans(),
+    group=st.sampled_from([None, "g"]),
 )
+parents = st.sampled_from([None, "c", "d"])
+pod_groups = st.builds(pod_group, st.sampled_from(["g", "h"]), parent=parents)
+composites = st.builds(composite, st.sampled_from(["c", "d"]), parent=parents)
 nodes = st.builds(
     node,
     st.sampled_from(["n1", "n2"]),
@@ -45,12 +51,33 @@ calls = st.one_of(
     st.tuples(st.just("update_node"), st.none() | nodes, nodes),
     st.tuples(st.just("remove_node"), nodes),
     st.tuples(st.just("update_snapshot")),
+    st.tuples(st.just("add_pod_group_member"), pods),
+    st.tuples(st.just("update_pod_group_member"), pods, pods),
+    st.tuples(st.just("remove_pod_group_member"), pods),
+    st.tuples(st.just("add_pod_group"), pod_groups),
+    st.tuples(st.just("update_pod_group"), pod_groups, pod_groups),
+    st.tuples(st.just("remove_pod_group"), pod_groups),
+    st.tuples(st.just("add_composite_pod_group"), composites),
+    st.tuples(st.just("remove_composite_pod_group"), composites),
+)
+#: every release, and those with pod groups with their gates on
+releases = st.sampled_from(
+    [
+        *RELEASES.values(),
+        *(
+            release.with_gates(
+                {name: True for name in GROUP_GATES if release.name in GATE_DEFAULTS[name]}
+            )
+            for release in RELEASES.values()
+            if release.has_pod_groups
+        ),
+    ]
 )
 
 
 @given(
     ttl=st.sampled_from([0, 5]).map(Decimal),
-    release=st.sampled_from(list(RELEASES.values())),
+    release=releases,
     steps=st.lists(calls, max_size=30),
 )
 def test_every_reachable_state_is_well_formed(
@@ -107,6 +134,15 @@ class TestBreakage:
         cache = cache_holding(pod("u1"), node("n1"))
         cache.nodes["n1"] = attrs.evolve(cache.nodes["n1"], used_ports=frozenset({("", "", 1)}))
         with pytest.raises(AssertionError, match="uses ports none of its pods has"):
+            cache.check_well_formed()
+
+    def test_a_member_kept_under_another_uid(self) -> None:
+        """A group records each member under its pod's UID."""
+        cache = Cache(release=RELEASES["v1.37"].with_gates({"GenericWorkload": True}))
+        cache.add_pod_group_member(pod("u1", node="", group="g"))
+        members = cache.groups.members["default", "g"]
+        members["u9"] = members.pop("u1")
+        with pytest.raises(AssertionError, match="member 'u9' of default/g is kept as"):
             cache.check_well_formed()
 
     def test_an_unregistered_image(self) -> None:

@@ -8,7 +8,16 @@ from typing import Any, ClassVar
 import pytest
 
 from kcache.spec.errors import ObjectError
-from kcache.spec.objects import Image, Resource, node_from_manifest, pod_from_manifest
+from kcache.spec.objects import (
+    CompositePodGroup,
+    Image,
+    PodGroup,
+    Resource,
+    composite_pod_group_from_manifest,
+    node_from_manifest,
+    pod_from_manifest,
+    pod_group_from_manifest,
+)
 from kcache.spec.releases import RELEASES
 
 MI = 1024 * 1024
@@ -392,6 +401,15 @@ POD_ERRORS = [
         pod_manifest(resources="big"),
         'pod default/web-0: spec.resources: expected an object, got "big"',
     ),
+    (
+        pod_manifest(schedulingGroup={}),
+        "pod default/web-0: spec.schedulingGroup.podGroupName: "
+        "a schedulingGroup must name its pod group",
+    ),
+    (
+        pod_manifest(schedulingGroup={"podGroupName": 7}),
+        "pod default/web-0: spec.schedulingGroup.podGroupName: expected a string, got 7",
+    ),
 ]
 
 
@@ -506,3 +524,52 @@ class TestResizeStatus:
         assert pod.counts == ()
         assert all(pod.counted_in(release) is pod for release in RELEASES)
         assert pod.requests.milli_cpu == 3000
+
+
+def test_a_pod_names_its_group_in_spec_scheduling_group() -> None:
+    grouped = pod_from_manifest(pod_manifest(schedulingGroup={"podGroupName": "gang"}))
+    assert grouped.scheduling_group == "gang"
+    assert pod_from_manifest(pod_manifest()).scheduling_group is None
+
+
+def test_group_objects_read_namespace_name_and_parent() -> None:
+    manifest = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"parentCompositePodGroupName": "top"},
+    }
+    assert pod_group_from_manifest(manifest) == PodGroup("ns", "g", "top")
+    root = {"kind": "CompositePodGroup", "metadata": {"name": "top", "namespace": "ns"}}
+    assert composite_pod_group_from_manifest(root) == CompositePodGroup("ns", "top", None)
+
+
+@pytest.mark.parametrize(
+    ("read", "manifest", "message"),
+    [
+        (
+            pod_group_from_manifest,
+            {"metadata": {}},
+            "pod group <unnamed>: metadata.name: "
+            "a pod group needs a name: the cache keys it by name",
+        ),
+        (
+            pod_group_from_manifest,
+            {"kind": "CompositePodGroup", "metadata": {"name": "g"}},
+            'pod group g: kind: expected "PodGroup", got "CompositePodGroup"',
+        ),
+        (
+            composite_pod_group_from_manifest,
+            {
+                "metadata": {"name": "c", "namespace": "ns"},
+                "spec": {"parentCompositePodGroupName": ""},
+            },
+            "composite pod group ns/c: spec.parentCompositePodGroupName: "
+            "empty: omit it or name the parent",
+        ),
+    ],
+)
+def test_bad_group_objects_name_object_field_and_value(read, manifest, message) -> None:
+    with pytest.raises(ObjectError) as caught:
+        read(manifest)
+    assert str(caught.value) == message

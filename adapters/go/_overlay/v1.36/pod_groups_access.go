@@ -1,0 +1,48 @@
+// Added to upstream's cache package at build time (see ../../README.md).
+//
+// The listers answer one group by name, and only through its exported
+// methods (UnscheduledPods keys by pod name); kcache compares every group the
+// cache holds, by UID, so this reads the states themselves.
+
+package cache
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// PodGroupSets is one pod-group state as kcache's POD-GROUP-VIEW shows it.
+type PodGroupSets struct {
+	All         []string `json:"all"`
+	Unscheduled []string `json:"unscheduled"`
+	Assumed     []string `json:"assumed"`
+	Assigned    []string `json:"assigned"`
+}
+
+// PodGroupViews is every pod-group state of c, keyed "namespace/name".
+func PodGroupViews(c Cache) map[string]PodGroupSets {
+	impl := c.(*cacheImpl)
+	impl.mu.RLock()
+	defer impl.mu.RUnlock()
+	views := map[string]PodGroupSets{}
+	for key, state := range impl.podGroupStates {
+		views[key.namespace+"/"+key.name] = PodGroupSets{
+			All:         sortedUIDs(sets.KeySet(state.allPods)),
+			Unscheduled: sortedUIDs(state.unscheduledPods),
+			Assumed:     sortedUIDs(sets.KeySet(state.assumedPods)),
+			Assigned:    sortedUIDs(state.assignedPods),
+		}
+	}
+	return views
+}
+
+func sortedUIDs(uids sets.Set[types.UID]) []string {
+	out := make([]string, 0, len(uids))
+	for uid := range uids {
+		out = append(out, string(uid))
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,77 @@
+// Added to upstream's cache package at build time (see ../../README.md).
+//
+// The listers answer one group by name, and only through its exported
+// methods (UnscheduledPods keys by pod name, a composite's object is not
+// among them); kcache compares every group and composite the cache holds, so
+// this reads the states themselves.
+
+package cache
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// PodGroupSets is one pod-group state as kcache's POD-GROUP-VIEW shows it.
+type PodGroupSets struct {
+	All         []string `json:"all"`
+	Unscheduled []string `json:"unscheduled"`
+	Assumed     []string `json:"assumed"`
+	Assigned    []string `json:"assigned"`
+	HasPodGroup bool     `json:"has_pod_group"`
+}
+
+// CompositePodGroupSets is one composite state as COMPOSITE-POD-GROUP-VIEW shows it.
+type CompositePodGroupSets struct {
+	HasCompositePodGroup bool     `json:"has_composite_pod_group"`
+	Children             []string `json:"children"`
+}
+
+// PodGroupViews is every pod-group state of c, keyed "namespace/name".
+func PodGroupViews(c Cache) map[string]PodGroupSets {
+	impl := c.(*cacheImpl)
+	impl.mu.RLock()
+	defer impl.mu.RUnlock()
+	views := map[string]PodGroupSets{}
+	for key, state := range impl.podGroupStates {
+		views[key.Namespace+"/"+key.Name] = PodGroupSets{
+			All:         sortedUIDs(sets.KeySet(state.allPods)),
+			Unscheduled: sortedUIDs(state.unscheduledPods),
+			Assumed:     sortedUIDs(sets.KeySet(state.assumedPods)),
+			Assigned:    sortedUIDs(state.assignedPods),
+			HasPodGroup: state.podGroup != nil,
+		}
+	}
+	return views
+}
+
+// CompositePodGroupViews is every composite state of c, keyed "namespace/name".
+func CompositePodGroupViews(c Cache) map[string]CompositePodGroupSets {
+	impl := c.(*cacheImpl)
+	impl.mu.RLock()
+	defer impl.mu.RUnlock()
+	views := map[string]CompositePodGroupSets{}
+	for key, state := range impl.compositePodGroupStates {
+		children := make([]string, 0, len(state.children))
+		for child := range state.children {
+			children = append(children, child.String())
+		}
+		sort.Strings(children)
+		views[key.Namespace+"/"+key.Name] = CompositePodGroupSets{
+			HasCompositePodGroup: state.compositePodGroup != nil,
+			Children:             children,
+		}
+	}
+	return views
+}
+
+func sortedUIDs(uids sets.Set[types.UID]) []string {
+	out := make([]string, 0, len(uids))
+	for uid := range uids {
+		out = append(out, string(uid))
+	}
+	sort.Strings(out)
+	return out
+}

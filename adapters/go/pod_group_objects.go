@@ -1,0 +1,126 @@
+//go:build kcache_v137
+
+package main
+
+import (
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+
+	cache "kcache/goadapter/internal/upstreamcache"
+)
+
+// PodGroup and CompositePodGroup objects and their listers, upstream's since v1.37.
+
+func (r request) podGroup(key string) (*schedulingv1beta1.PodGroup, error) {
+	group := &schedulingv1beta1.PodGroup{}
+	return group, r.decode(key, group)
+}
+
+func (r request) compositePodGroup(key string) (*schedulingv1alpha3.CompositePodGroup, error) {
+	group := &schedulingv1alpha3.CompositePodGroup{}
+	return group, r.decode(key, group)
+}
+
+func (s *session) addPodGroup(r request) (map[string]any, error) {
+	group, err := r.podGroup("pod_group")
+	if err != nil {
+		return nil, err
+	}
+	s.cache.AddPodGroup(group)
+	return nil, nil
+}
+
+func (s *session) updatePodGroup(r request) (map[string]any, error) {
+	oldGroup, err := r.podGroup("old")
+	if err != nil {
+		return nil, err
+	}
+	newGroup, err := r.podGroup("new")
+	if err != nil {
+		return nil, err
+	}
+	s.cache.UpdatePodGroup(s.logger, oldGroup, newGroup)
+	return nil, nil
+}
+
+func (s *session) removePodGroup(r request) (map[string]any, error) {
+	group, err := r.podGroup("pod_group")
+	if err != nil {
+		return nil, err
+	}
+	s.cache.RemovePodGroup(s.logger, group)
+	return nil, nil
+}
+
+func (s *session) addCompositePodGroup(r request) (map[string]any, error) {
+	group, err := r.compositePodGroup("composite_pod_group")
+	if err != nil {
+		return nil, err
+	}
+	s.cache.AddCompositePodGroup(s.logger, group)
+	return nil, nil
+}
+
+func (s *session) updateCompositePodGroup(r request) (map[string]any, error) {
+	oldGroup, err := r.compositePodGroup("old")
+	if err != nil {
+		return nil, err
+	}
+	newGroup, err := r.compositePodGroup("new")
+	if err != nil {
+		return nil, err
+	}
+	s.cache.UpdateCompositePodGroup(s.logger, oldGroup, newGroup)
+	return nil, nil
+}
+
+func (s *session) removeCompositePodGroup(r request) (map[string]any, error) {
+	group, err := r.compositePodGroup("composite_pod_group")
+	if err != nil {
+		return nil, err
+	}
+	s.cache.RemoveCompositePodGroup(s.logger, group)
+	return nil, nil
+}
+
+func (s *session) getPodGroup(r request) (map[string]any, error) {
+	namespace, name, err := groupName(r)
+	if err != nil {
+		return nil, err
+	}
+	group, err := s.cache.PodGroups().Get(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"pod_group": group}, nil
+}
+
+// getCompositePodGroupState asks upstream's lister; the object's presence,
+// which its answer does not show, is read from the state it found.
+func (s *session) getCompositePodGroupState(r request) (map[string]any, error) {
+	namespace, name, err := groupName(r)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.cache.CompositePodGroupStates().Get(namespace, name); err != nil {
+		return nil, err
+	}
+	views := cache.CompositePodGroupViews(s.upstream())
+	return map[string]any{"composite_pod_group_state": views[namespace+"/"+name]}, nil
+}
+
+func (s *session) getCompositePodGroup(r request) (map[string]any, error) {
+	namespace, name, err := groupName(r)
+	if err != nil {
+		return nil, err
+	}
+	group, err := s.cache.CompositePodGroups().Get(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"composite_pod_group": group}, nil
+}
+
+func (s *session) compositePodGroups(request) (map[string]any, error) {
+	return map[string]any{"composite_pod_groups": cache.CompositePodGroupViews(s.upstream())}, nil
+}

@@ -1,0 +1,26 @@
+//go:build !kcache_v136 && !kcache_v137
+
+package main
+
+// v1.35's cache has no pod groups: every pod-group op is unsupported, and
+// the observations see none.
+
+func (*session) addPodGroupMember(request) (map[string]any, error) {
+	return nil, unsupported("add_pod_group_member")
+}
+
+func (*session) updatePodGroupMember(request) (map[string]any, error) {
+	return nil, unsupported("update_pod_group_member")
+}
+
+func (*session) removePodGroupMember(request) (map[string]any, error) {
+	return nil, unsupported("remove_pod_group_member")
+}
+
+func (*session) getPodGroupState(request) (map[string]any, error) {
+	return nil, unsupported("get_pod_group_state")
+}
+
+func (*session) podGroups(request) (map[string]any, error) {
+	return map[string]any{"pod_groups": map[string]any{}}, nil
+}

@@ -1,0 +1,343 @@
+"""The cache's pod groups (gang scheduling, v1.36 on): members, objects, hierarchy, listers.
+
+Primary facts only: each member's record (the pod last stored for it and its
+state, `spec.member_lifecycle`), the PodGroup and CompositePodGroup objects
+held, and each composite's children.  The rest is derived:
+
+- a group's sets are read off its members' states;
+- a group exists exactly while it has a member or its PodGroup object
+  (upstream deletes a state when `empty()` says so, and v1.36 holds no
+  objects), a composite while it has its object or a child.
+
+Children are facts of their own: upstream links a child to its parent when
+the child is added and never relinks, so after a parent change the links
+remember history (§20.5).
+
+A pod is a member only while GenericWorkload is on and it names a group in
+`spec.schedulingGroup`; composites need CompositePodGroup as well.  Calls
+upstream only logs about (an update of a group it does not hold, a removal
+of an object it never saw) change nothing.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from kcache.spec import member_lifecycle
+from kcache.spec.errors import FeatureGateDisabledError, PodGroupNotFoundError, UnsupportedOperation
+from kcache.spec.member_lifecycle import ABSENT, LISTED, GroupSet, Step
+from kcache.spec.objects import CompositePodGroup, Pod, PodGroup
+from kcache.spec.releases import Release
+from kcache.spec.views import CompositePodGroupView, PodGroupView
+
+#: a group's namespace and name
+GroupKey = tuple[str, str]
+
+
+@attrs.frozen
+class Member:
+    """One member as its group records it."""
+
+    #: the pod object last stored for the UID (upstream's `allPods` entry)
+    pod: Pod
+    state: member_lifecycle.State
+
+
+def entity_key(kind: str, key: GroupKey) -> str:
+    """Upstream's `EntityKey.String()`: `podgroup/ns/name` or `compositepodgroup/ns/name`."""
+    return f"{kind}/{key[0]}/{key[1]}"
+
+
+def _shown(key: GroupKey) -> str:
+    return f"{key[0]}/{key[1]}"
+
+
+@attrs.define(kw_only=True)
+class PodGroups:
+    """The pod groups and composite pod groups of one cache of `release`."""
+
+    release: Release
+    members: dict[GroupKey, dict[str, Member]] = attrs.field(factory=dict)
+    objects: dict[GroupKey, PodGroup] = attrs.field(factory=dict)
+    composites: dict[GroupKey, CompositePodGroup] = attrs.field(factory=dict)
+    #: each composite's children as entity keys; a composite without children has no entry
+    children: dict[GroupKey, frozenset[str]] = attrs.field(factory=dict)
+
+    @property
+    def enabled(self) -> bool:
+        """The cache's GenericWorkload flag."""
+        return self.release.gate("GenericWorkload")
+
+    @property
+    def composites_enabled(self) -> bool:
+        """The cache's CompositePodGroup flag."""
+        return self.release.gate("CompositePodGroup")
+
+    def exists(self, key: GroupKey) -> bool:
+        """Whether the cache holds a state for the pod group `key`."""
+        return bool(self.members.get(key)) or key in self.objects
+
+    def problems(self) -> list[str]:
+        """Broken facts that every reachable state keeps: records under their pod's UID, in
+        `all`, no empty records; no empty children entry; nothing held with the gates off."""
+        found = [
+            f"member {uid!r} of {_shown(key)} is kept as {member!r}"
+            for key, members in self.members.items()
+            for uid, member in members.items()
+            if member.pod.uid != uid or GroupSet.ALL not in member.state
+        ]
+        found += [
+            f"group {_shown(key)} has an empty record" for key, m in self.members.items() if not m
+        ]
+        found += [
+            f"composite {_shown(key)} has no children" for key, c in self.children.items() if not c
+        ]
+        if not self.enabled and (self.members or self.objects):
+            found.append("pod groups held with GenericWorkload off")
+        if not self.composites_enabled and (self.composites or self.children):
+            found.append("composites held with CompositePodGroup off")
+        return found
+
+    def composite_exists(self, key: GroupKey) -> bool:
+        """Whether the cache holds a state for the composite pod group `key`."""
+        return key in self.composites or bool(self.children.get(key))
+
+    # --- members: the trace ops, and the hooks the pod life cycle calls -----------------
+
+    def add_member(self, pod: Pod) -> None:
+        """AddPodGroupMember: the queue announces a member; its group is made if missing."""
+        self.require("add_pod_group_member", self.release.has_pod_groups)
+        key = self._group_of(pod)
+        if key is not None:
+            self._take(key, pod.uid, Step.ADD_BOUND if pod.node_name else Step.ADD, pod)
+
+    def update_member(self, old: Pod, new: Pod) -> None:
+        """UpdatePodGroupMember: membership and group are `new`'s; a missing group is skipped."""
+        self.require("update_pod_group_member", self.release.has_pod_groups)
+        key = self._group_of(new)
+        if key is None or not self.exists(key):
+            return
+        binds = not old.node_name and bool(new.node_name)
+        self._take(key, new.uid, Step.BIND if binds else Step.UPDATE, new)
+
+    def remove_member(self, pod: Pod) -> None:
+        """RemovePodGroupMember: the member leaves its group, which goes once it is empty."""
+        self.require("remove_pod_group_member", self.release.has_pod_groups)
+        self.removed(pod, forget=False)
+
+    def added(self, pod: Pod, *, assume: bool) -> None:
+        """The group side of the cache's internal addPod, after the node side.
+
+        An assumed pod whose group does not exist yet makes the group with the
+        pod stored, so it counts as assigned, not assumed (§20.5).
+        """
+        key = self._group_of(pod)
+        if key is None:
+            return
+        if not assume:
+            self._take(key, pod.uid, Step.ADD_BOUND if pod.node_name else Step.ADD, pod)
+            return
+        if not self.exists(key):
+            self.members[key] = {pod.uid: Member(pod, LISTED)}
+        self._settle(key, pod.uid, Step.ASSUME_BOUND, Step.ASSUME)
+
+    def removed(self, pod: Pod, *, forget: bool) -> None:
+        """The group side of the cache's internal removePod, once the node side succeeded."""
+        key = self._group_of(pod)
+        if key is None or not self.exists(key):
+            return
+        if forget:
+            self._settle(key, pod.uid, Step.FORGET_BOUND, Step.FORGET)
+        else:
+            self._take(key, pod.uid, Step.DELETE, pod)
+
+    def _group_of(self, pod: Pod) -> GroupKey | None:
+        """isPodGroupMember: the pod's group while GenericWorkload is on."""
+        if not self.enabled or pod.scheduling_group is None:
+            return None
+        return (pod.namespace, pod.scheduling_group)
+
+    def _settle(self, key: GroupKey, uid: str, bound: Step, unbound: Step) -> None:
+        """Assume or forget: the variant is chosen by the pod the group stored for `uid`."""
+        member = self.members.get(key, {}).get(uid)
+        if member is not None:
+            self._take(key, uid, bound if member.pod.node_name else unbound, member.pod)
+
+    def _take(self, key: GroupKey, uid: str, step: Step, pod: Pod) -> None:
+        """Move member `uid` of `key` by `step`; `pod` is stored when the step stores one."""
+        records = self.members.setdefault(key, {})
+        member = records.get(uid)
+        state = member_lifecycle.next_state(self.release, member.state if member else ABSENT, step)
+        stored = pod if member_lifecycle.change(self.release, step).stores else None
+        if state:
+            kept = stored or (member.pod if member else None)
+            assert kept is not None  # a step that lists a UID stores its pod
+            records[uid] = Member(kept, state)
+        else:
+            records.pop(uid, None)
+        if not records:
+            del self.members[key]
+
+    # --- PodGroup and CompositePodGroup objects (v1.37) -----------------------------------
+
+    def add_pod_group(self, group: PodGroup) -> None:
+        """AddPodGroup: hold the object; link it under its parent (a placeholder if unseen)."""
+        self.require("add_pod_group", self.release.has_pod_group_objects)
+        if not self.enabled:
+            return
+        key = (group.namespace, group.name)
+        self.objects[key] = group
+        if self.composites_enabled and group.parent is not None:
+            self._link((group.namespace, group.parent), entity_key("podgroup", key))
+
+    def update_pod_group(self, old: PodGroup, new: PodGroup) -> None:
+        """UpdatePodGroup: replace the object of a group held; parents are not relinked."""
+        self.require("update_pod_group", self.release.has_pod_group_objects)
+        key = (new.namespace, new.name)
+        if self.enabled and self.exists(key):
+            self.objects[key] = new
+
+    def remove_pod_group(self, group: PodGroup) -> None:
+        """RemovePodGroup: unlink from the *argument's* parent, drop the object."""
+        self.require("remove_pod_group", self.release.has_pod_group_objects)
+        key = (group.namespace, group.name)
+        if not self.enabled or not self.exists(key):
+            return
+        if self.composites_enabled and group.parent is not None:
+            self._unlink((group.namespace, group.parent), entity_key("podgroup", key))
+        self.objects.pop(key, None)
+
+    def add_composite_pod_group(self, group: CompositePodGroup) -> None:
+        """AddCompositePodGroup: hold the object and link it; GenericWorkload is not read."""
+        self.require("add_composite_pod_group", self.release.has_pod_group_objects)
+        if not self.composites_enabled:
+            return
+        key = (group.namespace, group.name)
+        self.composites[key] = group
+        if group.parent is not None:
+            self._link((group.namespace, group.parent), entity_key("compositepodgroup", key))
+
+    def update_composite_pod_group(self, old: CompositePodGroup, new: CompositePodGroup) -> None:
+        """UpdateCompositePodGroup: replace the object of a composite held."""
+        self.require("update_composite_pod_group", self.release.has_pod_group_objects)
+        key = (new.namespace, new.name)
+        if self.composites_enabled and self.composite_exists(key):
+            self.composites[key] = new
+
+    def remove_composite_pod_group(self, group: CompositePodGroup) -> None:
+        """RemoveCompositePodGroup: unlink from the *stored* object's parent, drop the object.
+
+        When that parent has no state, upstream returns early and the object
+        stays (§20.5).
+        """
+        self.require("remove_composite_pod_group", self.release.has_pod_group_objects)
+        key = (group.namespace, group.name)
+        if not self.composites_enabled or not self.composite_exists(key):
+            return
+        stored = self.composites.get(key)
+        if stored is not None and stored.parent is not None:
+            parent = (group.namespace, stored.parent)
+            if not self.composite_exists(parent):
+                return
+            self._unlink(parent, entity_key("compositepodgroup", key))
+        self.composites.pop(key, None)
+
+    def _link(self, parent: GroupKey, child: str) -> None:
+        self.children[parent] = self.children.get(parent, frozenset()) | {child}
+
+    def _unlink(self, parent: GroupKey, child: str) -> None:
+        left = self.children.get(parent, frozenset()) - {child}
+        if left:
+            self.children[parent] = left
+        else:
+            self.children.pop(parent, None)
+
+    # --- listers and observations ---------------------------------------------------------
+
+    def pod_group_state(self, namespace: str, name: str) -> PodGroupView:
+        """PodGroupStates().Get: the group's sets; v1.37 refuses while GenericWorkload is off."""
+        self.require("get_pod_group_state", self.release.has_pod_groups)
+        if self.release.has_pod_group_objects and not self.enabled:
+            raise FeatureGateDisabledError("generic workload feature gate is disabled")
+        key = (namespace, name)
+        if not self.exists(key):
+            raise PodGroupNotFoundError(f"pod group state not found for pod group {_shown(key)}")
+        return self._view(key)
+
+    def pod_group(self, namespace: str, name: str) -> PodGroup:
+        """PodGroups().Get: the object held for the group."""
+        self.require("get_pod_group", self.release.has_pod_group_objects)
+        if not self.enabled:
+            raise FeatureGateDisabledError("generic workload feature gate is disabled")
+        key = (namespace, name)
+        shown = entity_key("podgroup", key)
+        if not self.exists(key):
+            raise PodGroupNotFoundError(f"pod group state not found for pod group {shown}")
+        found = self.objects.get(key)
+        if found is None:
+            raise PodGroupNotFoundError(f"pod group object not found for pod group {shown}")
+        return found
+
+    def composite_pod_group_state(self, namespace: str, name: str) -> CompositePodGroupView:
+        """CompositePodGroupStates().Get: the composite's object presence and children."""
+        self.require("get_composite_pod_group_state", self.release.has_pod_group_objects)
+        key = self._composite_held(namespace, name)
+        return self._composite_view(key)
+
+    def composite_pod_group(self, namespace: str, name: str) -> CompositePodGroup:
+        """CompositePodGroups().Get: the object held for the composite."""
+        self.require("get_composite_pod_group", self.release.has_pod_group_objects)
+        key = self._composite_held(namespace, name)
+        found = self.composites.get(key)
+        if found is None:
+            shown = entity_key("compositepodgroup", key)
+            raise PodGroupNotFoundError(
+                f"composite pod group object not found for composite pod group {shown}"
+            )
+        return found
+
+    def _composite_held(self, namespace: str, name: str) -> GroupKey:
+        if not self.composites_enabled:
+            raise FeatureGateDisabledError("composite pod group feature gate is disabled")
+        key = (namespace, name)
+        if not self.composite_exists(key):
+            shown = entity_key("compositepodgroup", key)
+            raise PodGroupNotFoundError(
+                f"composite pod group state not found for composite pod group {shown}"
+            )
+        return key
+
+    def views(self) -> dict[str, PodGroupView]:
+        """Every group held, by `ns/name`, whatever the gates (what an observation compares)."""
+        keys = {*self.members, *self.objects}
+        return {_shown(key): self._view(key) for key in sorted(keys)}
+
+    def composite_views(self) -> dict[str, CompositePodGroupView]:
+        """Every composite held, by `ns/name`."""
+        keys = {*self.composites, *(key for key, kids in self.children.items() if kids)}
+        return {_shown(key): self._composite_view(key) for key in sorted(keys)}
+
+    def _view(self, key: GroupKey) -> PodGroupView:
+        members = self.members.get(key, {})
+
+        def uids(group_set: GroupSet) -> list[str]:
+            return [uid for uid, member in members.items() if group_set in member.state]
+
+        return PodGroupView(
+            all=uids(GroupSet.ALL),
+            unscheduled=uids(GroupSet.UNSCHEDULED),
+            assumed=uids(GroupSet.ASSUMED),
+            assigned=uids(GroupSet.ASSIGNED),
+            has_pod_group=key in self.objects,
+        )
+
+    def _composite_view(self, key: GroupKey) -> CompositePodGroupView:
+        return CompositePodGroupView(
+            has_composite_pod_group=key in self.composites,
+            children=self.children.get(key, frozenset()),
+        )
+
+    def require(self, op: str, present: bool) -> None:
+        """UnsupportedOperation for an op the release does not have."""
+        if not present:
+            raise UnsupportedOperation(f"{op} does not exist in release {self.release.name}")
