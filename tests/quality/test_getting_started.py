@@ -64,8 +64,10 @@ def script(page_blocks: list[Block]) -> str:
 
 
 def normal(line: str) -> str:
-    """A line with what differs between runs replaced: trace hashes, then every number."""
+    """A line with what differs between runs replaced: trace hashes, durations (a loaded
+    machine turns "4.2s" into "1m03s"), then every number."""
     line = re.sub(r"-[0-9a-f]{12}\.json", "-HASH.json", line.rstrip())
+    line = re.sub(r"\b(\d+h)?(\d+m)?\d+(\.\d+)?s\b", "DURATION", line)
     return re.sub(r"\d+(\.\d+)?", "N", line)
 
 
