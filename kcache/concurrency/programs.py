@@ -167,7 +167,10 @@ def programs(
     """Parallel programs over small shared pools; `threads` None draws 2 to 4 threads."""
     pools = _Pools(
         nodes={name: draw(_node_versions(name)) for name in SHARED_NODE_NAMES},
-        pods=draw(_pod_pool()),
+        pods={
+            uid: tuple(strategies.as_read_by(release, pod) for pod in versions)
+            for uid, versions in draw(_pod_pool()).items()
+        },
     )
     count = threads if threads is not None else draw(st.sampled_from(THREAD_COUNTS))
     return Program(

@@ -247,7 +247,9 @@ class LockstepMachine(RuleBasedStateMachine):
     # -- what the spec holds, for the rules to pick from ------------------------------------------
 
     def known(self, pod: Pod) -> Pod:
-        """`pod`, remembered so that every later observation asks both caches about its UID."""
+        """`pod` as the release reads it, remembered so that every later observation asks both
+        caches about its UID."""
+        pod = strategies.as_read_by(self.release, pod)
         self.known_pods.setdefault(pod.uid, pod)
         return pod
 

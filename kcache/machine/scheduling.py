@@ -189,7 +189,7 @@ class SchedulerMachine(LockstepMachine):
                 "spec": spec,
             }
         )
-        self.known(pod)
+        pod = self.known(pod)
         fresh = self._fresh_decision(pod)
         scheduler = self.impl_run.scheduler
         before, start = self.impl.dump(), scheduler.next_start_node_index

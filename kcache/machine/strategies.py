@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from kcache.ops import read_pod
 from kcache.spec.objects import Node, Pod, node_from_manifest
+from kcache.spec.releases import Release
 
 Manifest = dict[str, Any]
 
@@ -317,6 +318,14 @@ def _named_pod_manifest(*, name: str, **fields: Any) -> Manifest:
 def pods(**pools: st.SearchStrategy[str]) -> st.SearchStrategy[Pod]:
     """Pods read from `pod_manifests` (the manifest is kept on the value)."""
     return pod_manifests(**pools).map(read_pod)
+
+
+def as_read_by(release: Release, pod: Pod) -> Pod:
+    """`pod` as `release`'s API holds it: before pod groups (v1.36) `spec.schedulingGroup` is
+    an unknown field, which the API server drops and upstream's cache never sees."""
+    if release.has_pod_groups or pod.scheduling_group is None:
+        return pod
+    return with_changes(pod, group=None)
 
 
 def with_changes(pod: Pod, **changes: Any) -> Pod:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from kcache.machine import strategies
 from kcache.spec.objects import Node, Pod, pod_from_manifest
+from kcache.spec.releases import V1_35, V1_36, V1_37, Release
 
 T = TypeVar("T")
 
@@ -159,3 +160,26 @@ class TestNodes:
             ),
         )
         assert "nginx:1.25" in node.image_names
+
+
+#: a pod manifest that names a pod group
+GROUPED = {
+    "metadata": {"name": "p", "namespace": "default", "uid": "u1"},
+    "spec": {"nodeName": "n1", "schedulingGroup": {"podGroupName": "g1"}},
+}
+
+
+class TestAsReadBy:
+    """Pods reach a cache as the release's API holds them."""
+
+    def test_before_pod_groups_the_group_is_an_unknown_field_and_gone(self) -> None:
+        """v1.35's API has no spec.schedulingGroup: the pod reaches its cache without one."""
+        read = strategies.as_read_by(V1_35, strategies.read_pod(GROUPED))
+        assert read.scheduling_group is None
+        assert "schedulingGroup" not in read.manifest["spec"]
+        assert (read.uid, read.node_name) == ("u1", "n1")
+
+    @pytest.mark.parametrize("release", [V1_36, V1_37])
+    def test_with_pod_groups_the_pod_is_unchanged(self, release: Release) -> None:
+        pod = strategies.read_pod(GROUPED)
+        assert strategies.as_read_by(release, pod) is pod
