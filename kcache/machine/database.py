@@ -237,21 +237,15 @@ def _folder(url: str) -> DirectoryBasedExampleDatabase:
 def _guard(url: str, spill: ExampleDatabase, *, reached_before: bool) -> _RedisGuard:
     """The guarded Redis on `url`; one that does not answer is refused, or, when the run
     reached it before, guarded as gone from the start (its writes go to `spill`)."""
-    try:
-        return _RedisGuard(url, _redis(url), spill)
-    except _UnreachableError as error:
-        if not reached_before:
-            raise KcacheError(f"--db {url}: cannot reach Redis: {error}") from None
-        return _RedisGuard(url, _redis(url, check=False), spill, outage=str(error))
+    redis_db, silence = _redis(url)
+    if silence is not None and not reached_before:
+        raise KcacheError(f"--db {url}: cannot reach Redis: {silence}")
+    return _RedisGuard(url, redis_db, spill, outage=silence)
 
 
-class _UnreachableError(Exception):
-    """Redis did not answer the first ping."""
-
-
-def _redis(url: str, *, check: bool = True) -> ExampleDatabase:
-    """A RedisExampleDatabase on `url`; `_UnreachableError` at once if Redis does not answer a ping
-    (unless `check` is off)."""
+def _redis(url: str) -> tuple[ExampleDatabase, str | None]:
+    """A RedisExampleDatabase on `url`, and why Redis did not answer a first ping (None: it
+    answered)."""
     try:
         from hypothesis.extra.redis import RedisExampleDatabase  # noqa: PLC0415
         from redis import Redis  # noqa: PLC0415 -- an optional extra
@@ -264,10 +258,11 @@ def _redis(url: str, *, check: bool = True) -> ExampleDatabase:
         client = Redis.from_url(
             url, socket_connect_timeout=_CONNECT_TIMEOUT, socket_timeout=_ANSWER_TIMEOUT
         )
-        if check:
-            client.ping()
     except ValueError as error:
         raise KcacheError(f"--db {url}: not a Redis URL: {error}") from None
+    silence = None
+    try:
+        client.ping()
     except RedisError as error:
-        raise _UnreachableError(str(error)) from None
-    return RedisExampleDatabase(client, key_prefix=REDIS_KEY_PREFIX)
+        silence = str(error)
+    return RedisExampleDatabase(client, key_prefix=REDIS_KEY_PREFIX), silence

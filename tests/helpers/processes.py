@@ -51,6 +51,8 @@ def kcache_on_a_terminal(folder: Path, *argv: str) -> Iterator[tuple[subprocess.
 def read_until(terminal: int, marker: bytes, patience: float = 120) -> bytes:
     """What a process wrote to the terminal `terminal` up to `marker` (or its exit)."""
     seen = b""
+    # a bound on waiting, not a speed target: a run that never prints `marker` fails the
+    # caller's assertion on what was seen instead of hanging the suite
     deadline = time.monotonic() + patience
     while marker not in seen and time.monotonic() < deadline:
         ready, _, _ = select.select([terminal], [], [], 1)

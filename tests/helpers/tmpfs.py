@@ -25,6 +25,8 @@ def mounted(folder: Path, options: str) -> Iterator[Path]:
         check=False,
     )
     if mount.returncode != 0:
+        # a platform fact, not a failure: an unprivileged developer machine cannot mount;
+        # CI runs as root, where every test that needs a small filesystem runs
         pytest.skip(f"cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): {mount.stderr}")
     try:
         yield folder

@@ -507,6 +507,7 @@ def test_replay_reports_a_subfolder_it_cannot_read(own_folder: Path) -> None:
     """A subfolder kcache may not read (root's override dropped for the child): exit 2 naming
     it, where replay used to pass the traces it could see and exit 0."""
     if shutil.which("setpriv") is None:
+        # as root nothing is unreadable without setpriv; CI's image has util-linux, so it runs there
         pytest.skip("setpriv (util-linux) is needed to drop root's permission override")
     folder = own_folder / "traces"
     (folder / "locked").mkdir(parents=True)
