@@ -263,11 +263,12 @@ def test_a_worker_started_after_the_signal_still_stops(own_folder: Path) -> None
 
 def test_sigterm_stops_conform_with_its_summary_and_seed(own_folder: Path) -> None:
     """SIGTERM (CI cancelling, `timeout`) to a conform run on a terminal: the summary with the
-    seed, PASS so far, exit 143 -- where the process used to die without a word."""
-    with kcache_on_a_terminal(own_folder, "conform", "--impl", "impl", "--time-budget", "1h") as (
-        run,
-        terminal,
-    ):
+    seed, PASS so far, exit 143 -- where the process used to die without a word.
+
+    The profile is named: under CI the `ci` profile is derandomized and has no seed to print.
+    """
+    argv = ("conform", "--impl", "impl", "--profile", "default", "--time-budget", "1h")
+    with kcache_on_a_terminal(own_folder, *argv) as (run, terminal):
         assert b"steps/s" in read_until(terminal, b"steps/s", PATIENCE), "no progress line"
         run.send_signal(signal.SIGTERM)
         out, _ = run.communicate(timeout=PATIENCE)
