@@ -29,11 +29,15 @@ from helpers.tmpfs import fill, mounted
 
 from kcache.cli import workers
 from kcache.cli.main import main
+from kcache.concurrency.history import history_from_json
+from kcache.concurrency.linearizability import check
 from kcache.spec.releases import V1_37
 from kcache.traces.trace import loads as load_traces
 
 #: a seeded bug the machine catches within a few dozen examples
 BUG = "kcache.seeded.bugs:ZeroRequestsDefaulted"
+#: a seeded race the parallel machine catches within a few programs
+RACE = "kcache.seeded.races:AssumeCheckThenAct"
 FAULTY = f"{sys.executable} {TEST_ADAPTERS / 'fault_adapter.py'}"
 #: seconds a test waits for something a process shows before it gives up (never a verdict)
 PATIENCE = 120.0
@@ -157,6 +161,25 @@ class TestOutputLocations:
         assert trace.name.startswith("kcache.seeded.bugs-ZeroRequestsDefaulted diverges")
         assert main(["replay", str(trace_file), "--impl", BUG]) == 1
         assert main(["replay", str(trace_file), "--impl", "spec"]) == 0
+
+    def test_full_disk_under_threads_prints_the_history_instead(
+        self, own_folder: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--parallel on a filesystem with no room for the history: exit 1, the history on
+        stderr (still not linearizable when read back), and no file left."""
+        with mounted(own_folder / "small", "size=1m,nr_inodes=2") as small:
+            out_dir = small / "failures"
+            argv = ["--impl", RACE, "--parallel", "--time-budget", "2m", "--seed", "0"]
+            status = main(["conform", *argv, "--out", str(out_dir)])
+            left = sorted(path.name for path in out_dir.rglob("*")) if out_dir.exists() else []
+        out, err = capsys.readouterr()
+        assert status == 1
+        assert out.startswith(f"FAIL {RACE} under threads")
+        assert "the history was not written" in out
+        assert "No space left on device" in out
+        assert left == []
+        printed = err.split("here it is:\n", 1)[1]
+        assert check(history_from_json(printed)).linearizable is False
 
 
 def test_output_to_a_full_disk_is_one_line(own_folder: Path) -> None:
