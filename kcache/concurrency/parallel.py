@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import HypothesisWarning
 
 from kcache.budget import in_rounds
 from kcache.concurrency.execution import JOIN_TIMEOUT, Execution, execute
@@ -137,20 +139,11 @@ def run_parallel(
         test = given(programs(threads=threads, release=release))(one_round)
         if seed is not None:
             test = hypothesis_seed(seed + number)(test)
-        # Every field that a loaded profile (ci, crosshair) would otherwise
-        # decide is set here: --seed alone makes a run repeatable, and each
-        # batch must draw new programs.
-        settings(
-            max_examples=per_batch,
-            phases=[Phase.explicit, Phase.generate],
-            database=None,
-            derandomize=False,
-            backend="hypothesis",
-            deadline=None,
-            verbosity=Verbosity.quiet,
-            report_multiple_bugs=False,
-            suppress_health_check=list(HealthCheck),
-        )(test)()
+        with warnings.catch_warnings():
+            # the finding is reported by kcache (its minimised history), not by Hypothesis'
+            # repr of the whole program, which only warns that it is large
+            warnings.filterwarnings("ignore", "Generating overly large repr", HypothesisWarning)
+            _run_batch(test, per_batch)
         return tally.found is None
 
     try:
@@ -166,6 +159,22 @@ def run_parallel(
         failure=None if tally.found is None else tally.found.failure,
         interrupted=interrupted,
     )
+
+
+def _run_batch(test: Callable[[], None], per_batch: int) -> None:
+    """`test` under settings that leave nothing to a loaded profile (ci, crosshair): --seed
+    alone makes a run repeatable, and each batch must draw new programs."""
+    settings(
+        max_examples=per_batch,
+        phases=[Phase.explicit, Phase.generate],
+        database=None,
+        derandomize=False,
+        backend="hypothesis",
+        deadline=None,
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+    )(test)()
 
 
 def _finding(
