@@ -175,6 +175,11 @@ func (s *session) init(r request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// kcache models the scheduling cycle without OpportunisticBatching (on by
+	// default from v1.35): its node hints depend on the wall clock.
+	if _, set := gates[opportunisticBatching]; !set {
+		gates[opportunisticBatching] = false
+	}
 	// The gates are process-wide: set them before anything reads them.
 	s.cache, s.snapshots, s.schedulers = nil, nil, nil
 	if err := s.gates.apply(gates); err != nil {
