@@ -176,8 +176,12 @@ func (s *session) scheduleOne(r request) (map[string]any, error) {
 	}
 	*c.script = script
 	c.clock.now = now
-	report := c.sched.ScheduleOneForKcache(klog.NewContext(context.Background(), s.logger), pod)
-	return map[string]any{"decision": decisionOf(pod, report, c.script)}, nil
+	ctx := klog.NewContext(context.Background(), s.logger)
+	started := time.Now()
+	report := c.sched.ScheduleOneForKcache(ctx, pod)
+	// the cycle's own time, without the pipe and the JSON on either side
+	spent := time.Since(started)
+	return map[string]any{"decision": decisionOf(pod, report, c.script), "cycle_ns": spent.Nanoseconds()}, nil
 }
 
 // binding reads the step's `binding`: "success" or {fails_at, message}.

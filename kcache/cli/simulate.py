@@ -134,6 +134,10 @@ def _print(result: SimulationResult, target: str, out: TextIO) -> None:
         f"peak memory {result.peak_rss_mib:.0f} MiB"
     )
     say(
+        f"cycles alone: {result.cycle_seconds:.1f}s, "
+        f"{result.pods_per_cycle_second:.0f} pods/s of cycle time"
+    )
+    say(
         "outcomes: " + ", ".join(f"{count} {what}" for what, count in result.outcomes.most_common())
     )
     for reason, count in result.reasons.most_common(5):

@@ -42,6 +42,9 @@ class AdapterScheduler:
         self.cache = cache
         self.name = name
         self.next_start_node_index = 0
+        #: seconds the adapter reports spending inside its `schedule_one` cycles (`cycle_ns`),
+        #: the pipe and the JSON excluded: what `kcache simulate` rates a target's cycle by
+        self.cycle_seconds = 0.0
         answer = cache.request(
             NEW_SCHEDULER,
             scheduler=name,
@@ -74,6 +77,9 @@ class AdapterScheduler:
         )
         decision = self.cache.read(answer, "decision", Decision.from_json)
         self.next_start_node_index = decision.next_start_node_index
+        spent = answer.get("cycle_ns")
+        if isinstance(spent, int) and not isinstance(spent, bool):
+            self.cycle_seconds += spent / 1e9
         return decision
 
 
