@@ -32,6 +32,15 @@ type cycleScheduler struct {
 	sched  *scheduler.Scheduler
 	clock  *clockedFinish
 	script *bindingScript
+	// stop ends what New started in the background (its metrics recorder)
+	stop context.CancelFunc
+}
+
+// stopSchedulers ends every scheduler of the session (init discards them).
+func (s *session) stopSchedulers() {
+	for _, c := range s.schedulers {
+		c.stop()
+	}
 }
 
 // clockedFinish is the session's cache as upstream's scheduler sees it:
@@ -85,15 +94,20 @@ func (s *session) newScheduler(r request) (map[string]any, error) {
 	}
 	clock := &clockedFinish{cacheUnderTest: s.cache, logger: s.logger}
 	registry := frameworkruntime.Registry{scriptName: script.plugin}
-	sched, err := scheduler.NewForKcache(klog.NewContext(context.Background(), s.logger), client, factory, clock, registry,
+	ctx, stop := context.WithCancel(klog.NewContext(context.Background(), s.logger))
+	sched, err := scheduler.NewForKcache(ctx, client, factory, clock, registry,
 		scheduler.WithProfiles(config.Profiles...),
 		scheduler.WithParallelism(config.Parallelism),
 		scheduler.WithPercentageOfNodesToScore(config.PercentageOfNodesToScore),
 	)
 	if err != nil {
+		stop()
 		return nil, protocolErrorf("new_scheduler: %v", err)
 	}
-	s.schedulers[name] = &cycleScheduler{sched: sched, clock: clock, script: script}
+	if old, ok := s.schedulers[name]; ok {
+		old.stop()
+	}
+	s.schedulers[name] = &cycleScheduler{sched: sched, clock: clock, script: script, stop: stop}
 	// its snapshot is viewed like any other, by name
 	s.snapshots[schedulerSnapshot(name)] = sched.Snapshot()
 	return map[string]any{"snapshot": schedulerSnapshot(name)}, nil

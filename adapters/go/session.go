@@ -109,6 +109,7 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 	if err != nil {
 		if errors.As(err, new(fatalError)) {
 			// Upstream would be gone; its state may be half-changed.
+			s.stopSchedulers()
 			s.cache, s.snapshots, s.schedulers = nil, nil, nil
 		}
 		return failure(err), false
@@ -181,6 +182,7 @@ func (s *session) init(r request) (map[string]any, error) {
 		gates[opportunisticBatching] = false
 	}
 	// The gates are process-wide: set them before anything reads them.
+	s.stopSchedulers()
 	s.cache, s.snapshots, s.schedulers = nil, nil, nil
 	if err := s.gates.apply(gates); err != nil {
 		return nil, protocolErrorf("init: feature_gates: %v", err)
