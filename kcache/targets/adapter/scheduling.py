@@ -14,9 +14,11 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import Snapshot
-from kcache.spec.scheduler.config import SchedulerConfig, config_to_json
+from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig, config_to_json
 from kcache.spec.scheduler.decision import SUCCESS, Binding, Decision
 from kcache.targets.adapter.wire import seconds_text
 
@@ -40,6 +42,7 @@ class AdapterScheduler:
         name: str,
     ) -> None:
         self.cache = cache
+        self.config = config
         self.name = name
         self.next_start_node_index = 0
         #: seconds the adapter reports spending inside its `schedule_one` cycles (`cycle_ns`),
@@ -75,12 +78,30 @@ class AdapterScheduler:
             next_start_node_index=self.next_start_node_index,
             **fields,
         )
-        decision = self.cache.read(answer, "decision", Decision.from_json)
+        decision = self._in_profile_order(
+            self.cache.read(answer, "decision", Decision.from_json), pod
+        )
         self.next_start_node_index = decision.next_start_node_index
         spent = answer.get("cycle_ns")
         if isinstance(spent, int) and not isinstance(spent, bool):
             self.cycle_seconds += spent / 1e9
         return decision
+
+    def _in_profile_order(self, decision: Decision, pod: Pod) -> Decision:
+        """Each node's plugin scores in the order the profile runs them (as the model lists
+        them): a JSON object from the adapter need not keep it."""
+        spec = pod.manifest.get("spec") or {}
+        profile = self.config.profile(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
+        if profile is None or not decision.plugin_scores:
+            return decision
+        order = {name: index for index, (name, _) in enumerate(profile.plugins)}
+        return attrs.evolve(
+            decision,
+            plugin_scores={
+                node: dict(sorted(scores.items(), key=lambda item: order.get(item[0], len(order))))
+                for node, scores in decision.plugin_scores.items()
+            },
+        )
 
 
 def claim_manifest(key: str, modes: tuple[str, ...]) -> dict[str, Any]:
