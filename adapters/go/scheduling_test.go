@@ -3,6 +3,9 @@ package main
 import (
 	"reflect"
 	"testing"
+
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/kubernetes/pkg/features"
 )
 
 // fitOnly is a profile of NodeResourcesFit alone, filtering one node at a time.
@@ -83,5 +86,12 @@ func TestACycleNeedsItsScheduler(t *testing.T) {
 	got := answers(t, initRequest(), scheduleOne(`"success"`))
 	if _, ok := got[1]["protocol_error"]; !ok {
 		t.Errorf("schedule_one without new_scheduler answered %v, want a protocol_error", got[1])
+	}
+}
+
+func TestInitTurnsOpportunisticBatchingOff(t *testing.T) {
+	answers(t, initRequest())
+	if utilfeature.DefaultFeatureGate.Enabled(features.OpportunisticBatching) {
+		t.Errorf("OpportunisticBatching is on after init; kcache models the cycle without it")
 	}
 }
