@@ -27,6 +27,8 @@ class Scale:
     fuzz_seconds: float
     #: percent of the throughput section's example counts each `kcache conform` run draws
     conform_percent: int
+    #: nodes of the simulate section's second workload, small enough for the model's cycle
+    spec_nodes: int
 
 
 FULL = Scale(
@@ -40,6 +42,7 @@ FULL = Scale(
     repeat=5,
     fuzz_seconds=30.0,
     conform_percent=100,
+    spec_nodes=500,
 )
 
 QUICK = Scale(
@@ -53,4 +56,5 @@ QUICK = Scale(
     repeat=3,
     fuzz_seconds=5.0,
     conform_percent=20,
+    spec_nodes=100,
 )

@@ -8,6 +8,9 @@ import (
 	"k8s.io/component-base/featuregate"
 )
 
+// opportunisticBatching is the gate every init turns off unless it names it.
+const opportunisticBatching = "OpportunisticBatching"
+
 // gateSettings sets upstream's feature gates for each init.  The gates are
 // process-wide and upstream reads them inside the cache (the v1.37 NodeInfo
 // list, pod requests, the snapshot's copies), so a new cache must not inherit

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	cache "kcache/goadapter/internal/upstreamcache"
@@ -41,4 +43,13 @@ func (clockedCache) removeAssumedPod(klog.Logger, *v1.Pod) error {
 // getNode: GetNode entered the interface in v1.36.0.
 func (clockedCache) getNode(string) (*framework.NodeInfo, error) {
 	return nil, unsupported("get_node")
+}
+
+// PreBindPreFlight: before v1.36 it answers a status alone.  The script's
+// PreBind runs only where it is to fail.
+func (p scriptPlugin) PreBindPreFlight(context.Context, fwk.CycleState, *v1.Pod, string) *fwk.Status {
+	if p.script.failsAt == "pre_bind" {
+		return nil
+	}
+	return fwk.NewStatus(fwk.Skip)
 }

@@ -29,9 +29,11 @@ type session struct {
 	// cache is nil before the first init and after a fatal answer.
 	cache     cacheUnderTest
 	snapshots map[string]*cache.Snapshot
-	gates     gateSettings
-	log       *stepLog
-	logger    klog.Logger
+	// schedulers are upstream's schedulers over cache, by name (new_scheduler)
+	schedulers map[string]*cycleScheduler
+	gates      gateSettings
+	log        *stepLog
+	logger     klog.Logger
 }
 
 func newSession(logs io.Writer) *session {
@@ -78,6 +80,10 @@ var operations = map[string]operation{
 	"get_composite_pod_group":       (*session).getCompositePodGroup,
 	"pod_groups":                    (*session).podGroups,
 	"composite_pod_groups":          (*session).compositePodGroups,
+	// the scheduling cycle: scheduling.go
+	"new_scheduler": (*session).newScheduler,
+	"schedule_one":  (*session).scheduleOne,
+	"schedule_pod":  (*session).schedulePod,
 }
 
 // handle answers one request line; quit reports the quit op.
@@ -103,7 +109,8 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 	if err != nil {
 		if errors.As(err, new(fatalError)) {
 			// Upstream would be gone; its state may be half-changed.
-			s.cache, s.snapshots = nil, nil
+			s.stopSchedulers()
+			s.cache, s.snapshots, s.schedulers = nil, nil, nil
 		}
 		return failure(err), false
 	}
@@ -169,13 +176,20 @@ func (s *session) init(r request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// kcache models the scheduling cycle without OpportunisticBatching (on by
+	// default from v1.35): its node hints depend on the wall clock.
+	if _, set := gates[opportunisticBatching]; !set {
+		gates[opportunisticBatching] = false
+	}
 	// The gates are process-wide: set them before anything reads them.
-	s.cache, s.snapshots = nil, nil
+	s.stopSchedulers()
+	s.cache, s.snapshots, s.schedulers = nil, nil, nil
 	if err := s.gates.apply(gates); err != nil {
 		return nil, protocolErrorf("init: feature_gates: %v", err)
 	}
 	s.cache = newCache(ttl)
 	s.snapshots = map[string]*cache.Snapshot{}
+	s.schedulers = map[string]*cycleScheduler{}
 	return nil, nil
 }
 

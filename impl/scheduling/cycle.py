@@ -12,6 +12,7 @@ lists per extension point are built once.  Evaluation is sequential
 from __future__ import annotations
 
 import contextlib
+import json
 from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal
@@ -92,7 +93,8 @@ class Scheduler:
         plan = PodPlan(pod, self.cache.release)
         profile = self._profiles.get(plan.scheduler_name)
         if profile is None:
-            message = f"profile not found for scheduler name {plan.scheduler_name!r}"
+            name = json.dumps(plan.scheduler_name, ensure_ascii=False)  # Go's %q
+            message = f"profile not found for scheduler name {name}"
             return Decision(Outcome.SKIPPED, self.next_start_node_index, message=message)
         if plan.being_deleted:
             message = f"skip schedule deleting pod: {pod.ref}"
@@ -137,6 +139,9 @@ class Scheduler:
             if isinstance(result, frozenset):
                 restricted_by.append(name)
                 names = result if names is None else names & result
+                if not names:
+                    held = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (_disjoint(restricted_by),))
+                    break
             elif result.code is Code.SKIP:
                 skipped.add(name)
             else:
@@ -144,7 +149,8 @@ class Scheduler:
                 if held.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                     break
         if held is not None:
-            return self._fit_error(total, {}, held, held.message, {held.plugin})
+            rejecting = {held.plugin} if held.plugin else set(restricted_by)
+            return self._fit_error(total, {}, held, held.message, rejecting)
         nodes: list[NodeInfo] = listed
         absent = None
         if names is not None:
@@ -308,6 +314,13 @@ class Scheduler:
         with contextlib.suppress(CacheError):  # upstream logs a failed ForgetPod and goes on
             self.cache.forget_pod(assumed)
         return attrs.evolve(decision, bound=False, message=binding.message)
+
+
+def _disjoint(plugins: list[str]) -> str:
+    """The PreFilter message when the restricting plugins' node sets do not meet."""
+    if len(plugins) == 1:
+        return f"node(s) didn't satisfy plugin {plugins[0]}"
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}] simultaneously"
 
 
 def _name(info: NodeInfo) -> str:

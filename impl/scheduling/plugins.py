@@ -114,6 +114,10 @@ def _unschedulable(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | 
     return None
 
 
+def _node_name_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
+    return frozenset({plan.node_name}) if plan.named_node_only else None
+
+
 def _node_name(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
     return _WRONG_NAME if plan.node_name and plan.node_name != node.name else None
 
@@ -334,7 +338,7 @@ PLUGINS: Mapping[str, Plugin] = {
     plugin.name: plugin
     for plugin in (
         Plugin("NodeUnschedulable", filter=_unschedulable),
-        Plugin("NodeName", filter=_node_name),
+        Plugin("NodeName", pre_filter=_node_name_pre_filter, filter=_node_name),
         Plugin(
             "TaintToleration",
             filter=_taints,

@@ -20,7 +20,7 @@ from kcache.impl.pod_info import (
     whole_value,
 )
 from kcache.spec.objects import Pod
-from kcache.spec.releases import Release
+from kcache.spec.releases import Release, since
 from kcache.spec.scheduler.status import Status
 
 #: (key, operator, value, effect) of a toleration, as the API spells them
@@ -68,6 +68,7 @@ class PodPlan:
         "images",
         "init_images",
         "memory",
+        "named_node_only",
         "node_name",
         "node_selector",
         "non_zero_cpu",
@@ -92,6 +93,8 @@ class PodPlan:
             "deletionTimestamp"
         ) is not None
         self.node_name: str = spec.get("nodeName") or ""
+        #: v1.37's NodeName PreFilter narrows the cycle to the named node
+        self.named_node_only = bool(self.node_name) and since(release, "v1.37")
         requests, non_zero = pod_requests(manifest, release)
         counted = to_resource(requests)
         self.cpu = counted.milli_cpu

@@ -26,6 +26,7 @@ from kcache.spec.lifecycle import NODE_GUARDS, Operation, State
 from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.spec.scheduler.config import SchedulerConfig, read_config
 from kcache.spec.views import Dump, SnapshotView
 from kcache.targets.time_limit import StepTimeout
 from kcache.traces.defects import UPSTREAM_DEFECTS
@@ -52,6 +53,8 @@ class LockstepMachine(RuleBasedStateMachine):
     acknowledged: ClassVar[tuple[str, ...]] = ()
     #: what those defects leave out of the snapshot comparison
     allowance: ClassVar[Allowance] = Allowance()
+    #: the trace's `scheduler` both sides schedule by (None: the release's defaults)
+    scheduler: ClassVar[Mapping[str, Any] | None] = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -98,9 +101,13 @@ class LockstepMachine(RuleBasedStateMachine):
         """
         self.ttl = ttl
         self.release = self.run_release.with_gates(gates or {})
-        self.spec_run = Run(self.reference(ttl=ttl, release=self.release))
-        self.impl_run = Run(self.factory(ttl=ttl, release=self.release))
+        config = self._scheduler_config()
+        self.spec_run = Run(self.reference(ttl=ttl, release=self.release), scheduler_config=config)
+        self.impl_run = Run(self.factory(ttl=ttl, release=self.release), scheduler_config=config)
         self._spec_dump = None
+
+    def _scheduler_config(self) -> SchedulerConfig | None:
+        return None if self.scheduler is None else read_config(self.scheduler, self.release)
 
     @property
     def spec(self) -> SchedulerCache:
@@ -228,8 +235,9 @@ class LockstepMachine(RuleBasedStateMachine):
         from empty caches would keep most runs shallow.)
         """
         self.steps.pop()
-        spec = Run(self.reference(ttl=self.ttl, release=self.release))
-        impl = Run(self.factory(ttl=self.ttl, release=self.release))
+        config = self._scheduler_config()
+        spec = Run(self.reference(ttl=self.ttl, release=self.release), scheduler_config=config)
+        impl = Run(self.factory(ttl=self.ttl, release=self.release), scheduler_config=config)
         for recorded in self.steps:
             first = {"spec": recorded.outcome}
             first[self.target_name] = recorded.target_outcome or recorded.outcome
@@ -303,7 +311,12 @@ class LockstepMachine(RuleBasedStateMachine):
 
     def _broken(self, error: KcacheError, steps: list[RecordedStep], doing: str) -> KcacheError:
         return self.recorder.broken(
-            error, steps=steps, release=self.release, ttl=self.ttl, doing=doing
+            error,
+            steps=steps,
+            release=self.release,
+            ttl=self.ttl,
+            scheduler=self.scheduler,
+            doing=doing,
         )
 
     def fail(self, message: str, *, pin_error: bool = False, observed: bool = True) -> NoReturn:
@@ -319,6 +332,7 @@ class LockstepMachine(RuleBasedStateMachine):
             steps=self.steps,
             release=self.release,
             ttl=self.ttl,
+            scheduler=self.scheduler,
             message=message,
             final_observation=self._expectations() if observed and not pin_error else None,
             pin_error=pin_error,

@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -184,6 +184,7 @@ class FailureRecorder:
         steps: list[RecordedStep],
         release: Release,
         ttl: Decimal,
+        scheduler: Mapping[str, Any] | None,
         message: str,
         final_observation: dict[str, Any] | None,
         pin_error: bool,
@@ -206,6 +207,7 @@ class FailureRecorder:
             "description": headline,
             "release": release.name,
             **_gates(release),
+            **({"scheduler": dict(scheduler)} if scheduler else {}),
             "ttl_seconds": ttl,
             "steps": trace_steps,
         }
@@ -225,6 +227,7 @@ class FailureRecorder:
         steps: list[RecordedStep],
         release: Release,
         ttl: Decimal,
+        scheduler: Mapping[str, Any] | None,
         doing: str,
     ) -> KcacheError:
         """The error to raise when the target broke (an adapter died, hung or lied) `doing`
@@ -239,6 +242,7 @@ class FailureRecorder:
                 "description": f"the steps that led to the target breaking at {doing}",
                 "release": release.name,
                 **_gates(release),
+                **({"scheduler": dict(scheduler)} if scheduler else {}),
                 "ttl_seconds": ttl,
                 "steps": [step.to_trace(unpinned=self.unpinned) for step in steps],
             }

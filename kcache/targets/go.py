@@ -35,10 +35,23 @@ from kcache.targets.adapter.client import AdapterFactory
 #: the adapter's Go module: adapters/go, bundled with the package (kcache.bundle); the real
 #: path, since go resolves its working directory and the overlay's paths must match it
 SOURCE = GO_ADAPTER
-#: upstream's package that the overlay compiles into the adapter
+#: upstream's cache package, and where the overlay places it inside the adapter module
 UPSTREAM_PACKAGE = "pkg/scheduler/backend/cache"
-#: where the overlay places it inside the adapter module
 PLACED_PACKAGE = "internal/upstreamcache"
+#: upstream's scheduler package (the cycle), and where it is placed beside the cache
+UPSTREAM_SCHEDULER = "pkg/scheduler"
+PLACED_SCHEDULER = "internal/upstreamscheduler"
+#: every package placed into the adapter, with the folder of its accessor files under
+#: `_overlay/` ("" for the cache's, None: none); the scheduler and the two small packages
+#: between it and the cache import the cache, so they move with it to see the same types
+RELOCATED: tuple[tuple[str, str, str | None], ...] = (
+    (UPSTREAM_PACKAGE, PLACED_PACKAGE, ""),
+    ("pkg/scheduler/backend/cache/debugger", "internal/upstreamcachedebugger", None),
+    ("pkg/scheduler/backend/api_cache", "internal/upstreamapicache", None),
+    (UPSTREAM_SCHEDULER, PLACED_SCHEDULER, "scheduler"),
+)
+#: the import path of the adapter module, under which the placed packages live
+ADAPTER_MODULE = "kcache/goadapter"
 #: seconds a build may take; a cold module cache on two cores needs several minutes
 BUILD_TIMEOUT = 1800
 #: suffixes of the adapter files a build reads: a change to any other file reuses the binary
@@ -125,33 +138,62 @@ def _flags(settings: Build, overlay: Path) -> list[str]:
 def _write_overlay(go: str, version: str, settings: Build, directory: Path) -> Path:
     """Write the overlay file into `directory` (atomically) and return its path.
 
-    It places upstream's package sources, read in place from the module
-    cache, and our accessor files into the adapter's internal/upstreamcache.
+    It places each package of RELOCATED, its non-test sources read in place
+    from the module cache, and our accessor files into the adapter module.
+    A source importing another placed package cannot be read in place: a copy
+    whose import paths alone are rewritten to the placed ones is written
+    under `directory` and mapped instead.
     """
     modfile = f"-modfile={settings.modfile}"
     download = json.loads(
         _go(go, version, "mod", "download", modfile, "-json", "k8s.io/kubernetes")
     )
-    upstream = Path(download["Dir"]) / UPSTREAM_PACKAGE
-    placed = SOURCE / PLACED_PACKAGE
-    replace = {
-        str(placed / source.name): str(source)
-        for source in sorted(upstream.glob("*.go"))
-        if not source.name.endswith("_test.go")
+    module = Path(download["Dir"])
+    imports = {
+        f'"k8s.io/kubernetes/{package}"': f'"{ADAPTER_MODULE}/{placed}"'
+        for package, placed, _ in RELOCATED
     }
-    # shared and release files are placed under distinct prefixes, so that a
-    # release file never silently replaces a shared one of the same name
-    for prefix, folder in (
-        ("zz_kcache_", SOURCE / "_overlay"),
-        ("zz_kcache_release_", SOURCE / "_overlay" / version),
-    ):
-        for accessor in sorted(folder.glob("*.go")):
-            replace[str(placed / f"{prefix}{accessor.name}")] = str(accessor)
+    replace: dict[str, str] = {}
+    for package, placed_package, accessors in RELOCATED:
+        placed = SOURCE / placed_package
+        for source in sorted((module / package).glob("*.go")):
+            if source.name.endswith("_test.go"):
+                continue
+            replace[str(placed / source.name)] = str(
+                _relocated(source, imports, directory / "relocated" / placed_package)
+            )
+        if accessors is None:
+            continue
+        # shared and release files are placed under distinct prefixes, so that a
+        # release file never silently replaces a shared one of the same name
+        folder = SOURCE / "_overlay" / accessors
+        for prefix, files in (
+            ("zz_kcache_", folder),
+            ("zz_kcache_release_", folder / version),
+        ):
+            for accessor in sorted(files.glob("*.go")):
+                replace[str(placed / f"{prefix}{accessor.name}")] = str(accessor)
     overlay = directory / "overlay.json"
     partial = directory / f"overlay.json.{os.getpid()}"
     partial.write_text(json.dumps({"Replace": replace}, indent=1) + "\n", encoding="utf-8")
     partial.replace(overlay)
     return overlay
+
+
+def _relocated(source: Path, imports: dict[str, str], folder: Path) -> Path:
+    """`source` itself, or a copy under `folder` importing the placed packages instead."""
+    text = source.read_text(encoding="utf-8")
+    rewritten = text
+    for upstream, placed in imports.items():
+        rewritten = rewritten.replace(upstream, placed)
+    if rewritten == text:
+        return source
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / source.name
+    partial = folder / f"{source.name}.{os.getpid()}"
+    partial.write_text(rewritten, encoding="utf-8")
+    partial.replace(copy)
+    return copy
 
 
 def _fingerprint(go: str, version: str) -> str:

@@ -41,7 +41,7 @@ from kcache.spec.scheduler.decision import SUCCESS, Binding, Decision, FailurePo
 from kcache.spec.scheduler.feasible import filter_pass, num_feasible_nodes_to_find
 from kcache.spec.scheduler.host import select_host
 from kcache.spec.scheduler.objects import SchedulingPod, scheduling_node, scheduling_pod
-from kcache.spec.scheduler.plugin import Candidate, Cycle
+from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
 from kcache.spec.scheduler.plugins import PLUGINS
 from kcache.spec.scheduler.scoring import score
 from kcache.spec.scheduler.status import (
@@ -49,6 +49,7 @@ from kcache.spec.scheduler.status import (
     Code,
     Status,
     fit_error_message,
+    go_quoted,
     unresolvable,
 )
 
@@ -79,7 +80,7 @@ class Scheduler:
         wanted = scheduling_pod(pod)
         profile = self.config.profile(wanted.scheduler_name)
         if profile is None:
-            message = f"profile not found for scheduler name {wanted.scheduler_name!r}"
+            message = f"profile not found for scheduler name {go_quoted(wanted.scheduler_name)}"
             return self._ended(Outcome.SKIPPED, message)
         if wanted.being_deleted:
             return self._ended(Outcome.SKIPPED, f"skip schedule deleting pod: {pod.ref}")
@@ -123,23 +124,10 @@ class Scheduler:
         used = view.used_pvcs | {key for key, count in view.used_pvc_ref_counts.items() if count}
         cycle = Cycle(self.cache.release, len(listed), self.claims, frozenset(used))
         plugins = [PLUGINS[name] for name, _ in profile.plugins]
-        skipped: set[str] = set()
-        restricted_by: set[str] = set()
-        names: frozenset[str] | None = None
-        held: Status | None = None
-        for plugin in plugins:
-            result = None if plugin.pre_filter is None else plugin.pre_filter(pod, cycle)
-            if isinstance(result, Status) and result.code is Code.SKIP:
-                skipped.add(plugin.name)
-            elif isinstance(result, Status):
-                held = result.by(plugin.name)
-                if held.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                    break
-            elif result is not None:
-                restricted_by.add(plugin.name)
-                names = result if names is None else names & result
+        skipped, restricted_by, names, held = _pre_filter(pod, plugins, cycle)
         if held is not None:
-            return self._fit_error(len(listed), {}, held, held.message, {held.plugin})
+            rejecting = restricted_by if not held.plugin else {held.plugin}
+            return self._fit_error(len(listed), {}, held, held.message, rejecting)
         candidates, absent = listed, None
         if names is not None:
             candidates = [node for node in listed if node.name in names]
@@ -231,6 +219,40 @@ class Scheduler:
         with contextlib.suppress(CacheError):
             self.cache.forget_pod(assumed)
         return attrs.evolve(decision, bound=False, message=binding.message)
+
+
+def _pre_filter(
+    pod: SchedulingPod, plugins: list[Plugin], cycle: Cycle
+) -> tuple[set[str], set[str], frozenset[str] | None, Status | None]:
+    """`RunPreFilterPlugins`: the skipped plugins, the restricting ones, the node names they
+    leave (None: all) and the status that rejects the pod, if one does."""
+    skipped: set[str] = set()
+    restricted_by: set[str] = set()
+    names: frozenset[str] | None = None
+    held: Status | None = None
+    for plugin in plugins:
+        result = None if plugin.pre_filter is None else plugin.pre_filter(pod, cycle)
+        if isinstance(result, Status) and result.code is Code.SKIP:
+            skipped.add(plugin.name)
+        elif isinstance(result, Status):
+            held = result.by(plugin.name)
+            if held.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                break
+        elif result is not None:
+            restricted_by.add(plugin.name)
+            names = result if names is None else names & result
+            if not names:
+                # the restrictions leave no node: a PreFilter rejection of no one plugin
+                held = unresolvable(_no_common_node(restricted_by))
+                break
+    return skipped, restricted_by, names, held
+
+
+def _no_common_node(plugins: set[str]) -> str:
+    """`RunPreFilterPlugins`' message when the restricting plugins' node sets do not meet."""
+    if len(plugins) == 1:
+        return f"node(s) didn't satisfy plugin {next(iter(plugins))}"
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}] simultaneously"
 
 
 def on_host(pod: Pod, host: str) -> Pod:

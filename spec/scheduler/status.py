@@ -7,6 +7,7 @@ first rejecting Filter plugin's, with every reason that plugin gave.
 from __future__ import annotations
 
 import enum
+import json
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -57,6 +58,11 @@ def unschedulable(*reasons: str) -> Status:
 
 def unresolvable(*reasons: str) -> Status:
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+
+
+def go_quoted(text: str) -> str:
+    """`text` as Go's `%q` writes it (in double quotes), for upstream's messages."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 #: `ErrNoNodesAvailable`: the snapshot lists no node

@@ -33,7 +33,9 @@ from kcache.ops import OPS
 from kcache.spec.errors import Fatal
 from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import RELEASES, Release
+from kcache.spec.scheduler.config import SchedulerConfig
 from kcache.spec.views import SnapshotView
+from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.targets.adapter.wire import (
     ANSWER_SHAPES,
     BATCH,
@@ -138,6 +140,8 @@ class AdapterProcess:
         self.name, self.releases = self._check_handshake(handshake)
         #: whether it takes several reads in one `batch` request
         self.batches = handshake.get("batch") is True
+        #: whether it runs scheduling cycles itself (`new_scheduler`, `schedule_one`, ...)
+        self.schedules = handshake.get("scheduler") is True
         #: bumped by every `init`: a cache from an older init must not be used
         self.epoch = 0
 
@@ -432,8 +436,9 @@ class AdapterFactory:
             init["feature_gates"] = dict(release.feature_gates)
         process.request(init, timeout=self.start_timeout if first else None)
         process.epoch += 1
+        kind = SchedulingAdapterCache if process.schedules else AdapterCache
         # its methods are made from the op table (`_as_requests`), which mypy cannot see
-        return cast(SchedulerCache, AdapterCache(process, release, process.epoch))
+        return cast(SchedulerCache, kind(process, release, process.epoch))
 
     @property
     def error(self) -> str | None:
@@ -552,6 +557,10 @@ class AdapterCache:
         self._snapshots += 1
         return AdapterSnapshot(self, f"s{self._snapshots}")
 
+    def named_snapshot(self, name: str) -> AdapterSnapshot:
+        """A snapshot the adapter made and named itself (a scheduler's own)."""
+        return AdapterSnapshot(self, name)
+
     def call(self, op: str, *values: Any) -> Any:
         """The cache method `op` as one request: its arguments out, its result back.
 
@@ -592,6 +601,21 @@ class AdapterCache:
             return convert(answer if key is None else answer[key])
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             self.process.fail(f"an answer has the wrong shape ({error!r}): {_quote(answer)}")
+
+
+class SchedulingAdapterCache(AdapterCache):
+    """The cache of an adapter that runs scheduling cycles itself: it offers its own scheduler."""
+
+    def __init__(self, process: AdapterProcess, release: Release, epoch: int) -> None:
+        super().__init__(process, release, epoch)
+        self._schedulers = 0
+
+    def new_scheduler(
+        self, config: SchedulerConfig, claims: Mapping[str, tuple[str, ...]]
+    ) -> AdapterScheduler:
+        """A scheduler of the adapter's own over this cache, with a snapshot of its own."""
+        self._schedulers += 1
+        return AdapterScheduler(self, config, claims, f"c{self._schedulers}")
 
 
 def _as_request(op: str) -> Callable[..., Any]:

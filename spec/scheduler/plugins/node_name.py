@@ -1,7 +1,12 @@
-"""NodeName: a pod that already names a node fits only that node (`nodename/node_name.go`)."""
+"""NodeName: a pod that already names a node fits only that node (`nodename/node_name.go`).
+
+From v1.37 its PreFilter also restricts the cycle to that node, so the other
+nodes are left out (the absent status) rather than each rejected by Filter.
+"""
 
 from __future__ import annotations
 
+from kcache.spec.releases import since
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
 from kcache.spec.scheduler.status import Status, unresolvable
@@ -9,9 +14,14 @@ from kcache.spec.scheduler.status import Status, unresolvable
 REASON = "node(s) didn't match the requested node name"
 
 
+def _pre_filter(pod: SchedulingPod, cycle: Cycle) -> frozenset[str] | None:
+    wanted = pod.pod.node_name
+    return frozenset({wanted}) if wanted and since(cycle.release, "v1.37") else None
+
+
 def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
     wanted = pod.pod.node_name
     return None if not wanted or wanted == node.name else unresolvable(REASON)
 
 
-PLUGIN = Plugin("NodeName", filter=_filter)
+PLUGIN = Plugin("NodeName", pre_filter=_pre_filter, filter=_filter)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,16 @@ def schedule(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, 
     return status, out, err
 
 
-@pytest.mark.parametrize("target", ["spec", "impl"])
+#: upstream's own ScheduleOne, through the Go adapter
+UPSTREAM = pytest.param(
+    "go",
+    marks=pytest.mark.skipif(
+        shutil.which("go") is None, reason="needs the Go toolchain (`tox -e go` runs it too)"
+    ),
+)
+
+
+@pytest.mark.parametrize("target", ["spec", "impl", UPSTREAM])
 def test_the_example_is_placed_and_explained(
     capsys: pytest.CaptureFixture[str], target: str
 ) -> None:

@@ -19,7 +19,8 @@ def test_impl_passes_and_the_summary_says_what_was_checked(
     assert main(["simulate", "--impl", "impl", "--nodes", "20", "--pods", "300"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("PASS impl: 300 pods on 20 nodes in ")
-    assert lines[1].startswith("outcomes: ")
+    assert lines[1].startswith("cycles alone: ")
+    assert lines[2].startswith("outcomes: ")
     assert sum(line.startswith("  zone-") for line in lines) == 5
     checked = lines[-1]
     for what in (
@@ -29,6 +30,13 @@ def test_impl_passes_and_the_summary_says_what_was_checked(
         "cache equals the cluster after every confirmation",
     ):
         assert what in checked
+
+
+def test_the_cycles_alone_take_part_of_the_run() -> None:
+    """The cycle time excludes the checks and the informer, so it is below the run's time."""
+    result = simulate(ImplCache, release=V1_37, nodes=10, pods=100, seed=2)
+    assert 0 < result.cycle_seconds < result.elapsed
+    assert result.pods_per_cycle_second > result.pods_per_second
 
 
 def test_json_counts_every_pod(capsys: pytest.CaptureFixture[str]) -> None:

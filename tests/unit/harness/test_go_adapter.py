@@ -106,6 +106,29 @@ class TestBuild:
             str(placed / "zz_kcache_release_unstarted.go"): str(overlay / "v1.35" / "unstarted.go"),
         }
 
+    def test_the_scheduler_moves_with_the_cache_importing_it_under_its_new_path(
+        self, toolchain: Path, tmp_path: Path
+    ) -> None:
+        """A source importing the cache is mapped to a copy whose import path alone changed."""
+        upstream = tmp_path / "module" / "k8s.io" / "kubernetes@v1.35.8"
+        package = upstream / go_adapter.UPSTREAM_SCHEDULER
+        original = (
+            'package scheduler\n\nimport (\n\tinternalcache "k8s.io/kubernetes/'
+            'pkg/scheduler/backend/cache"\n\t"k8s.io/kubernetes/pkg/scheduler/framework"\n)\n'
+        )
+        (package / "scheduler.go").write_text(original)
+        (package / "extender.go").write_text("package scheduler\n")
+        binary = go_adapter.build("v1.35")
+        replace = json.loads((binary.parent / "overlay.json").read_text())["Replace"]
+        placed = go_adapter.SOURCE / go_adapter.PLACED_SCHEDULER
+        assert replace[str(placed / "extender.go")] == str(package / "extender.go")
+        copy = Path(replace[str(placed / "scheduler.go")])
+        assert copy.parent.is_relative_to(binary.parent)
+        assert copy.read_text() == original.replace(
+            '"k8s.io/kubernetes/pkg/scheduler/backend/cache"',
+            '"kcache/goadapter/internal/upstreamcache"',
+        )
+
     def test_a_release_accessor_never_replaces_a_shared_one(self, toolchain: Path) -> None:
         """v1.37 has its own snapshot_access.go beside the shared one: both are placed."""
         binary = go_adapter.build("v1.37")

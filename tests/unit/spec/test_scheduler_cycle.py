@@ -52,7 +52,7 @@ class TestSkipping:
     def test_a_pod_of_an_unknown_profile_is_skipped(self) -> None:
         decision = two_nodes().schedule_one(pod("p", schedulerName="other"))
         assert decision.outcome is Outcome.SKIPPED
-        assert decision.message == "profile not found for scheduler name 'other'"
+        assert decision.message == 'profile not found for scheduler name "other"'
 
 
 def test_no_nodes_is_unschedulable_with_upstreams_message() -> None:
@@ -227,11 +227,47 @@ def test_the_first_rejecting_filter_names_the_node() -> None:
     )
 
 
-@pytest.mark.parametrize(("release", "first"), [(V1_36, "NodeUnschedulable"), (V1_37, "NodeName")])
-def test_v1_37_runs_node_name_before_node_unschedulable(release: Release, first: str) -> None:
+def test_up_to_v1_36_node_unschedulable_filters_before_node_name() -> None:
     cordoned = node("a", unschedulable=True)
-    decision = scheduler([cordoned, node("b")], release).schedule_one(pod("p", node="b"))
-    assert decision.node_status["a"].plugin == first
+    decision = scheduler([cordoned, node("b")], V1_36).schedule_one(pod("p", node="b"))
+    assert decision.node_status["a"].plugin == "NodeUnschedulable"
+    assert decision.evaluated_nodes == 2
+
+
+def test_v1_37_node_name_pre_filter_leaves_the_other_nodes_out() -> None:
+    """v1.37's NodeName PreFilter restricts the cycle to the named node (upstream's
+    node_name.go): the cordoned node a is never filtered, the absent status names NodeName."""
+    cordoned = node("a", unschedulable=True)
+    decision = scheduler([cordoned, node("b")], V1_37).schedule_one(pod("p", node="b"))
+    assert decision.host == "b"
+    assert decision.node_status == {}
+    assert decision.evaluated_nodes == 1
+    assert decision.absent_node_status == Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) didn't satisfy plugin(s) [NodeName]",)
+    )
+    assert decision.unschedulable_plugins == frozenset({"NodeName"})
+
+
+def test_v1_37_restrictions_that_do_not_meet_reject_the_pod_at_pre_filter() -> None:
+    """NodeName restricts to b, a required nodeAffinity on metadata.name to a: no node is left,
+    which RunPreFilterPlugins reports as one status naming both plugins."""
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}
+                ]
+            }
+        }
+    }
+    decision = scheduler([node("a"), node("b")], V1_37).schedule_one(
+        pod("p", node="b", affinity=affinity)
+    )
+    text = "node(s) didn't satisfy plugin(s) [NodeAffinity NodeName] simultaneously"
+    assert decision.outcome is Outcome.UNSCHEDULABLE
+    assert decision.pre_filter_msg == text
+    assert decision.message == f"0/2 nodes are available: {text}."
+    assert decision.unschedulable_plugins == frozenset({"NodeAffinity", "NodeName"})
 
 
 class TestBinding:
