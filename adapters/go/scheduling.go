@@ -47,8 +47,7 @@ func (s *session) stopSchedulers() {
 // FinishBinding (v1.35 only) takes the cycle's virtual time.
 type clockedFinish struct {
 	cacheUnderTest
-	logger klog.Logger
-	now    time.Time
+	now time.Time
 }
 
 func (c *clockedFinish) FinishBinding(logger klog.Logger, pod *v1.Pod) error {
@@ -92,7 +91,7 @@ func (s *session) newScheduler(r request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	clock := &clockedFinish{cacheUnderTest: s.cache, logger: s.logger}
+	clock := &clockedFinish{cacheUnderTest: s.cache}
 	registry := frameworkruntime.Registry{scriptName: script.plugin}
 	ctx, stop := context.WithCancel(klog.NewContext(context.Background(), s.logger))
 	sched, err := scheduler.NewForKcache(ctx, client, factory, clock, registry,

@@ -49,7 +49,7 @@ type CycleReport struct {
 	PreFilterPlugins sets.Set[string]
 	// CycleStatus is schedulingCycle's status (assume, Reserve, Permit after a decision).
 	CycleStatus *fwk.Status
-	// Bound is whether bindingCycle ran (BindAttempted) and succeeded.
+	// BindAttempted: bindingCycle ran; BindStatus is its status.
 	BindAttempted bool
 	BindStatus    *fwk.Status
 	// NumAllNodes is how many nodes the cycle's snapshot listed.
@@ -80,16 +80,16 @@ func fakeRecorders[R any](string) R {
 	return any(&events.FakeRecorder{}).(R)
 }
 
-// scoreRecorder is a profile's framework that keeps what RunScorePlugins
-// and each node's RunFilterPluginsWithNominatedPods answered.
-type scoreRecorder struct {
+// recordingFramework is a profile's framework that keeps what RunPreFilterPlugins,
+// each node's RunFilterPluginsWithNominatedPods and RunScorePlugins answered.
+type recordingFramework struct {
 	framework.Framework
 	report *CycleReport
 	// filters run in parallel
 	mu *sync.Mutex
 }
 
-func (r scoreRecorder) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string]) {
+func (r recordingFramework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string]) {
 	result, status, plugins := r.Framework.RunPreFilterPlugins(ctx, state, pod)
 	r.report.PreFilterPlugins = plugins
 	if status.IsSuccess() && !result.AllNodes() {
@@ -98,7 +98,7 @@ func (r scoreRecorder) RunPreFilterPlugins(ctx context.Context, state fwk.CycleS
 	return result, status, plugins
 }
 
-func (r scoreRecorder) RunFilterPluginsWithNominatedPods(ctx context.Context, state fwk.CycleState, pod *v1.Pod, info fwk.NodeInfo) *fwk.Status {
+func (r recordingFramework) RunFilterPluginsWithNominatedPods(ctx context.Context, state fwk.CycleState, pod *v1.Pod, info fwk.NodeInfo) *fwk.Status {
 	status := r.Framework.RunFilterPluginsWithNominatedPods(ctx, state, pod, info)
 	if !status.IsSuccess() {
 		r.mu.Lock()
@@ -108,7 +108,7 @@ func (r scoreRecorder) RunFilterPluginsWithNominatedPods(ctx context.Context, st
 	return status
 }
 
-func (r scoreRecorder) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
+func (r recordingFramework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
 	scores, status := r.Framework.RunScorePlugins(ctx, state, pod, nodes)
 	r.report.Scores = scores
 	return scores, status
@@ -126,7 +126,7 @@ func (sched *Scheduler) ScheduleOneForKcache(ctx context.Context, pod *v1.Pod) (
 		return CycleReport{Skipped: true}
 	}
 	report.Rejected = map[string]*fwk.Status{}
-	recording := scoreRecorder{Framework: schedFramework, report: &report, mu: &sync.Mutex{}}
+	recording := recordingFramework{Framework: schedFramework, report: &report, mu: &sync.Mutex{}}
 	defer sched.recordSchedulePod(&report)()
 
 	podInfo, err := framework.NewPodInfo(pod)
@@ -176,7 +176,7 @@ func (sched *Scheduler) SchedulePodForKcache(ctx context.Context, pod *v1.Pod) (
 		return CycleReport{Err: err}
 	}
 	report.Rejected = map[string]*fwk.Status{}
-	recording := scoreRecorder{Framework: schedFramework, report: &report, mu: &sync.Mutex{}}
+	recording := recordingFramework{Framework: schedFramework, report: &report, mu: &sync.Mutex{}}
 	defer sched.recordSchedulePod(&report)()
 	_, _ = sched.callSchedulePod(ctx, recording, framework.NewCycleState(), &framework.QueuedPodInfo{PodInfo: podInfo})
 	return report
