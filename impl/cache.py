@@ -551,7 +551,7 @@ class Cache:
                 f"got {type(snapshot).__name__}"
             )
         with self._lock.write:
-            update_snapshot(snapshot, self._node_infos, self._node_tree)
+            update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
 
     # The expiry loop ---------------------------------------------------------
 

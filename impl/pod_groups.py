@@ -94,6 +94,17 @@ class PodGroupState:
         self.generation = next_group_generation()
         self.pod_group = pod_group
 
+    def clone(self) -> PodGroupState:
+        """A copy for a snapshot: its own sets, the same pods and object, the same generation."""
+        copy = PodGroupState()
+        copy.generation = self.generation
+        copy.all_pods = dict(self.all_pods)
+        copy.unscheduled = set(self.unscheduled)
+        copy.assumed = dict(self.assumed)
+        copy.assigned = set(self.assigned)
+        copy.pod_group = self.pod_group
+        return copy
+
     def empty(self, *, counts_object: bool) -> bool:
         return not self.all_pods and not (counts_object and self.pod_group is not None)
 
@@ -128,6 +139,14 @@ class CompositePodGroupState:
     def remove_child(self, child: str) -> None:
         self.generation = next_group_generation()
         self.children.discard(child)
+
+    def clone(self) -> CompositePodGroupState:
+        """A copy for a snapshot, keeping the generation."""
+        copy = CompositePodGroupState()
+        copy.generation = self.generation
+        copy.composite = self.composite
+        copy.children = set(self.children)
+        return copy
 
     def empty(self) -> bool:
         return self.composite is None and not self.children

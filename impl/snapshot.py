@@ -12,6 +12,13 @@ listed entry it re-clones, the difference between the entry's old and new
 claim counts, and only a full rebuild sums them afresh.  (Upstream records
 those differences in one cache-wide delta as events happen, which is where
 its counts can leave the sum: docs/upstream-divergences.md.)
+
+Pod groups (v1.36 on) are copied by generation, not by walking a list:
+every group state takes a fresh number from one process-wide counter on
+each change, so a copy whose number differs from the live state's is stale
+and is replaced, and a copy whose group the cache dropped goes.  The copies
+are taken only once the node half of the refresh succeeded, as upstream
+returns the consistency error before it reaches them.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import logging
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList
 from kcache.impl.node_tree import NodeTree
+from kcache.impl.pod_groups import CompositePodGroupState, GroupKey, PodGroups, PodGroupState
 from kcache.spec.errors import SnapshotInconsistentError
 from kcache.spec.views import SnapshotView
 
@@ -31,6 +39,7 @@ class Snapshot:
     """Name -> NodeInfo clone, the frozen node order, and what is derived from it."""
 
     __slots__ = (
+        "composite_pod_groups",
         "counts_pvc_references",
         "generation",
         "have_pods_with_affinity",
@@ -39,6 +48,7 @@ class Snapshot:
         "listed",
         "node_infos",
         "node_list",
+        "pod_groups",
         "pvc_ref_counts",
         "used_pvcs",
     )
@@ -58,6 +68,9 @@ class Snapshot:
         self.used_pvcs: set[str] = set()
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = 0
+        # Copies of the cache's pod-group and composite states, generations included.
+        self.pod_groups: dict[GroupKey, PodGroupState] = {}
+        self.composite_pod_groups: dict[GroupKey, CompositePodGroupState] = {}
 
     def view(self) -> SnapshotView:
         """What the snapshot holds now; its `nodes` come from the map, not the list."""
@@ -73,6 +86,10 @@ class Snapshot:
             used_pvcs=self.used_pvcs,
             used_pvc_ref_counts=self.pvc_ref_counts,
             nodes={name: info.view() for name, info in self.node_infos.items()},
+            pod_groups={f"{ns}/{name}": s.view() for (ns, name), s in self.pod_groups.items()},
+            composite_pod_groups={
+                f"{ns}/{name}": s.view() for (ns, name), s in self.composite_pod_groups.items()
+            },
         )
 
 
@@ -82,8 +99,11 @@ def _name(info: NodeInfo) -> str:
     return info.node.name
 
 
-def update_snapshot(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree) -> None:
-    """Bring `snapshot` up to date with the cache's NodeInfos and tree; the caller holds the lock.
+def update_snapshot(
+    snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree, groups: PodGroups
+) -> None:
+    """Bring `snapshot` up to date with the cache's NodeInfos, tree and pod groups; the caller
+    holds the lock.
 
     Raises SnapshotInconsistentError, after repairing the snapshot with a full
     rebuild, when the rebuilt list and the tree disagree in length.
@@ -132,6 +152,25 @@ def update_snapshot(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree
         _log.error(message)
         _rebuild_lists(snapshot, tree, rebuild_all=True)
         raise SnapshotInconsistentError(message)
+
+    if groups.enabled:
+        _copy_changed(snapshot.pod_groups, groups.states)
+        if groups.composites_enabled:
+            _copy_changed(snapshot.composite_pod_groups, groups.composites)
+
+
+def _copy_changed(
+    copies: dict[GroupKey, PodGroupState] | dict[GroupKey, CompositePodGroupState],
+    live: dict[GroupKey, PodGroupState] | dict[GroupKey, CompositePodGroupState],
+) -> None:
+    """Drop the copies of states the cache no longer holds; re-copy those whose generation
+    moved."""
+    for key in [key for key in copies if key not in live]:
+        del copies[key]
+    for key, state in live.items():
+        copy = copies.get(key)
+        if copy is None or copy.generation != state.generation:
+            copies[key] = state.clone()  # type: ignore[assignment]
 
 
 def _reclone(snapshot: Snapshot, existing: NodeInfo, live: NodeInfo) -> bool:

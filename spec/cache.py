@@ -445,12 +445,17 @@ class Cache:
         return snapshot
 
     def update_snapshot(self, snapshot: SnapshotLike) -> None:
-        """UpdateSnapshot (§10.3); SnapshotInconsistentError after recovering (§10.3 step 6)."""
+        """UpdateSnapshot (§10.3); SnapshotInconsistentError after recovering (§10.3 step 6).
+
+        The pod groups are copied after the nodes, so the error leaves the
+        snapshot's groups as they were.
+        """
         if not isinstance(snapshot, Snapshot) or snapshot not in self._snapshots:
             raise TypeError(
                 "update_snapshot: the snapshot was not made by this cache's new_snapshot()"
             )
         snapshot.refresh(self._clone, self.tree, len(self.nodes))
+        snapshot.copy_groups(self.groups.views(), self.groups.composite_views())
 
     def _clone(self, name: str) -> NodeView | None:
         record = self.nodes.get(name)

@@ -14,6 +14,11 @@ could differ from what the node list's entries say, so they are always that,
 derived.  v1.37 keeps PVC reference counts incrementally; the model holds
 them to what it means, the sum over the listed entries (§19.9), and where
 upstream's counts leave that sum, docs/upstream-divergences.md records it.
+
+Pod groups (v1.36 on) are history too, of the simplest kind: upstream copies
+every group whose generation moved and drops the ones the cache no longer
+holds, so after an update the snapshot's groups are the cache's groups of that
+moment, and they stay so until the next update that gets that far.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import attrs
 
 from kcache.spec.errors import SnapshotInconsistentError
 from kcache.spec.node_tree import NodeTree
-from kcache.spec.views import NodeView, SnapshotView
+from kcache.spec.views import CompositePodGroupView, NodeView, PodGroupView, SnapshotView
 
 #: a fresh clone of the cache's NodeInfo of that name; None when absent or a ghost
 Cloner = Callable[[str], NodeView | None]
@@ -42,6 +47,9 @@ class Snapshot:
     #: v1.37 (§19.9): the PVC keys come with how many (pod, claim volume) pairs of the
     #: listed nodes use each, instead of as a set
     counts_pvc_references: bool = False
+    #: the cache's pod groups and composites, by `ns/name`, as of the last update
+    pod_groups: dict[str, PodGroupView] = attrs.field(factory=dict)
+    composite_pod_groups: dict[str, CompositePodGroupView] = attrs.field(factory=dict)
 
     def mark_changed(self, name: str) -> None:
         """Note that the cache changed the NodeInfo `name` (moves it to most recent)."""
@@ -66,7 +74,16 @@ class Snapshot:
             used_pvcs=() if self.counts_pvc_references else set(counts),
             used_pvc_ref_counts=counts if self.counts_pvc_references else {},
             nodes=self.nodes,
+            pod_groups=self.pod_groups,
+            composite_pod_groups=self.composite_pod_groups,
         )
+
+    def copy_groups(
+        self, groups: dict[str, PodGroupView], composites: dict[str, CompositePodGroupView]
+    ) -> None:
+        """The group half of `UpdateSnapshot`, run only once the node half succeeded."""
+        self.pod_groups = groups
+        self.composite_pod_groups = composites
 
     def refresh(self, clone: Cloner, tree: NodeTree, cache_size: int) -> None:
         """`UpdateSnapshot` (§10.3): re-clone changed entries, prune, rebuild the list if needed.

@@ -121,6 +121,15 @@ func (s *session) getCompositePodGroup(r request) (map[string]any, error) {
 	return map[string]any{"composite_pod_group": group}, nil
 }
 
+// compositeSnapshotView: the composite copies a v1.37 snapshot holds.
+type compositeSnapshotView struct {
+	CompositePodGroups map[string]cache.CompositePodGroupSets `json:"composite_pod_groups"`
+}
+
+func viewCompositeSnapshot(snapshot *cache.Snapshot) compositeSnapshotView {
+	return compositeSnapshotView{cache.SnapshotCompositePodGroupViews(snapshot)}
+}
+
 func (s *session) compositePodGroups(request) (map[string]any, error) {
 	return map[string]any{"composite_pod_groups": cache.CompositePodGroupViews(s.upstream())}, nil
 }

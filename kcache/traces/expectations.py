@@ -284,18 +284,6 @@ _NODES = _Rule(
     _compare_nodes,
 )
 
-#: SNAPSHOT-VIEW: node_list in order, the other lists as sets, nodes as under `nodes`
-SNAPSHOT_VIEW_RULES: Mapping[str, _Rule] = {
-    "node_list": _Rule(_STRINGS.validate, _exact),
-    "have_pods_with_affinity": _Rule(_STRINGS.validate, _as_set),
-    "have_pods_with_required_anti_affinity": _Rule(_STRINGS.validate, _as_set),
-    "have_pods_with_required_non_host_scoped_anti_affinity": _Rule(_STRINGS.validate, _as_set),
-    "used_pvcs": _Rule(_STRINGS.validate, _as_set),
-    "used_pvc_ref_counts": _Rule(_map_of(_int, "an object of integer counts"), _exact),
-    "nodes": _NODES,
-}
-
-
 #: POD-GROUP-VIEW: the member sets as sets, the object's presence exactly
 POD_GROUP_VIEW_RULES: Mapping[str, _Rule] = {
     "all": _Rule(_STRINGS.validate, _as_set),
@@ -332,6 +320,21 @@ def _listed_views(view: _Rule, wanted: str) -> _Rule:
         f"an object of key -> {wanted}",
     )
     return _Rule(validate, compare)
+
+
+#: SNAPSHOT-VIEW: node_list in order, the other lists as sets, nodes as under `nodes`,
+#: the groups as under `pod_groups`
+SNAPSHOT_VIEW_RULES: Mapping[str, _Rule] = {
+    "node_list": _Rule(_STRINGS.validate, _exact),
+    "have_pods_with_affinity": _Rule(_STRINGS.validate, _as_set),
+    "have_pods_with_required_anti_affinity": _Rule(_STRINGS.validate, _as_set),
+    "have_pods_with_required_non_host_scoped_anti_affinity": _Rule(_STRINGS.validate, _as_set),
+    "used_pvcs": _Rule(_STRINGS.validate, _as_set),
+    "used_pvc_ref_counts": _Rule(_map_of(_int, "an object of integer counts"), _exact),
+    "nodes": _NODES,
+    "pod_groups": _listed_views(_POD_GROUP_VIEW, "a POD-GROUP-VIEW"),
+    "composite_pod_groups": _listed_views(_COMPOSITE_POD_GROUP_VIEW, "a COMPOSITE-POD-GROUP-VIEW"),
+}
 
 
 #: a group object as `get_pod_group` and `get_composite_pod_group` show it: what the cache reads

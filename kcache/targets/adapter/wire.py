@@ -113,15 +113,6 @@ NODE_VIEW: Mapping[str, Any] = {
     "pvc_ref_counts": _AMOUNTS,
     "image_states": {str: {"size": int, "num_nodes": int}},
 }
-SNAPSHOT_VIEW: Mapping[str, Any] = {
-    "node_list": _STRINGS,
-    "have_pods_with_affinity": _STRINGS,
-    "have_pods_with_required_anti_affinity": _STRINGS,
-    "have_pods_with_required_non_host_scoped_anti_affinity?": _STRINGS,
-    "used_pvcs?": _STRINGS,
-    "used_pvc_ref_counts?": _AMOUNTS,
-    "nodes": {str: NODE_VIEW},
-}
 DUMP: Mapping[str, Any] = {
     "nodes": {str: NODE_VIEW},
     "assumed": _STRINGS,
@@ -138,6 +129,17 @@ POD_GROUP_VIEW: Mapping[str, Any] = {
 COMPOSITE_POD_GROUP_VIEW: Mapping[str, Any] = {
     "has_composite_pod_group": bool,
     "children": _STRINGS,
+}
+SNAPSHOT_VIEW: Mapping[str, Any] = {
+    "node_list": _STRINGS,
+    "have_pods_with_affinity": _STRINGS,
+    "have_pods_with_required_anti_affinity": _STRINGS,
+    "have_pods_with_required_non_host_scoped_anti_affinity?": _STRINGS,
+    "used_pvcs?": _STRINGS,
+    "used_pvc_ref_counts?": _AMOUNTS,
+    "nodes": {str: NODE_VIEW},
+    "pod_groups?": {str: POD_GROUP_VIEW},
+    "composite_pod_groups?": {str: COMPOSITE_POD_GROUP_VIEW},
 }
 #: answer key (None: the whole answer) -> the shape of what it carries; the group objects are
 #: manifests, checked by reading them

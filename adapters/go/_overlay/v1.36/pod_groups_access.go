@@ -2,7 +2,8 @@
 //
 // The listers answer one group by name, and only through its exported
 // methods (UnscheduledPods keys by pod name); kcache compares every group the
-// cache holds, by UID, so this reads the states themselves.
+// cache holds, by UID, so this reads the states themselves: the cache's, and
+// the copies a snapshot holds.
 
 package cache
 
@@ -28,14 +29,27 @@ func PodGroupViews(c Cache) map[string]PodGroupSets {
 	defer impl.mu.RUnlock()
 	views := map[string]PodGroupSets{}
 	for key, state := range impl.podGroupStates {
-		views[key.namespace+"/"+key.name] = PodGroupSets{
-			All:         sortedUIDs(sets.KeySet(state.allPods)),
-			Unscheduled: sortedUIDs(state.unscheduledPods),
-			Assumed:     sortedUIDs(sets.KeySet(state.assumedPods)),
-			Assigned:    sortedUIDs(state.assignedPods),
-		}
+		views[key.namespace+"/"+key.name] = podGroupSets(&state.podGroupStateData)
 	}
 	return views
+}
+
+// SnapshotPodGroupViews is every pod-group copy s holds, keyed "namespace/name".
+func SnapshotPodGroupViews(s *Snapshot) map[string]PodGroupSets {
+	views := map[string]PodGroupSets{}
+	for key, state := range s.podGroupStates {
+		views[key.namespace+"/"+key.name] = podGroupSets(&state.podGroupStateData)
+	}
+	return views
+}
+
+func podGroupSets(state *podGroupStateData) PodGroupSets {
+	return PodGroupSets{
+		All:         sortedUIDs(sets.KeySet(state.allPods)),
+		Unscheduled: sortedUIDs(state.unscheduledPods),
+		Assumed:     sortedUIDs(sets.KeySet(state.assumedPods)),
+		Assigned:    sortedUIDs(state.assignedPods),
+	}
 }
 
 func sortedUIDs(uids sets.Set[types.UID]) []string {
