@@ -58,6 +58,8 @@ class LockstepMachine(RuleBasedStateMachine):
         self.recorder.example_started()
         #: this example's release: the run's, with the gates `build` drew
         self.release = self.run_release
+        #: snapshots the target refreshed further than the spec (`Allowance.outrun`)
+        self.outrun: set[str] = set()
         self.now = Decimal(0)
         self.ttl = Decimal(0)
         #: one pod per UID ever used: enough to ask the caches about that key
@@ -138,6 +140,10 @@ class LockstepMachine(RuleBasedStateMachine):
             held, error_class = self.spec_dump(), spec_outcome.error_class
             self.recorder.coverage.update(coverage.snapshot_paths(before, view, held, error_class))
         accepted = self._acknowledged_outcome(step.op, spec_outcome, impl_outcome)
+        if step.op == "update_snapshot" and accepted is not None:
+            self.outrun.add(step.args["snapshot"])
+        elif step.op == "update_snapshot" and spec_outcome.ok:
+            self.outrun.discard(step.args["snapshot"])
         self.steps.append(
             RecordedStep(
                 step,
@@ -145,6 +151,7 @@ class LockstepMachine(RuleBasedStateMachine):
                 snapshot_view=view,
                 result=spec_result,
                 target_outcome=None if accepted is None else impl_outcome,
+                outrun=name in self.outrun,
             )
         )
         self.recorder.step_taken()

@@ -653,6 +653,7 @@ def conformance_machine(
     allowance = Allowance(
         unpinned=frozenset(field for defect in defects for field in defect.snapshot_fields),
         unordered=frozenset(field for defect in defects for field in defect.unordered_fields),
+        outrun_fields=frozenset(field for defect in defects for field in defect.outrun_fields),
     )
     ttls = st.sampled_from(TTLS) if ttl is None else st.just(ttl)
     if reference is None:
@@ -675,7 +676,10 @@ def conformance_machine(
             # a written trace pins neither: replayed with the defect acknowledged, it must pass
             # where the run passed
             "recorder": FailureRecorder(
-                target=name, out_dir=out_dir, unpinned=allowance.unpinned | allowance.unordered
+                target=name,
+                out_dir=out_dir,
+                unpinned=allowance.unpinned | allowance.unordered,
+                outrun_fields=allowance.outrun_fields,
             ),
             "target_name": name if target is None else target,
             "acknowledged": tuple(defect.id for defect in defects),

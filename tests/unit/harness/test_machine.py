@@ -25,7 +25,7 @@ from kcache.machine.rules import ConformanceMachine, conformance_machine, gate_f
 from kcache.ops import Outcome, call
 from kcache.seeded.bugs import SEEDED_BUGS
 from kcache.spec.cache import Cache as SpecCache
-from kcache.spec.errors import Fatal, TransitionError
+from kcache.spec.errors import Fatal, SnapshotInconsistentError, TransitionError
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import V1_35, V1_37, Release
@@ -262,6 +262,63 @@ class TestAcknowledgedDefects:
             "snapshot 's1'.node_list:\n    expected (spec): ('n1', 'n2')\n"
             "    actual (go):   ('n1',)"
         ]
+
+
+class _GoesOnPastInconsistency(ImplCache):
+    """Upstream v1.37 where a claim's delta went below 0 (story E7): the update reports no
+    inconsistency and goes on to copy the pod groups."""
+
+    def update_snapshot(self, snapshot: Any) -> None:
+        try:
+            super().update_snapshot(snapshot)
+        except SnapshotInconsistentError:
+            copies, live = snapshot.pod_groups, self._groups.states
+            for key in [key for key in copies if key not in live]:
+                del copies[key]
+
+
+class TestOutrunSnapshots:
+    """After an acknowledged E7 outcome the target's snapshot holds fresher group copies than
+    the spec's, which stopped at its error: they are left out until an update levels them."""
+
+    def machine(self, *, acknowledge: bool) -> ConformanceMachine:
+        state = conformance_machine(
+            _GoesOnPastInconsistency,
+            release=V1_37,
+            out_dir=None,
+            acknowledge_upstream_defects=acknowledge,
+        )()
+        state.build(ttl=Decimal(0), gates={"GenericWorkload": True})
+        return state
+
+    def inconsistent_update(self, state: ConformanceMachine) -> None:
+        """The member's group goes while the snapshot's node list is one short of the tree."""
+        member = state.known(pod("u1", group="g"))
+        for step in (
+            Step("add_pod", {"pod": state.known(pod("u0"))}),
+            Step("update_node", {"old": None, "new": node("n1")}),
+            Step("assume_pod", {"pod": member}),
+            Step("update_snapshot", {"snapshot": "s1"}),
+            Step("add_node", {"node": node("n1")}),
+            Step("remove_assumed_pod", {"pod": member}),
+            Step("update_snapshot", {"snapshot": "s1"}),
+        ):
+            state.take(step)
+
+    def test_group_copies_are_left_out_until_the_next_update(self) -> None:
+        state = self.machine(acknowledge=True)
+        self.inconsistent_update(state)
+        assert "default/g" in state.spec_run.snapshots["s1"].view().pod_groups
+        assert "default/g" not in state.impl_run.snapshots["s1"].view().pod_groups
+        state.spec_and_impl_agree()
+        assert state.recorder.acknowledged == {"pvc-ref-count-delta": 2}
+        state.take(Step("update_snapshot", {"snapshot": "s1"}))
+        assert state.outrun == set()
+
+    def test_without_acknowledging_the_outcome_is_a_failure(self) -> None:
+        state = self.machine(acknowledge=False)
+        with pytest.raises(ConformanceError, match="SnapshotInconsistentError"):
+            self.inconsistent_update(state)
 
 
 class TestSharedHostPorts:
