@@ -496,6 +496,12 @@ class Cache:
         with self._lock.read:
             return self._groups.composite(namespace, name)
 
+    def get_root_key_for_group(self, key: str) -> str | None:
+        """Upstream `GetRootKeyForGroup`: the root of `key`'s hierarchy, None if unknown."""
+        self._require("get_root_key_for_group", self._release.has_pod_group_objects)
+        with self._lock.read:
+            return self._groups.root_key(key)
+
     def pod_groups(self) -> dict[str, PodGroupView]:
         """Every pod group held, by `namespace/name`, whatever the gates."""
         with self._lock.read:

@@ -13,7 +13,12 @@ from __future__ import annotations
 import logging
 
 from kcache.impl.generation import next_group_generation
-from kcache.spec.errors import FeatureGateDisabledError, PodGroupNotFoundError
+from kcache.spec.errors import (
+    EntityKeyTypeError,
+    FeatureGateDisabledError,
+    PodGroupCycleError,
+    PodGroupNotFoundError,
+)
 from kcache.spec.objects import CompositePodGroup, Pod, PodGroup
 from kcache.spec.releases import Release
 from kcache.spec.views import CompositePodGroupView, PodGroupView
@@ -392,6 +397,35 @@ class PodGroups:
                 f"{_composite_key((namespace, name))}"
             )
         return state.composite
+
+    def root_key(self, key: str) -> str | None:
+        """GetRootKeyForGroup: climb through the stored objects' parents, as upstream does."""
+        kind, namespace, name = key.split("/")
+        visited: set[tuple[str, str, str]] = set()
+        while True:
+            current = (kind, namespace, name)
+            if current in visited:
+                shown = " ".join("/".join(seen) for seen in visited)
+                raise PodGroupCycleError(f"cycle detected in the hierarchy: [{shown}]")
+            visited.add(current)
+            parent: str | None
+            if kind == "podgroup":
+                state = self.states.get((namespace, name))
+                if state is None or state.pod_group is None:
+                    return None
+                parent = state.pod_group.parent if self.composites_enabled else None
+            elif kind == "compositepodgroup":
+                composite = self.composites.get((namespace, name))
+                if composite is None or composite.composite is None:
+                    return None
+                parent = composite.composite.parent
+            else:
+                raise EntityKeyTypeError(
+                    f"pod key type not supported in GetRootKeyForGroup for {key}"
+                )
+            if parent is None:
+                return f"{kind}/{namespace}/{name}"
+            kind, name = "compositepodgroup", parent
 
     def views(self) -> dict[str, PodGroupView]:
         return {f"{ns}/{name}": state.view() for (ns, name), state in self.states.items()}

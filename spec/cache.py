@@ -348,6 +348,10 @@ class Cache:
         """CompositePodGroups().Get (v1.37)."""
         return self.groups.composite_pod_group(namespace, name)
 
+    def get_root_key_for_group(self, key: str) -> str | None:
+        """GetRootKeyForGroup (v1.37): the root of the entity `key`'s hierarchy, None if unknown."""
+        return self.groups.root_key(key)
+
     def pod_groups(self) -> dict[str, PodGroupView]:
         """Every pod group held, by `namespace/name`, whatever the gates."""
         return self.groups.views()

@@ -43,6 +43,10 @@ func (*session) getCompositePodGroup(request) (map[string]any, error) {
 	return nil, unsupported("get_composite_pod_group")
 }
 
+func (*session) getRootKeyForGroup(request) (map[string]any, error) {
+	return nil, unsupported("get_root_key_for_group")
+}
+
 func (*session) compositePodGroups(request) (map[string]any, error) {
 	return map[string]any{"composite_pod_groups": map[string]any{}}, nil
 }

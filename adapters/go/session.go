@@ -76,6 +76,7 @@ var operations = map[string]operation{
 	"get_pod_group":                 (*session).getPodGroup,
 	"get_composite_pod_group_state": (*session).getCompositePodGroupState,
 	"get_composite_pod_group":       (*session).getCompositePodGroup,
+	"get_root_key_for_group":        (*session).getRootKeyForGroup,
 	"pod_groups":                    (*session).podGroups,
 	"composite_pod_groups":          (*session).compositePodGroups,
 }
@@ -118,7 +119,8 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 var reads = map[string]bool{
 	"get_pod": true, "is_assumed_pod": true, "get_node": true, "dump": true, "view_snapshot": true,
 	"get_pod_group_state": true, "get_pod_group": true, "get_composite_pod_group_state": true,
-	"get_composite_pod_group": true, "pod_groups": true, "composite_pod_groups": true,
+	"get_composite_pod_group": true, "get_root_key_for_group": true, "pod_groups": true,
+	"composite_pod_groups": true,
 }
 
 // batch answers each read of "requests" as if it had come on its own line.

@@ -97,6 +97,8 @@ class RecordedStep:
             return {"pod_group": {"parent": result.parent}}
         if isinstance(result, CompositePodGroup):
             return {"composite_pod_group": {"parent": result.parent}}
+        if self.op == "get_root_key_for_group" and self.outcome.ok:
+            return {"root_key": result}
         return {}
 
     @property

@@ -22,7 +22,7 @@ from kcache.machine import strategies
 from kcache.machine.invariants import CheckedMachine
 from kcache.machine.observation import Allowance
 from kcache.machine.recorder import FailureRecorder
-from kcache.ops import Outcome
+from kcache.ops import ENTITY_KINDS, Outcome
 from kcache.spec.objects import (
     CompositePodGroup,
     Node,
@@ -596,6 +596,16 @@ class ConformanceMachine(CheckedMachine):
     def pod_group_lister(self, op: str, namespace: str, name: str) -> None:
         """Ask one of the pod-group listers about a group or composite, held or not."""
         self.take(Step(op, {"namespace": namespace, "name": name}))
+
+    @precondition(lambda self: self.release.has_pod_group_objects)
+    @rule(
+        kind=st.sampled_from(ENTITY_KINDS),
+        namespace=st.sampled_from(strategies.NAMESPACES),
+        name=st.sampled_from((*strategies.GROUPS, *strategies.COMPOSITES)),
+    )
+    def root_key_lister(self, kind: str, namespace: str, name: str) -> None:
+        """Ask where the hierarchy above a group, composite or pod ends (GetRootKeyForGroup)."""
+        self.take(Step("get_root_key_for_group", {"key": f"{kind}/{namespace}/{name}"}))
 
     # -- snapshots --------------------------------------------------------------------
 

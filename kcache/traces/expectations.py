@@ -347,6 +347,13 @@ _GROUP_OBJECT = _Rule(
 )
 
 
+#: `get_root_key_for_group`'s answer: the root's entity key, or null when none was found
+_ROOT_KEY = _Rule(
+    _one_of((_is_str, _no_check), (_is_none, _no_check), wanted="an entity key or null"),
+    _exact,
+)
+
+
 # -- the keys of `expect` ----------------------------------------------------------------------
 
 
@@ -459,6 +466,7 @@ RESULT_KEYS: Mapping[str, _Key] = {
         _COMPOSITE_POD_GROUP_VIEW, lambda seen, _: seen.result.to_json()
     ),
     "composite_pod_group": _Key(_GROUP_OBJECT, lambda seen, _: {"parent": seen.result.parent}),
+    "root_key": _Key(_ROOT_KEY, lambda seen, _: seen.result),
 }
 #: the read ops whose result an `expect` key checks, and that key
 _RESULT_KEY_OF: Mapping[str, str] = {
@@ -467,6 +475,7 @@ _RESULT_KEY_OF: Mapping[str, str] = {
     "get_pod_group": "pod_group",
     "get_composite_pod_group_state": "composite_pod_group_state",
     "get_composite_pod_group": "composite_pod_group",
+    "get_root_key_for_group": "root_key",
 }
 
 # -- schedule_one's DECISION -------------------------------------------------------------------

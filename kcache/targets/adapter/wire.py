@@ -10,8 +10,10 @@ from kcache.ops import MUTATORS, OPS
 from kcache.spec.errors import (
     CacheError,
     EmptyUIDError,
+    EntityKeyTypeError,
     FeatureGateDisabledError,
     NodeNotFoundError,
+    PodGroupCycleError,
     PodGroupNotFoundError,
     PodNotFoundError,
     PodNotOnNodeError,
@@ -36,6 +38,8 @@ ERROR_CLASSES: Mapping[str, type[CacheError]] = {
         UnsupportedOperation,
         PodGroupNotFoundError,
         FeatureGateDisabledError,
+        PodGroupCycleError,
+        EntityKeyTypeError,
         CacheError,
     )
 }
@@ -63,6 +67,7 @@ READ_ANSWERS: Mapping[str, str | None] = {
     "get_pod_group": "pod_group",
     "get_composite_pod_group_state": "composite_pod_group_state",
     "get_composite_pod_group": "composite_pod_group",
+    "get_root_key_for_group": "root_key",
     "pod_groups": "pod_groups",
     "composite_pod_groups": "composite_pod_groups",
 }
