@@ -120,6 +120,7 @@ class PodGroupState:
             assumed=self.assumed,
             assigned=self.assigned,
             has_pod_group=self.pod_group is not None,
+            unscheduled_pods={self.all_pods[uid].name for uid in self.unscheduled},
         )
 
 

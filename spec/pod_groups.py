@@ -364,6 +364,11 @@ class PodGroups:
             assumed=uids(GroupSet.ASSUMED),
             assigned=uids(GroupSet.ASSIGNED),
             has_pod_group=key in self.objects,
+            unscheduled_pods={
+                member.pod.name
+                for member in members.values()
+                if GroupSet.UNSCHEDULED in member.state
+            },
         )
 
     def _composite_view(self, key: GroupKey) -> CompositePodGroupView:

@@ -97,6 +97,9 @@ class PodGroupView:
     assigned: frozenset[str] = attrs.field(converter=_set)
     #: the PodGroup object is held (v1.37)
     has_pod_group: bool = attrs.field(default=False, converter=bool)
+    #: the names upstream's `UnscheduledPods()` keys its answer by: one entry per name, so
+    #: two unscheduled members sharing a name show once
+    unscheduled_pods: frozenset[str] = attrs.field(factory=frozenset, converter=_set)
 
     def to_json(self) -> dict[str, Any]:
         """`{"all": [uids], ..., "has_pod_group": bool}`."""

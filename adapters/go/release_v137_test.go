@@ -164,7 +164,7 @@ func TestPodGroupsAnswerAsUpstreamWithGenericWorkloadOn(t *testing.T) {
 	)
 	unscheduled := map[string]any{
 		"all": []any{"a"}, "unscheduled": []any{"a"}, "assumed": []any{}, "assigned": []any{},
-		"has_pod_group": false,
+		"has_pod_group": false, "unscheduled_pods": []any{"a"},
 	}
 	groups, _ := got[2]["pod_groups"].(map[string]any)
 	if !reflect.DeepEqual(groups, map[string]any{"default/g": unscheduled}) {

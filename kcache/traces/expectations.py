@@ -291,6 +291,7 @@ POD_GROUP_VIEW_RULES: Mapping[str, _Rule] = {
     "assumed": _Rule(_STRINGS.validate, _as_set),
     "assigned": _Rule(_STRINGS.validate, _as_set),
     "has_pod_group": _Rule(_bool, _exact),
+    "unscheduled_pods": _Rule(_STRINGS.validate, _as_set),
 }
 #: COMPOSITE-POD-GROUP-VIEW: the object's presence, the children's keys as a set
 COMPOSITE_POD_GROUP_VIEW_RULES: Mapping[str, _Rule] = {

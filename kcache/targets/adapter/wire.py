@@ -130,6 +130,7 @@ POD_GROUP_VIEW: Mapping[str, Any] = {
     "assumed": _STRINGS,
     "assigned": _STRINGS,
     "has_pod_group?": bool,
+    "unscheduled_pods?": _STRINGS,
 }
 COMPOSITE_POD_GROUP_VIEW: Mapping[str, Any] = {
     "has_composite_pod_group": bool,

@@ -352,7 +352,8 @@ class TestPodGroups:
 
     def test_a_gang_story_keeps_both_caches_in_step(self) -> None:
         """Two gangs of two: the first (u1, u2) is confirmed; of the second only u3 is free
-        (three UIDs in all), and its failure puts it back to unscheduled."""
+        (three UIDs in all), and its failure puts it back to unscheduled.  The story makes
+        its members from the one pod, so they share its name p-u1."""
         state = self.group_machine()
         state.new_pod(pod=pod("u1", node="", group="g1"))
         for ending in ("confirmed", "one fails"):
@@ -367,7 +368,11 @@ class TestPodGroups:
             state.spec_and_impl_agree()
         assert state.spec.pod_groups() == {
             "default/g1": PodGroupView(
-                all=["u1", "u2", "u3"], unscheduled=["u3"], assumed=[], assigned=["u1", "u2"]
+                all=["u1", "u2", "u3"],
+                unscheduled=["u3"],
+                assumed=[],
+                assigned=["u1", "u2"],
+                unscheduled_pods=["p-u1"],
             )
         }
 

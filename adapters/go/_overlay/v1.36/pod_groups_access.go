@@ -10,6 +10,7 @@ package cache
 import (
 	"sort"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -20,6 +21,8 @@ type PodGroupSets struct {
 	Unscheduled []string `json:"unscheduled"`
 	Assumed     []string `json:"assumed"`
 	Assigned    []string `json:"assigned"`
+	// UnscheduledPods: the names upstream's UnscheduledPods keys its answer by.
+	UnscheduledPods []string `json:"unscheduled_pods"`
 }
 
 // PodGroupViews is every pod-group state of c, keyed "namespace/name".
@@ -45,11 +48,21 @@ func SnapshotPodGroupViews(s *Snapshot) map[string]PodGroupSets {
 
 func podGroupSets(state *podGroupStateData) PodGroupSets {
 	return PodGroupSets{
-		All:         sortedUIDs(sets.KeySet(state.allPods)),
-		Unscheduled: sortedUIDs(state.unscheduledPods),
-		Assumed:     sortedUIDs(sets.KeySet(state.assumedPods)),
-		Assigned:    sortedUIDs(state.assignedPods),
+		All:             sortedUIDs(sets.KeySet(state.allPods)),
+		Unscheduled:     sortedUIDs(state.unscheduledPods),
+		Assumed:         sortedUIDs(sets.KeySet(state.assumedPods)),
+		Assigned:        sortedUIDs(state.assignedPods),
+		UnscheduledPods: sortedNames(state.unscheduledPodsMap()),
 	}
+}
+
+func sortedNames(pods map[string]*v1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for name := range pods {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sortedUIDs(uids sets.Set[types.UID]) []string {

@@ -10,6 +10,7 @@ package cache
 import (
 	"sort"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -20,7 +21,9 @@ type PodGroupSets struct {
 	Unscheduled []string `json:"unscheduled"`
 	Assumed     []string `json:"assumed"`
 	Assigned    []string `json:"assigned"`
-	HasPodGroup bool     `json:"has_pod_group"`
+	// UnscheduledPods: the names upstream's UnscheduledPods keys its answer by.
+	UnscheduledPods []string `json:"unscheduled_pods"`
+	HasPodGroup     bool     `json:"has_pod_group"`
 }
 
 // CompositePodGroupSets is one composite state as COMPOSITE-POD-GROUP-VIEW shows it.
@@ -52,11 +55,12 @@ func SnapshotPodGroupViews(s *Snapshot) map[string]PodGroupSets {
 
 func podGroupSets(state *podGroupStateData) PodGroupSets {
 	return PodGroupSets{
-		All:         sortedUIDs(sets.KeySet(state.allPods)),
-		Unscheduled: sortedUIDs(state.unscheduledPods),
-		Assumed:     sortedUIDs(sets.KeySet(state.assumedPods)),
-		Assigned:    sortedUIDs(state.assignedPods),
-		HasPodGroup: state.podGroup != nil,
+		All:             sortedUIDs(sets.KeySet(state.allPods)),
+		Unscheduled:     sortedUIDs(state.unscheduledPods),
+		Assumed:         sortedUIDs(sets.KeySet(state.assumedPods)),
+		Assigned:        sortedUIDs(state.assignedPods),
+		UnscheduledPods: sortedNames(state.unscheduledPodsMap()),
+		HasPodGroup:     state.podGroup != nil,
 	}
 }
 
@@ -91,6 +95,15 @@ func compositeSets(state *compositePodGroupStateData) CompositePodGroupSets {
 		HasCompositePodGroup: state.compositePodGroup != nil,
 		Children:             children,
 	}
+}
+
+func sortedNames(pods map[string]*v1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for name := range pods {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sortedUIDs(uids sets.Set[types.UID]) []string {
