@@ -559,6 +559,20 @@ class Cache:
         with self._lock.write:
             update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
 
+    def start_mutations(self, snapshot: SnapshotProtocol) -> None:
+        """Open a mutation session on `snapshot` (upstream `Snapshot.StartMutations`, v1.37)."""
+        self._session_of(snapshot, "start_mutations").start_mutations()
+
+    def end_mutations(self, snapshot: SnapshotProtocol) -> None:
+        """End `snapshot`'s mutation session (upstream `Snapshot.EndMutations`, v1.37)."""
+        self._session_of(snapshot, "end_mutations").end_mutations()
+
+    def _session_of(self, snapshot: SnapshotProtocol, op: str) -> Snapshot:
+        self._require(op, self._release.has_mutation_sessions)
+        if not isinstance(snapshot, Snapshot):
+            raise TypeError(f"{op}: expected a snapshot made by impl.cache.Cache.new_snapshot()")
+        return snapshot
+
     # The expiry loop ---------------------------------------------------------
 
     def start_expiry_loop(self, clock: Callable[[], Decimal], period: float = 1.0) -> None:

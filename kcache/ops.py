@@ -377,6 +377,8 @@ OPS: Mapping[str, Op] = {
         # the consistency error of §10.3 repairs the snapshot before it is raised,
         # so the view after the call is the result even when the call failed
         Op("update_snapshot", (_SNAPSHOT,), result=SNAPSHOT_VIEW, result_after=_view),
+        Op("start_mutations", (_SNAPSHOT,)),
+        Op("end_mutations", (_SNAPSHOT,)),
         Op("get_node", (Argument("name", NAME),), result=NODE_VIEW, reads=True),
         Op(
             "schedule_one",

@@ -461,6 +461,21 @@ class Cache:
         snapshot.refresh(self._clone, self.tree, len(self.nodes))
         snapshot.copy_groups(self.groups.views(), self.groups.composite_views())
 
+    def start_mutations(self, snapshot: SnapshotLike) -> None:
+        """Snapshot.StartMutations (v1.37, §19.12): open a session on `snapshot`."""
+        self._own(snapshot, "start_mutations").start_mutations()
+
+    def end_mutations(self, snapshot: SnapshotLike) -> None:
+        """Snapshot.EndMutations (v1.37, §19.12): put back what the session kept."""
+        self._own(snapshot, "end_mutations").end_mutations()
+
+    def _own(self, snapshot: SnapshotLike, op: str) -> Snapshot:
+        if not self.release.has_mutation_sessions:
+            raise UnsupportedOperation(f"{op} does not exist in release {self.release.name}")
+        if not isinstance(snapshot, Snapshot) or snapshot not in self._snapshots:
+            raise TypeError(f"{op}: the snapshot was not made by this cache's new_snapshot()")
+        return snapshot
+
     def _clone(self, name: str) -> NodeView | None:
         record = self.nodes.get(name)
         return record.view(self._num_nodes) if record and record.node else None

@@ -56,6 +56,10 @@ class EntityKeyTypeError(CacheError, ValueError):
     """A pod's entity key was given where a pod group's or composite's is needed (v1.37)."""
 
 
+class MutationSessionError(CacheError):
+    """A snapshot's mutation session was opened twice, or ended without one (v1.37)."""
+
+
 class SnapshotInconsistentError(CacheError):
     """`update_snapshot` found its list out of step with the node tree.
 

@@ -42,3 +42,12 @@ func (clockedCache) removeAssumedPod(klog.Logger, *v1.Pod) error {
 func (clockedCache) getNode(string) (*framework.NodeInfo, error) {
 	return nil, unsupported("get_node")
 }
+
+// startMutations and endMutations: mutation sessions arrived in v1.37.
+func (*session) startMutations(request) (map[string]any, error) {
+	return nil, unsupported("start_mutations")
+}
+
+func (*session) endMutations(request) (map[string]any, error) {
+	return nil, unsupported("end_mutations")
+}

@@ -62,6 +62,8 @@ var operations = map[string]operation{
 	"is_assumed_pod":     (*session).isAssumedPod,
 	"dump":               (*session).dump,
 	"view_snapshot":      (*session).viewSnapshot,
+	"start_mutations":    (*session).startMutations,
+	"end_mutations":      (*session).endMutations,
 	// pod groups: pod_groups.go (v1.36 on), pod_group_objects.go (v1.37)
 	"add_pod_group_member":          (*session).addPodGroupMember,
 	"update_pod_group_member":       (*session).updatePodGroupMember,
@@ -255,6 +257,15 @@ func (s *session) cleanup(r request) (map[string]any, error) {
 }
 
 func (s *session) updateSnapshot(r request) (map[string]any, error) {
+	snapshot, err := s.snapshot(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.cache.UpdateSnapshot(s.logger, snapshot)
+}
+
+// snapshot is the snapshot the request names, made empty on its first use.
+func (s *session) snapshot(r request) (*cache.Snapshot, error) {
 	name, err := r.str("snapshot")
 	if err != nil {
 		return nil, err
@@ -264,7 +275,7 @@ func (s *session) updateSnapshot(r request) (map[string]any, error) {
 		snapshot = cache.NewEmptySnapshot()
 		s.snapshots[name] = snapshot
 	}
-	return nil, s.cache.UpdateSnapshot(s.logger, snapshot)
+	return snapshot, nil
 }
 
 func (s *session) getPod(r request) (map[string]any, error) {

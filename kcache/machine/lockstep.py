@@ -86,6 +86,8 @@ class LockstepMachine(RuleBasedStateMachine):
         self._spec_dump: Dump | None = None
         #: each snapshot's view as last observed since its last update
         self._isolation: dict[str, SnapshotView] = {}
+        #: snapshots with an open mutation session -> whether one was updated inside it
+        self.sessions: dict[str, bool] = {}
 
     # -- the two sides --------------------------------------------------------------------------
 
@@ -123,7 +125,8 @@ class LockstepMachine(RuleBasedStateMachine):
         """Apply `step` to both sides, record it, and require the same outcome."""
         self._observed = None
         self.recorder.coverage.update(self._life_cycle_rows(step))
-        name = step.args.get("snapshot")
+        # the snapshot an update refreshes (mutation sessions name one too, and show no view)
+        name = step.args.get("snapshot") if step.op == "update_snapshot" else None
         before = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
         assumed = len(self.spec_dump().assumed_pods) if step.op == "cleanup" else 0
         spec_outcome, spec_result = call(self.spec_run.apply, step.op, step.args)

@@ -617,6 +617,26 @@ class ConformanceMachine(CheckedMachine):
             name = f"{FRESH}{self.fresh_snapshots}"
         self._update_snapshot(name)
 
+    @precondition(lambda self: self.release.has_mutation_sessions)
+    @rule(name=snapshots)
+    def start_mutations(self, name: str) -> None:
+        """Open a mutation session on a snapshot, as a pod-group cycle's preemption does (or
+        try to open a second one)."""
+        outcome = self.take(Step("start_mutations", {"snapshot": name}))
+        self._isolation.pop(name, None)  # the session's copies count no image nodes
+        if outcome.ok:
+            self.sessions[name] = False
+
+    @precondition(lambda self: self.release.has_mutation_sessions)
+    @rule(name=snapshots)
+    def end_mutations(self, name: str) -> None:
+        """End a snapshot's mutation session (or try to end one never opened)."""
+        outcome = self.take(Step("end_mutations", {"snapshot": name}))
+        self._isolation.pop(name, None)
+        if outcome.ok and self.sessions.pop(name, False):
+            # §19.12: the update made inside the session is undone, its changes consumed
+            self.within_contract = False
+
     @precondition(lambda self: self.last_updated is not None)
     @rule()
     def update_snapshot_again(self) -> None:
@@ -626,6 +646,8 @@ class ConformanceMachine(CheckedMachine):
         self._update_snapshot(self.last_updated)
 
     def _update_snapshot(self, name: str) -> None:
+        if name in self.sessions:
+            self.sessions[name] = True
         outcome = self.take(Step("update_snapshot", {"snapshot": name}))
         self._isolation.pop(name, None)
         if outcome.ok:

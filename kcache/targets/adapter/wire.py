@@ -12,6 +12,7 @@ from kcache.spec.errors import (
     EmptyUIDError,
     EntityKeyTypeError,
     FeatureGateDisabledError,
+    MutationSessionError,
     NodeNotFoundError,
     PodGroupCycleError,
     PodGroupNotFoundError,
@@ -40,6 +41,7 @@ ERROR_CLASSES: Mapping[str, type[CacheError]] = {
         FeatureGateDisabledError,
         PodGroupCycleError,
         EntityKeyTypeError,
+        MutationSessionError,
         CacheError,
     )
 }
