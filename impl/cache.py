@@ -496,6 +496,12 @@ class Cache:
         with self._lock.read:
             return self._groups.composite(namespace, name)
 
+    def get_root_key_for_group(self, key: str) -> str | None:
+        """Upstream `GetRootKeyForGroup`: the root of `key`'s hierarchy, None if unknown."""
+        self._require("get_root_key_for_group", self._release.has_pod_group_objects)
+        with self._lock.read:
+            return self._groups.root_key(key)
+
     def pod_groups(self) -> dict[str, PodGroupView]:
         """Every pod group held, by `namespace/name`, whatever the gates."""
         with self._lock.read:
@@ -551,7 +557,21 @@ class Cache:
                 f"got {type(snapshot).__name__}"
             )
         with self._lock.write:
-            update_snapshot(snapshot, self._node_infos, self._node_tree)
+            update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
+
+    def start_mutations(self, snapshot: SnapshotProtocol) -> None:
+        """Open a mutation session on `snapshot` (upstream `Snapshot.StartMutations`, v1.37)."""
+        self._session_of(snapshot, "start_mutations").start_mutations()
+
+    def end_mutations(self, snapshot: SnapshotProtocol) -> None:
+        """End `snapshot`'s mutation session (upstream `Snapshot.EndMutations`, v1.37)."""
+        self._session_of(snapshot, "end_mutations").end_mutations()
+
+    def _session_of(self, snapshot: SnapshotProtocol, op: str) -> Snapshot:
+        self._require(op, self._release.has_mutation_sessions)
+        if not isinstance(snapshot, Snapshot):
+            raise TypeError(f"{op}: expected a snapshot made by impl.cache.Cache.new_snapshot()")
+        return snapshot
 
     # The expiry loop ---------------------------------------------------------
 

@@ -13,7 +13,12 @@ from __future__ import annotations
 import logging
 
 from kcache.impl.generation import next_group_generation
-from kcache.spec.errors import FeatureGateDisabledError, PodGroupNotFoundError
+from kcache.spec.errors import (
+    EntityKeyTypeError,
+    FeatureGateDisabledError,
+    PodGroupCycleError,
+    PodGroupNotFoundError,
+)
 from kcache.spec.objects import CompositePodGroup, Pod, PodGroup
 from kcache.spec.releases import Release
 from kcache.spec.views import CompositePodGroupView, PodGroupView
@@ -94,6 +99,17 @@ class PodGroupState:
         self.generation = next_group_generation()
         self.pod_group = pod_group
 
+    def clone(self) -> PodGroupState:
+        """A copy for a snapshot: its own sets, the same pods and object, the same generation."""
+        copy = PodGroupState()
+        copy.generation = self.generation
+        copy.all_pods = dict(self.all_pods)
+        copy.unscheduled = set(self.unscheduled)
+        copy.assumed = dict(self.assumed)
+        copy.assigned = set(self.assigned)
+        copy.pod_group = self.pod_group
+        return copy
+
     def empty(self, *, counts_object: bool) -> bool:
         return not self.all_pods and not (counts_object and self.pod_group is not None)
 
@@ -104,6 +120,7 @@ class PodGroupState:
             assumed=self.assumed,
             assigned=self.assigned,
             has_pod_group=self.pod_group is not None,
+            unscheduled_pods={self.all_pods[uid].name for uid in self.unscheduled},
         )
 
 
@@ -128,6 +145,14 @@ class CompositePodGroupState:
     def remove_child(self, child: str) -> None:
         self.generation = next_group_generation()
         self.children.discard(child)
+
+    def clone(self) -> CompositePodGroupState:
+        """A copy for a snapshot, keeping the generation."""
+        copy = CompositePodGroupState()
+        copy.generation = self.generation
+        copy.composite = self.composite
+        copy.children = set(self.children)
+        return copy
 
     def empty(self) -> bool:
         return self.composite is None and not self.children
@@ -373,6 +398,35 @@ class PodGroups:
                 f"{_composite_key((namespace, name))}"
             )
         return state.composite
+
+    def root_key(self, key: str) -> str | None:
+        """GetRootKeyForGroup: climb through the stored objects' parents, as upstream does."""
+        kind, namespace, name = key.split("/")
+        visited: set[tuple[str, str, str]] = set()
+        while True:
+            current = (kind, namespace, name)
+            if current in visited:
+                shown = " ".join("/".join(seen) for seen in visited)
+                raise PodGroupCycleError(f"cycle detected in the hierarchy: [{shown}]")
+            visited.add(current)
+            parent: str | None
+            if kind == "podgroup":
+                state = self.states.get((namespace, name))
+                if state is None or state.pod_group is None:
+                    return None
+                parent = state.pod_group.parent if self.composites_enabled else None
+            elif kind == "compositepodgroup":
+                composite = self.composites.get((namespace, name))
+                if composite is None or composite.composite is None:
+                    return None
+                parent = composite.composite.parent
+            else:
+                raise EntityKeyTypeError(
+                    f"pod key type not supported in GetRootKeyForGroup for {key}"
+                )
+            if parent is None:
+                return f"{kind}/{namespace}/{name}"
+            kind, name = "compositepodgroup", parent
 
     def views(self) -> dict[str, PodGroupView]:
         return {f"{ns}/{name}": state.view() for (ns, name), state in self.states.items()}

@@ -12,16 +12,32 @@ listed entry it re-clones, the difference between the entry's old and new
 claim counts, and only a full rebuild sums them afresh.  (Upstream records
 those differences in one cache-wide delta as events happen, which is where
 its counts can leave the sum: docs/upstream-divergences.md.)
+
+Pod groups (v1.36 on) are copied by generation, not by walking a list:
+every group state takes a fresh number from one process-wide counter on
+each change, so a copy whose number differs from the live state's is stale
+and is replaced, and a copy whose group the cache dropped goes.  The copies
+are taken only once the node half of the refresh succeeded, as upstream
+returns the consistency error before it reaches them.
+
+A mutation session (v1.37) sets the snapshot's containers aside and works
+on deep copies, entries re-listed in the kept order; ending it puts the
+originals back.  The generation is not set aside, so an update made inside
+the session consumes the changes it copies, and after the session the
+snapshot does not see them again.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
+from kcache.impl.image_states import ImageStateSnapshot
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList
 from kcache.impl.node_tree import NodeTree
-from kcache.spec.errors import SnapshotInconsistentError
+from kcache.impl.pod_groups import CompositePodGroupState, GroupKey, PodGroups, PodGroupState
+from kcache.spec.errors import MutationSessionError, SnapshotInconsistentError
 from kcache.spec.views import SnapshotView
 
 _log = logging.getLogger(__name__)
@@ -31,6 +47,8 @@ class Snapshot:
     """Name -> NodeInfo clone, the frozen node order, and what is derived from it."""
 
     __slots__ = (
+        "backup",
+        "composite_pod_groups",
         "counts_pvc_references",
         "generation",
         "have_pods_with_affinity",
@@ -39,6 +57,7 @@ class Snapshot:
         "listed",
         "node_infos",
         "node_list",
+        "pod_groups",
         "pvc_ref_counts",
         "used_pvcs",
     )
@@ -58,6 +77,35 @@ class Snapshot:
         self.used_pvcs: set[str] = set()
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = 0
+        # Copies of the cache's pod-group and composite states, generations included.
+        self.pod_groups: dict[GroupKey, PodGroupState] = {}
+        self.composite_pod_groups: dict[GroupKey, CompositePodGroupState] = {}
+        # The containers an open mutation session set aside, None without one.
+        self.backup: tuple[Any, ...] | None = None
+
+    def start_mutations(self) -> None:
+        """StartMutations: set the containers aside and go on with deep copies of them."""
+        if self.backup is not None:
+            raise MutationSessionError("cannot stack mutations")
+        self.backup = tuple(getattr(self, field) for field in _SET_ASIDE)
+        self.node_infos = {name: _session_copy(info) for name, info in self.node_infos.items()}
+        self.node_list = [self.node_infos[_name(info)] for info in self.node_list]
+        self.listed = set(self.listed)
+        self.used_pvcs = set(self.used_pvcs)
+        self.pvc_ref_counts = dict(self.pvc_ref_counts)
+        self.pod_groups = {key: state.clone() for key, state in self.pod_groups.items()}
+        for field in _LISTED_BY:  # the lists, rebuilt over the copies in the kept order
+            setattr(
+                self, f"have_{field}", [info for info in self.node_list if getattr(info, field)]
+            )
+
+    def end_mutations(self) -> None:
+        """EndMutations: put back what `start_mutations` set aside."""
+        if self.backup is None:
+            raise MutationSessionError("no mutation session started")
+        for field, kept in zip(_SET_ASIDE, self.backup, strict=True):
+            setattr(self, field, kept)
+        self.backup = None
 
     def view(self) -> SnapshotView:
         """What the snapshot holds now; its `nodes` come from the map, not the list."""
@@ -73,7 +121,36 @@ class Snapshot:
             used_pvcs=self.used_pvcs,
             used_pvc_ref_counts=self.pvc_ref_counts,
             nodes={name: info.view() for name, info in self.node_infos.items()},
+            pod_groups={f"{ns}/{name}": s.view() for (ns, name), s in self.pod_groups.items()},
+            composite_pod_groups={
+                f"{ns}/{name}": s.view() for (ns, name), s in self.composite_pod_groups.items()
+            },
         )
+
+
+#: what a mutation session sets aside (upstream's snapshotBackupData, with impl's own
+#: `listed` and, until v1.36, `used_pvcs`); not the composites, not the generation
+_SET_ASIDE = (
+    "node_infos",
+    "node_list",
+    "listed",
+    "have_pods_with_affinity",
+    "have_pods_with_required_anti_affinity",
+    "have_pods_with_required_non_host_scoped_anti_affinity",
+    "used_pvcs",
+    "pvc_ref_counts",
+    "pod_groups",
+)
+
+
+def _session_copy(info: NodeInfo) -> NodeInfo:
+    """A copy of a snapshot entry, as upstream's `Snapshot()` of a clone makes it: its image
+    summaries carry no node set, so the copy counts no node for any image."""
+    copy = info.clone()
+    copy.image_states = {
+        name: ImageStateSnapshot(state.size, 0) for name, state in copy.image_states.items()
+    }
+    return copy
 
 
 def _name(info: NodeInfo) -> str:
@@ -82,8 +159,11 @@ def _name(info: NodeInfo) -> str:
     return info.node.name
 
 
-def update_snapshot(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree) -> None:
-    """Bring `snapshot` up to date with the cache's NodeInfos and tree; the caller holds the lock.
+def update_snapshot(
+    snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree, groups: PodGroups
+) -> None:
+    """Bring `snapshot` up to date with the cache's NodeInfos, tree and pod groups; the caller
+    holds the lock.
 
     Raises SnapshotInconsistentError, after repairing the snapshot with a full
     rebuild, when the rebuilt list and the tree disagree in length.
@@ -132,6 +212,25 @@ def update_snapshot(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree
         _log.error(message)
         _rebuild_lists(snapshot, tree, rebuild_all=True)
         raise SnapshotInconsistentError(message)
+
+    if groups.enabled:
+        _copy_changed(snapshot.pod_groups, groups.states)
+        if groups.composites_enabled:
+            _copy_changed(snapshot.composite_pod_groups, groups.composites)
+
+
+def _copy_changed(
+    copies: dict[GroupKey, PodGroupState] | dict[GroupKey, CompositePodGroupState],
+    live: dict[GroupKey, PodGroupState] | dict[GroupKey, CompositePodGroupState],
+) -> None:
+    """Drop the copies of states the cache no longer holds; re-copy those whose generation
+    moved."""
+    for key in [key for key in copies if key not in live]:
+        del copies[key]
+    for key, state in live.items():
+        copy = copies.get(key)
+        if copy is None or copy.generation != state.generation:
+            copies[key] = state.clone()  # type: ignore[assignment]
 
 
 def _reclone(snapshot: Snapshot, existing: NodeInfo, live: NodeInfo) -> bool:

@@ -199,6 +199,28 @@ NODE_VIEW = Codec(lambda view: view.to_json(), NodeView.from_json, (NodeView,))
 SNAPSHOT_VIEW = Codec(lambda view: view.to_json(), SnapshotView.from_json, (SnapshotView,))
 DECISION = Codec(lambda decision: decision.to_json(), Decision.from_json, (Decision,))
 BINDING = Codec(lambda binding: binding.to_json(), Binding.from_json, (Binding,))
+#: the entity kinds upstream's `EntityKey` has, as its `String()` spells them
+ENTITY_KINDS = ("podgroup", "compositepodgroup", "pod")
+
+
+def read_entity_key(value: Any) -> str:
+    """An entity key as upstream prints it: `<kind>/<namespace>/<name>`."""
+    key: str = _typed(str)(value)
+    parts = key.split("/")
+    if len(parts) != 3 or parts[0] not in ENTITY_KINDS:
+        raise ValueError(
+            f"expected an entity key <kind>/<namespace>/<name> with kind one of "
+            f"{', '.join(ENTITY_KINDS)}, got {json.dumps(key)}"
+        )
+    return key
+
+
+ENTITY_KEY = Codec(_same, read_entity_key, (str,))
+OPTIONAL_ENTITY_KEY = Codec(
+    _same,
+    lambda data: None if data is None else read_entity_key(data),
+    (str, type(None)),
+)
 POD_GROUP = Codec(_manifest, pod_group_from_manifest, (PodGroup,))
 COMPOSITE_POD_GROUP = Codec(_manifest, composite_pod_group_from_manifest, (CompositePodGroup,))
 POD_GROUP_VIEW = Codec(lambda view: view.to_json(), PodGroupView.from_json, (PodGroupView,))
@@ -355,6 +377,8 @@ OPS: Mapping[str, Op] = {
         # the consistency error of §10.3 repairs the snapshot before it is raised,
         # so the view after the call is the result even when the call failed
         Op("update_snapshot", (_SNAPSHOT,), result=SNAPSHOT_VIEW, result_after=_view),
+        Op("start_mutations", (_SNAPSHOT,)),
+        Op("end_mutations", (_SNAPSHOT,)),
         Op("get_node", (Argument("name", NAME),), result=NODE_VIEW, reads=True),
         Op(
             "schedule_one",
@@ -387,6 +411,12 @@ OPS: Mapping[str, Op] = {
             reads=True,
         ),
         Op("get_composite_pod_group", _GROUP_NAME, result=COMPOSITE_POD_GROUP, reads=True),
+        Op(
+            "get_root_key_for_group",
+            (Argument("key", ENTITY_KEY),),
+            result=OPTIONAL_ENTITY_KEY,
+            reads=True,
+        ),
         Op("observe", custom=lambda run, args: None, reads=True),
         Op("get_pod", (_POD,), result=POD, reads=True, traced=False),
         Op("is_assumed_pod", (_POD,), result=FLAG, reads=True, traced=False),

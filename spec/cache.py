@@ -348,6 +348,10 @@ class Cache:
         """CompositePodGroups().Get (v1.37)."""
         return self.groups.composite_pod_group(namespace, name)
 
+    def get_root_key_for_group(self, key: str) -> str | None:
+        """GetRootKeyForGroup (v1.37): the root of the entity `key`'s hierarchy, None if unknown."""
+        return self.groups.root_key(key)
+
     def pod_groups(self) -> dict[str, PodGroupView]:
         """Every pod group held, by `namespace/name`, whatever the gates."""
         return self.groups.views()
@@ -445,12 +449,32 @@ class Cache:
         return snapshot
 
     def update_snapshot(self, snapshot: SnapshotLike) -> None:
-        """UpdateSnapshot (§10.3); SnapshotInconsistentError after recovering (§10.3 step 6)."""
+        """UpdateSnapshot (§10.3); SnapshotInconsistentError after recovering (§10.3 step 6).
+
+        The pod groups are copied after the nodes, so the error leaves the
+        snapshot's groups as they were.
+        """
         if not isinstance(snapshot, Snapshot) or snapshot not in self._snapshots:
             raise TypeError(
                 "update_snapshot: the snapshot was not made by this cache's new_snapshot()"
             )
         snapshot.refresh(self._clone, self.tree, len(self.nodes))
+        snapshot.copy_groups(self.groups.views(), self.groups.composite_views())
+
+    def start_mutations(self, snapshot: SnapshotLike) -> None:
+        """Snapshot.StartMutations (v1.37, §19.12): open a session on `snapshot`."""
+        self._own(snapshot, "start_mutations").start_mutations()
+
+    def end_mutations(self, snapshot: SnapshotLike) -> None:
+        """Snapshot.EndMutations (v1.37, §19.12): put back what the session kept."""
+        self._own(snapshot, "end_mutations").end_mutations()
+
+    def _own(self, snapshot: SnapshotLike, op: str) -> Snapshot:
+        if not self.release.has_mutation_sessions:
+            raise UnsupportedOperation(f"{op} does not exist in release {self.release.name}")
+        if not isinstance(snapshot, Snapshot) or snapshot not in self._snapshots:
+            raise TypeError(f"{op}: the snapshot was not made by this cache's new_snapshot()")
+        return snapshot
 
     def _clone(self, name: str) -> NodeView | None:
         record = self.nodes.get(name)

@@ -48,6 +48,18 @@ class FeatureGateDisabledError(CacheError):
     """A lister of pod groups was asked while the gate its feature needs is off (v1.37)."""
 
 
+class PodGroupCycleError(CacheError):
+    """Climbing the pod-group hierarchy met a group twice (v1.37 `GetRootKeyForGroup`)."""
+
+
+class EntityKeyTypeError(CacheError, ValueError):
+    """A pod's entity key was given where a pod group's or composite's is needed (v1.37)."""
+
+
+class MutationSessionError(CacheError):
+    """A snapshot's mutation session was opened twice, or ended without one (v1.37)."""
+
+
 class SnapshotInconsistentError(CacheError):
     """`update_snapshot` found its list out of step with the node tree.
 

@@ -24,7 +24,13 @@ from __future__ import annotations
 import attrs
 
 from kcache.spec import member_lifecycle
-from kcache.spec.errors import FeatureGateDisabledError, PodGroupNotFoundError, UnsupportedOperation
+from kcache.spec.errors import (
+    EntityKeyTypeError,
+    FeatureGateDisabledError,
+    PodGroupCycleError,
+    PodGroupNotFoundError,
+    UnsupportedOperation,
+)
 from kcache.spec.member_lifecycle import ABSENT, LISTED, GroupSet, Step
 from kcache.spec.objects import CompositePodGroup, Pod, PodGroup
 from kcache.spec.releases import Release
@@ -296,6 +302,35 @@ class PodGroups:
             )
         return found
 
+    def root_key(self, key: str) -> str | None:
+        """GetRootKeyForGroup: follow the held objects' parents up from the entity `key`.
+
+        None when a state or its object is missing on the way; a pod group
+        climbs only while CompositePodGroup is on.  Nothing bounds the climb
+        but a key met twice (§20.7).
+        """
+        self.require("get_root_key_for_group", self.release.has_pod_group_objects)
+        kind, namespace, name = key.split("/")
+        current = (kind, (namespace, name))
+        visited: list[tuple[str, GroupKey]] = []
+        while True:
+            if current in visited:
+                shown = " ".join(entity_key(*seen) for seen in visited)
+                raise PodGroupCycleError(f"cycle detected in the hierarchy: [{shown}]")
+            visited.append(current)
+            kind, group = current
+            if kind == "pod":
+                raise EntityKeyTypeError(
+                    f"pod key type not supported in GetRootKeyForGroup for {key}"
+                )
+            found = (self.objects if kind == "podgroup" else self.composites).get(group)
+            if found is None:
+                return None
+            climbs = kind == "compositepodgroup" or self.composites_enabled
+            if not climbs or found.parent is None:
+                return entity_key(kind, group)
+            current = ("compositepodgroup", (group[0], found.parent))
+
     def _composite_held(self, namespace: str, name: str) -> GroupKey:
         if not self.composites_enabled:
             raise FeatureGateDisabledError("composite pod group feature gate is disabled")
@@ -329,6 +364,11 @@ class PodGroups:
             assumed=uids(GroupSet.ASSUMED),
             assigned=uids(GroupSet.ASSIGNED),
             has_pod_group=key in self.objects,
+            unscheduled_pods={
+                member.pod.name
+                for member in members.values()
+                if GroupSet.UNSCHEDULED in member.state
+            },
         )
 
     def _composite_view(self, key: GroupKey) -> CompositePodGroupView:

@@ -80,6 +80,12 @@ class Release:
             "sets (§20.3)"
         }
     )
+    has_mutation_sessions: bool = attrs.field(
+        metadata={
+            "doc": "a snapshot opens and ends mutation sessions (StartMutations, "
+            "EndMutations, §19.12)"
+        }
+    )
     #: feature gates set otherwise than the release's default (a trace's `feature_gates`)
     feature_gates: tuple[tuple[str, bool], ...] = ()
 
@@ -122,6 +128,7 @@ V1_35 = Release(
     has_pod_groups=False,
     has_pod_group_objects=False,
     settles_bound_members=False,
+    has_mutation_sessions=False,
 )
 #: assumed-pod expiry removed (kubernetes#136204); GetNode joins the interface; pod-level
 #: resize status counts; pod-group members
@@ -134,10 +141,12 @@ V1_36 = attrs.evolve(
     has_pod_groups=True,
 )
 #: RemoveAssumedPod; snapshot PVC reference counts; the non-host-scoped anti-affinity list;
-#: resize status counted per whole-pod view; PodGroup and CompositePodGroup objects
+#: resize status counted per whole-pod view; PodGroup and CompositePodGroup objects;
+#: snapshot mutation sessions
 V1_37 = attrs.evolve(
     V1_36,
     name="v1.37",
+    has_mutation_sessions=True,
     has_pod_group_objects=True,
     settles_bound_members=True,
     has_remove_assumed_pod=True,

@@ -14,6 +14,11 @@ could differ from what the node list's entries say, so they are always that,
 derived.  v1.37 keeps PVC reference counts incrementally; the model holds
 them to what it means, the sum over the listed entries (§19.9), and where
 upstream's counts leave that sum, docs/upstream-divergences.md records it.
+
+Pod groups (v1.36 on) are history too, of the simplest kind: upstream copies
+every group whose generation moved and drops the ones the cache no longer
+holds, so after an update the snapshot's groups are the cache's groups of that
+moment, and they stay so until the next update that gets that far.
 """
 
 from __future__ import annotations
@@ -23,9 +28,15 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from kcache.spec.errors import SnapshotInconsistentError
+from kcache.spec.errors import MutationSessionError, SnapshotInconsistentError
 from kcache.spec.node_tree import NodeTree
-from kcache.spec.views import NodeView, SnapshotView
+from kcache.spec.views import (
+    CompositePodGroupView,
+    ImageView,
+    NodeView,
+    PodGroupView,
+    SnapshotView,
+)
 
 #: a fresh clone of the cache's NodeInfo of that name; None when absent or a ghost
 Cloner = Callable[[str], NodeView | None]
@@ -42,6 +53,34 @@ class Snapshot:
     #: v1.37 (§19.9): the PVC keys come with how many (pod, claim volume) pairs of the
     #: listed nodes use each, instead of as a set
     counts_pvc_references: bool = False
+    #: the cache's pod groups and composites, by `ns/name`, as of the last update
+    pod_groups: dict[str, PodGroupView] = attrs.field(factory=dict)
+    composite_pod_groups: dict[str, CompositePodGroupView] = attrs.field(factory=dict)
+    #: what the open mutation session put back at its end, None without one
+    backup: _Held | None = None
+
+    def start_mutations(self) -> None:
+        """StartMutations: keep what the snapshot holds; the session works on copies.
+
+        A copy of an entry counts no node for any image: upstream copies the
+        snapshot's own clone, whose image summaries keep their count but not
+        the node set a copy counts (`ImageStateSummary.Snapshot`).
+        """
+        if self.backup is not None:
+            raise MutationSessionError("cannot stack mutations")
+        self.backup = _Held(dict(self.nodes), self.node_list, dict(self.pod_groups))
+        self.nodes = {name: _counting_no_image_nodes(view) for name, view in self.nodes.items()}
+
+    def end_mutations(self) -> None:
+        """EndMutations: put back what `start_mutations` kept."""
+        if self.backup is None:
+            raise MutationSessionError("no mutation session started")
+        self.nodes, self.node_list, self.pod_groups = (
+            self.backup.nodes,
+            self.backup.node_list,
+            self.backup.pod_groups,
+        )
+        self.backup = None
 
     def mark_changed(self, name: str) -> None:
         """Note that the cache changed the NodeInfo `name` (moves it to most recent)."""
@@ -66,7 +105,16 @@ class Snapshot:
             used_pvcs=() if self.counts_pvc_references else set(counts),
             used_pvc_ref_counts=counts if self.counts_pvc_references else {},
             nodes=self.nodes,
+            pod_groups=self.pod_groups,
+            composite_pod_groups=self.composite_pod_groups,
         )
+
+    def copy_groups(
+        self, groups: dict[str, PodGroupView], composites: dict[str, CompositePodGroupView]
+    ) -> None:
+        """The group half of `UpdateSnapshot`, run only once the node half succeeded."""
+        self.pod_groups = groups
+        self.composite_pod_groups = composites
 
     def refresh(self, clone: Cloner, tree: NodeTree, cache_size: int) -> None:
         """`UpdateSnapshot` (§10.3): re-clone changed entries, prune, rebuild the list if needed.
@@ -114,6 +162,22 @@ class Snapshot:
     def _listed(self, tree: NodeTree) -> tuple[str, ...]:
         """The tree's interleaved order, keeping the names this snapshot has."""
         return tuple(name for name in tree.list() if name in self.nodes)
+
+
+def _counting_no_image_nodes(view: NodeView) -> NodeView:
+    images = {
+        name: ImageView(size=image.size, num_nodes=0) for name, image in view.image_states.items()
+    }
+    return attrs.evolve(view, image_states=images)
+
+
+@attrs.frozen
+class _Held:
+    """What a mutation session keeps of its snapshot."""
+
+    nodes: dict[str, NodeView]
+    node_list: tuple[str, ...]
+    pod_groups: dict[str, PodGroupView]
 
 
 def _having(names: Sequence[str], listed: Sequence[NodeView], field: str) -> list[str]:

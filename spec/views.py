@@ -87,45 +87,6 @@ class NodeView:
         return cls(**_fields(cls, data))
 
 
-def _nodes_later(nodes: Mapping[str, NodeView | Mapping[str, Any]]) -> Mapping[str, NodeView]:
-    return _nodes(nodes)
-
-
-@attrs.frozen(kw_only=True)
-class SnapshotView:
-    """SNAPSHOT-VIEW: what a snapshot object holds right now."""
-
-    node_list: tuple[str, ...] = attrs.field(converter=_ordered)
-    have_pods_with_affinity: frozenset[str] = attrs.field(converter=_set)
-    have_pods_with_required_anti_affinity: frozenset[str] = attrs.field(converter=_set)
-    #: v1.37, while InterPodAffinityHostnameFastPath is on (§19.10)
-    have_pods_with_required_non_host_scoped_anti_affinity: frozenset[str] = attrs.field(
-        default=frozenset(), converter=_set
-    )
-    #: the PVC keys in use, until v1.36
-    used_pvcs: frozenset[str] = attrs.field(default=frozenset(), converter=_set)
-    #: how many (pod, claim volume) pairs use each PVC key, from v1.37 (§19.9)
-    used_pvc_ref_counts: Mapping[str, int] = attrs.field(factory=dict, converter=_counts)
-    nodes: Mapping[str, NodeView] = attrs.field(converter=_nodes_later)
-
-    def to_json(self) -> dict[str, Any]:
-        """The SNAPSHOT-VIEW object of the trace format."""
-        return dict(_json(self))
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SnapshotView:
-        """Read back what `to_json` wrote."""
-        return cls(**_fields(cls, data))
-
-
-def _nodes(nodes: Mapping[str, NodeView | Mapping[str, Any]]) -> Mapping[str, NodeView]:
-    """Node views by name, sorted; JSON objects are read as views."""
-    return {
-        name: view if isinstance(view, NodeView) else NodeView.from_json(view)
-        for name, view in sorted(nodes.items())
-    }
-
-
 @attrs.frozen(kw_only=True)
 class PodGroupView:
     """A pod group's state: its members' UIDs in each set, and whether it holds its object."""
@@ -136,6 +97,9 @@ class PodGroupView:
     assigned: frozenset[str] = attrs.field(converter=_set)
     #: the PodGroup object is held (v1.37)
     has_pod_group: bool = attrs.field(default=False, converter=bool)
+    #: the names upstream's `UnscheduledPods()` keys its answer by: one entry per name, so
+    #: two unscheduled members sharing a name show once
+    unscheduled_pods: frozenset[str] = attrs.field(factory=frozenset, converter=_set)
 
     def to_json(self) -> dict[str, Any]:
         """`{"all": [uids], ..., "has_pod_group": bool}`."""
@@ -163,6 +127,71 @@ class CompositePodGroupView:
     def from_json(cls, data: Mapping[str, Any]) -> CompositePodGroupView:
         """Read back what `to_json` wrote."""
         return cls(**_fields(cls, data))
+
+
+def _group_views(
+    views: Mapping[str, PodGroupView | Mapping[str, Any]],
+) -> Mapping[str, PodGroupView]:
+    return {
+        key: view if isinstance(view, PodGroupView) else PodGroupView.from_json(view)
+        for key, view in sorted(views.items())
+    }
+
+
+def _composite_views(
+    views: Mapping[str, CompositePodGroupView | Mapping[str, Any]],
+) -> Mapping[str, CompositePodGroupView]:
+    return {
+        key: view
+        if isinstance(view, CompositePodGroupView)
+        else CompositePodGroupView.from_json(view)
+        for key, view in sorted(views.items())
+    }
+
+
+def _nodes_later(nodes: Mapping[str, NodeView | Mapping[str, Any]]) -> Mapping[str, NodeView]:
+    return _nodes(nodes)
+
+
+@attrs.frozen(kw_only=True)
+class SnapshotView:
+    """SNAPSHOT-VIEW: what a snapshot object holds right now."""
+
+    node_list: tuple[str, ...] = attrs.field(converter=_ordered)
+    have_pods_with_affinity: frozenset[str] = attrs.field(converter=_set)
+    have_pods_with_required_anti_affinity: frozenset[str] = attrs.field(converter=_set)
+    #: v1.37, while InterPodAffinityHostnameFastPath is on (§19.10)
+    have_pods_with_required_non_host_scoped_anti_affinity: frozenset[str] = attrs.field(
+        default=frozenset(), converter=_set
+    )
+    #: the PVC keys in use, until v1.36
+    used_pvcs: frozenset[str] = attrs.field(default=frozenset(), converter=_set)
+    #: how many (pod, claim volume) pairs use each PVC key, from v1.37 (§19.9)
+    used_pvc_ref_counts: Mapping[str, int] = attrs.field(factory=dict, converter=_counts)
+    nodes: Mapping[str, NodeView] = attrs.field(converter=_nodes_later)
+    #: the snapshot's copies of the pod groups (v1.36 on) and composites (v1.37), by
+    #: `ns/name`: the cache's groups as of the last update that reached them
+    pod_groups: Mapping[str, PodGroupView] = attrs.field(factory=dict, converter=_group_views)
+    composite_pod_groups: Mapping[str, CompositePodGroupView] = attrs.field(
+        factory=dict, converter=_composite_views
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        """The SNAPSHOT-VIEW object of the trace format."""
+        return dict(_json(self))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SnapshotView:
+        """Read back what `to_json` wrote."""
+        return cls(**_fields(cls, data))
+
+
+def _nodes(nodes: Mapping[str, NodeView | Mapping[str, Any]]) -> Mapping[str, NodeView]:
+    """Node views by name, sorted; JSON objects are read as views."""
+    return {
+        name: view if isinstance(view, NodeView) else NodeView.from_json(view)
+        for name, view in sorted(nodes.items())
+    }
 
 
 @attrs.frozen(kw_only=True)

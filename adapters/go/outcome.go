@@ -74,6 +74,11 @@ var errorClasses = []struct {
 	{regexp.MustCompile(`(?s)^pod group (state|object) not found for pod group `), "PodGroupNotFoundError"},
 	{regexp.MustCompile(`(?s)^composite pod group (state|object) not found for composite pod group `), "PodGroupNotFoundError"},
 	{regexp.MustCompile(`^(generic workload|composite pod group) feature gate is disabled$`), "FeatureGateDisabledError"},
+	// mutation sessions (§19.12)
+	{regexp.MustCompile(`^(cannot stack mutations|no mutation session started)$`), "MutationSessionError"},
+	// GetRootKeyForGroup (§20.7)
+	{regexp.MustCompile(`(?s)^cycle detected in the hierarchy: `), "PodGroupCycleError"},
+	{regexp.MustCompile(`(?s)^pod key type not supported in GetRootKeyForGroup for `), "EntityKeyTypeError"},
 }
 
 // errorClass is the protocol class of an error a cache call returned.

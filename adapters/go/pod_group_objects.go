@@ -3,8 +3,11 @@
 package main
 
 import (
+	"strings"
+
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	fwk "k8s.io/kube-scheduler/framework"
 
 	cache "kcache/goadapter/internal/upstreamcache"
 )
@@ -119,6 +122,37 @@ func (s *session) getCompositePodGroup(r request) (map[string]any, error) {
 		return nil, err
 	}
 	return map[string]any{"composite_pod_group": group}, nil
+}
+
+// getRootKeyForGroup asks upstream's GetRootKeyForGroup about an entity key
+// written as upstream prints one; a root not found answers null.
+func (s *session) getRootKeyForGroup(r request) (map[string]any, error) {
+	text, err := r.str("key")
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.Split(text, "/")
+	if len(parts) != 3 {
+		return nil, protocolErrorf("key: expected <kind>/<namespace>/<name>, got %q", text)
+	}
+	key := fwk.EntityKey{Type: fwk.EntityKeyType(parts[0]), Namespace: parts[1], Name: parts[2]}
+	root, found, err := s.cache.GetRootKeyForGroup(key)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return map[string]any{"root_key": nil}, nil
+	}
+	return map[string]any{"root_key": root.String()}, nil
+}
+
+// compositeSnapshotView: the composite copies a v1.37 snapshot holds.
+type compositeSnapshotView struct {
+	CompositePodGroups map[string]cache.CompositePodGroupSets `json:"composite_pod_groups"`
+}
+
+func viewCompositeSnapshot(snapshot *cache.Snapshot) compositeSnapshotView {
+	return compositeSnapshotView{cache.SnapshotCompositePodGroupViews(snapshot)}
 }
 
 func (s *session) compositePodGroups(request) (map[string]any, error) {

@@ -2,6 +2,8 @@
 
 package main
 
+import cache "kcache/goadapter/internal/upstreamcache"
+
 // Before v1.37 the cache holds no PodGroup or CompositePodGroup objects:
 // their ops are unsupported, and the observation sees no composites.
 
@@ -41,6 +43,17 @@ func (*session) getCompositePodGroup(request) (map[string]any, error) {
 	return nil, unsupported("get_composite_pod_group")
 }
 
+func (*session) getRootKeyForGroup(request) (map[string]any, error) {
+	return nil, unsupported("get_root_key_for_group")
+}
+
 func (*session) compositePodGroups(request) (map[string]any, error) {
 	return map[string]any{"composite_pod_groups": map[string]any{}}, nil
+}
+
+// compositeSnapshotView: snapshots before v1.37 hold no composites.
+type compositeSnapshotView struct{}
+
+func viewCompositeSnapshot(*cache.Snapshot) compositeSnapshotView {
+	return compositeSnapshotView{}
 }

@@ -56,6 +56,15 @@ func (s *session) podGroups(request) (map[string]any, error) {
 	return map[string]any{"pod_groups": cache.PodGroupViews(s.upstream())}, nil
 }
 
+// groupSnapshotView: the pod-group copies a snapshot holds.
+type groupSnapshotView struct {
+	PodGroups map[string]cache.PodGroupSets `json:"pod_groups"`
+}
+
+func viewGroupSnapshot(snapshot *cache.Snapshot) groupSnapshotView {
+	return groupSnapshotView{cache.SnapshotPodGroupViews(snapshot)}
+}
+
 // upstream is the cache the adapter built, without the adapter's wrapper.
 func (s *session) upstream() cache.Cache {
 	return s.cache.(expiryless).Cache

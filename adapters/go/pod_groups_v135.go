@@ -2,6 +2,8 @@
 
 package main
 
+import cache "kcache/goadapter/internal/upstreamcache"
+
 // v1.35's cache has no pod groups: every pod-group op is unsupported, and
 // the observations see none.
 
@@ -23,4 +25,11 @@ func (*session) getPodGroupState(request) (map[string]any, error) {
 
 func (*session) podGroups(request) (map[string]any, error) {
 	return map[string]any{"pod_groups": map[string]any{}}, nil
+}
+
+// groupSnapshotView: a v1.35 snapshot holds no pod groups.
+type groupSnapshotView struct{}
+
+func viewGroupSnapshot(*cache.Snapshot) groupSnapshotView {
+	return groupSnapshotView{}
 }

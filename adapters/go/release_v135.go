@@ -53,3 +53,12 @@ func (p scriptPlugin) PreBindPreFlight(context.Context, fwk.CycleState, *v1.Pod,
 	}
 	return fwk.NewStatus(fwk.Skip)
 }
+
+// startMutations and endMutations: mutation sessions arrived in v1.37.
+func (*session) startMutations(request) (map[string]any, error) {
+	return nil, unsupported("start_mutations")
+}
+
+func (*session) endMutations(request) (map[string]any, error) {
+	return nil, unsupported("end_mutations")
+}

@@ -4,6 +4,9 @@ package main
 
 import "testing"
 
+// groupSnapshotKeys: a v1.35 SNAPSHOT-VIEW has no pod-group keys.
+var groupSnapshotKeys = map[string]any{}
+
 func TestAssumedPodExpiresOnlyStrictlyAfterItsDeadline(t *testing.T) {
 	pod := oneLine(podU1)
 	isAssumed := `{"op": "is_assumed_pod", "pod": ` + pod + `}`

@@ -14,3 +14,12 @@ const release = "v1.36"
 func (expiryless) removeAssumedPod(klog.Logger, *v1.Pod) error {
 	return unsupported("remove_assumed_pod")
 }
+
+// startMutations and endMutations: mutation sessions arrived in v1.37.
+func (*session) startMutations(request) (map[string]any, error) {
+	return nil, unsupported("start_mutations")
+}
+
+func (*session) endMutations(request) (map[string]any, error) {
+	return nil, unsupported("end_mutations")
+}

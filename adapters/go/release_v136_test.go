@@ -4,6 +4,9 @@ package main
 
 import "testing"
 
+// groupSnapshotKeys: a v1.36 SNAPSHOT-VIEW adds the snapshot's group copies.
+var groupSnapshotKeys = map[string]any{"pod_groups": map[string]any{}}
+
 func TestV136HasNoRemoveAssumedPodAndKeepsTheOldForgetText(t *testing.T) {
 	got := answers(t,
 		initRequest(),

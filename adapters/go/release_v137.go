@@ -45,3 +45,21 @@ func viewReleaseSnapshot(snapshot *cache.Snapshot) releaseSnapshotView {
 		HavePodsWithRequiredNonHostScopedAntiAffinity: nodeNames(withNonHostScoped),
 	}
 }
+
+// startMutations and endMutations are the snapshot's own session methods,
+// upstream's since v1.37.
+func (s *session) startMutations(r request) (map[string]any, error) {
+	snapshot, err := s.snapshot(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, snapshot.StartMutations()
+}
+
+func (s *session) endMutations(r request) (map[string]any, error) {
+	snapshot, err := s.snapshot(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, snapshot.EndMutations()
+}

@@ -11,6 +11,11 @@ import (
 // releaseNodeKeys: a v1.37 NODE-VIEW adds the non-host-scoped list.
 var releaseNodeKeys = map[string]any{"pods_with_required_non_host_scoped_anti_affinity": []any{}}
 
+// groupSnapshotKeys: a v1.37 SNAPSHOT-VIEW adds its group and composite copies.
+var groupSnapshotKeys = map[string]any{
+	"pod_groups": map[string]any{}, "composite_pod_groups": map[string]any{},
+}
+
 // releaseSnapshotKeys: a v1.37 SNAPSHOT-VIEW counts each claim (once per
 // claim here) and lists the nodes of the non-host-scoped list.
 func releaseSnapshotKeys(claims ...string) map[string]any {
@@ -159,7 +164,7 @@ func TestPodGroupsAnswerAsUpstreamWithGenericWorkloadOn(t *testing.T) {
 	)
 	unscheduled := map[string]any{
 		"all": []any{"a"}, "unscheduled": []any{"a"}, "assumed": []any{}, "assigned": []any{},
-		"has_pod_group": false,
+		"has_pod_group": false, "unscheduled_pods": []any{"a"},
 	}
 	groups, _ := got[2]["pod_groups"].(map[string]any)
 	if !reflect.DeepEqual(groups, map[string]any{"default/g": unscheduled}) {

@@ -64,6 +64,8 @@ var operations = map[string]operation{
 	"is_assumed_pod":     (*session).isAssumedPod,
 	"dump":               (*session).dump,
 	"view_snapshot":      (*session).viewSnapshot,
+	"start_mutations":    (*session).startMutations,
+	"end_mutations":      (*session).endMutations,
 	// pod groups: pod_groups.go (v1.36 on), pod_group_objects.go (v1.37)
 	"add_pod_group_member":          (*session).addPodGroupMember,
 	"update_pod_group_member":       (*session).updatePodGroupMember,
@@ -78,6 +80,7 @@ var operations = map[string]operation{
 	"get_pod_group":                 (*session).getPodGroup,
 	"get_composite_pod_group_state": (*session).getCompositePodGroupState,
 	"get_composite_pod_group":       (*session).getCompositePodGroup,
+	"get_root_key_for_group":        (*session).getRootKeyForGroup,
 	"pod_groups":                    (*session).podGroups,
 	"composite_pod_groups":          (*session).compositePodGroups,
 	// the scheduling cycle: scheduling.go
@@ -125,7 +128,8 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 var reads = map[string]bool{
 	"get_pod": true, "is_assumed_pod": true, "get_node": true, "dump": true, "view_snapshot": true,
 	"get_pod_group_state": true, "get_pod_group": true, "get_composite_pod_group_state": true,
-	"get_composite_pod_group": true, "pod_groups": true, "composite_pod_groups": true,
+	"get_composite_pod_group": true, "get_root_key_for_group": true, "pod_groups": true,
+	"composite_pod_groups": true,
 }
 
 // batch answers each read of "requests" as if it had come on its own line.
@@ -267,6 +271,15 @@ func (s *session) cleanup(r request) (map[string]any, error) {
 }
 
 func (s *session) updateSnapshot(r request) (map[string]any, error) {
+	snapshot, err := s.snapshot(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.cache.UpdateSnapshot(s.logger, snapshot)
+}
+
+// snapshot is the snapshot the request names, made empty on its first use.
+func (s *session) snapshot(r request) (*cache.Snapshot, error) {
 	name, err := r.str("snapshot")
 	if err != nil {
 		return nil, err
@@ -276,7 +289,7 @@ func (s *session) updateSnapshot(r request) (map[string]any, error) {
 		snapshot = cache.NewEmptySnapshot()
 		s.snapshots[name] = snapshot
 	}
-	return nil, s.cache.UpdateSnapshot(s.logger, snapshot)
+	return snapshot, nil
 }
 
 func (s *session) getPod(r request) (map[string]any, error) {

@@ -238,6 +238,7 @@ func TestDumpAndSnapshotViewsUseFormatKeys(t *testing.T) {
 		"nodes":                                 map[string]any{"n1": wantNode},
 	}
 	maps.Copy(wantSnapshot, releaseSnapshotKeys("default/claim"))
+	maps.Copy(wantSnapshot, groupSnapshotKeys)
 	if !reflect.DeepEqual(got[5]["snapshot"], wantSnapshot) {
 		t.Errorf("snapshot s = %v\nwant         %v", got[5]["snapshot"], wantSnapshot)
 	}
@@ -246,6 +247,7 @@ func TestDumpAndSnapshotViewsUseFormatKeys(t *testing.T) {
 		"have_pods_with_required_anti_affinity": []any{}, "nodes": map[string]any{},
 	}
 	maps.Copy(empty, releaseSnapshotKeys())
+	maps.Copy(empty, groupSnapshotKeys)
 	if !reflect.DeepEqual(got[6]["snapshot"], empty) {
 		t.Errorf("unknown snapshot = %v, want an empty one", got[6]["snapshot"])
 	}

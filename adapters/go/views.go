@@ -32,13 +32,16 @@ type imageView struct {
 }
 
 // snapshotView is FORMAT.md's SNAPSHOT-VIEW with every key present, the
-// built release's own ones in releaseSnapshotView.
+// built release's own ones in releaseSnapshotView, its pod-group copies in
+// groupSnapshotView and compositeSnapshotView.
 type snapshotView struct {
 	NodeList                         []string            `json:"node_list"`
 	HavePodsWithAffinity             []string            `json:"have_pods_with_affinity"`
 	HavePodsWithRequiredAntiAffinity []string            `json:"have_pods_with_required_anti_affinity"`
 	Nodes                            map[string]nodeView `json:"nodes"`
 	releaseSnapshotView
+	groupSnapshotView
+	compositeSnapshotView
 }
 
 func viewNode(info *framework.NodeInfo) nodeView {
@@ -80,6 +83,8 @@ func viewSnapshot(snapshot *cache.Snapshot) snapshotView {
 		HavePodsWithRequiredAntiAffinity: nodeNames(withAntiAffinity),
 		Nodes:                            nodes,
 		releaseSnapshotView:              viewReleaseSnapshot(snapshot),
+		groupSnapshotView:                viewGroupSnapshot(snapshot),
+		compositeSnapshotView:            viewCompositeSnapshot(snapshot),
 	}
 }
 

@@ -61,6 +61,8 @@ class LockstepMachine(RuleBasedStateMachine):
         self.recorder.example_started()
         #: this example's release: the run's, with the gates `build` drew
         self.release = self.run_release
+        #: snapshots the target refreshed further than the spec (`Allowance.outrun`)
+        self.outrun: set[str] = set()
         self.now = Decimal(0)
         self.ttl = Decimal(0)
         #: one pod per UID ever used: enough to ask the caches about that key
@@ -87,6 +89,8 @@ class LockstepMachine(RuleBasedStateMachine):
         self._spec_dump: Dump | None = None
         #: each snapshot's view as last observed since its last update
         self._isolation: dict[str, SnapshotView] = {}
+        #: snapshots with an open mutation session -> whether one was updated inside it
+        self.sessions: dict[str, bool] = {}
 
     # -- the two sides --------------------------------------------------------------------------
 
@@ -128,7 +132,8 @@ class LockstepMachine(RuleBasedStateMachine):
         """Apply `step` to both sides, record it, and require the same outcome."""
         self._observed = None
         self.recorder.coverage.update(self._life_cycle_rows(step))
-        name = step.args.get("snapshot")
+        # the snapshot an update refreshes (mutation sessions name one too, and show no view)
+        name = step.args.get("snapshot") if step.op == "update_snapshot" else None
         before = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
         assumed = len(self.spec_dump().assumed_pods) if step.op == "cleanup" else 0
         spec_outcome, spec_result = call(self.spec_run.apply, step.op, step.args)
@@ -145,6 +150,10 @@ class LockstepMachine(RuleBasedStateMachine):
             held, error_class = self.spec_dump(), spec_outcome.error_class
             self.recorder.coverage.update(coverage.snapshot_paths(before, view, held, error_class))
         accepted = self._acknowledged_outcome(step.op, spec_outcome, impl_outcome)
+        if step.op == "update_snapshot" and accepted is not None:
+            self.outrun.add(step.args["snapshot"])
+        elif step.op == "update_snapshot" and spec_outcome.ok:
+            self.outrun.discard(step.args["snapshot"])
         self.steps.append(
             RecordedStep(
                 step,
@@ -152,6 +161,7 @@ class LockstepMachine(RuleBasedStateMachine):
                 snapshot_view=view,
                 result=spec_result,
                 target_outcome=None if accepted is None else impl_outcome,
+                outrun=name in self.outrun,
             )
         )
         self.recorder.step_taken()

@@ -45,14 +45,24 @@ class RecordedStep:
     result: Any = None
     #: the target's outcome where an acknowledged upstream defect made it differ, else None
     target_outcome: Outcome | None = None
+    #: the updated snapshot is one the target refreshed further than the spec
+    #: (`Allowance.outrun`)
+    outrun: bool = False
 
     def to_trace(
-        self, *, pin_message: bool = False, unpinned: frozenset[str] = frozenset()
+        self,
+        *,
+        pin_message: bool = False,
+        unpinned: frozenset[str] = frozenset(),
+        outrun_fields: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
         """The trace step; `pin_message` expects the spec's exact error text.
 
-        `unpinned`: snapshot fields left out of the expectation (acknowledged defects).
+        `unpinned`: snapshot fields left out of the expectation (acknowledged defects), and
+        `outrun_fields` as well on a snapshot the target refreshed further.
         """
+        if self.outrun:
+            unpinned |= outrun_fields
         expect: dict[str, Any]
         if self.target_outcome is not None:
             expect = {}
@@ -68,20 +78,28 @@ class RecordedStep:
             nodes: dict[str, Any] = dict.fromkeys(strategies.POD_NODE_NAMES)
             nodes.update((name, pinned(node)) for name, node in view["nodes"].items())
             expect["snapshot"] = {**view, "nodes": nodes}
-        if isinstance(self.result, NodeView):
-            expect["node"] = pinned(self.result.to_json())
-        elif isinstance(self.result, Decision):
-            decided = self.result.to_json()
-            expect.update((key, decided[key]) for key in PINNED_DECISION)
-        elif isinstance(self.result, PodGroupView):
-            expect["pod_group_state"] = self.result.to_json()
-        elif isinstance(self.result, CompositePodGroupView):
-            expect["composite_pod_group_state"] = self.result.to_json()
-        elif isinstance(self.result, PodGroup):
-            expect["pod_group"] = {"parent": self.result.parent}
-        elif isinstance(self.result, CompositePodGroup):
-            expect["composite_pod_group"] = {"parent": self.result.parent}
+        expect.update(self._result_expected())
         return {**step_to_json(self.step), "expect": expect}
+
+    def _result_expected(self) -> dict[str, Any]:
+        """The `expect` keys that pin what the call returned to the spec."""
+        result = self.result
+        if isinstance(result, NodeView):
+            return {"node": pinned(result.to_json())}
+        if isinstance(result, Decision):
+            decided = result.to_json()
+            return {key: decided[key] for key in PINNED_DECISION}
+        if isinstance(result, PodGroupView):
+            return {"pod_group_state": result.to_json()}
+        if isinstance(result, CompositePodGroupView):
+            return {"composite_pod_group_state": result.to_json()}
+        if isinstance(result, PodGroup):
+            return {"pod_group": {"parent": result.parent}}
+        if isinstance(result, CompositePodGroup):
+            return {"composite_pod_group": {"parent": result.parent}}
+        if self.op == "get_root_key_for_group" and self.outcome.ok:
+            return {"root_key": result}
+        return {}
 
     @property
     def op(self) -> str:
@@ -147,11 +165,14 @@ class FailureRecorder:
         target: str,
         out_dir: Path | None,
         unpinned: frozenset[str] = frozenset(),
+        outrun_fields: frozenset[str] = frozenset(),
     ) -> None:
         self.target = target
         self.out_dir = out_dir
         #: snapshot fields left out of the comparison and of traces (acknowledged defects)
         self.unpinned = unpinned
+        #: fields left out of traces on steps updating a snapshot the target outran
+        self.outrun_fields = outrun_fields
         #: upstream defect id -> how many differences were left out of the comparison
         self.acknowledged: Counter[str] = Counter()
         #: life-cycle cell or snapshot path -> how many steps reached it (kcache.machine.coverage)
@@ -194,9 +215,14 @@ class FailureRecorder:
         A fatal step ends a run (FORMAT.md), so `steps` hold no fatal step but
         perhaps the failing last one.
         """
-        trace_steps = [step.to_trace(unpinned=self.unpinned) for step in steps]
+        trace_steps = [
+            step.to_trace(unpinned=self.unpinned, outrun_fields=self.outrun_fields)
+            for step in steps
+        ]
         if pin_error and steps:
-            trace_steps[-1] = steps[-1].to_trace(pin_message=True, unpinned=self.unpinned)
+            trace_steps[-1] = steps[-1].to_trace(
+                pin_message=True, unpinned=self.unpinned, outrun_fields=self.outrun_fields
+            )
         if final_observation is not None:
             trace_steps.append({"op": "observe", "expect": final_observation})
         op = trace_steps[-1]["op"] if trace_steps else "build"
@@ -244,7 +270,10 @@ class FailureRecorder:
                 **_gates(release),
                 **({"scheduler": dict(scheduler)} if scheduler else {}),
                 "ttl_seconds": ttl,
-                "steps": [step.to_trace(unpinned=self.unpinned) for step in steps],
+                "steps": [
+                    step.to_trace(unpinned=self.unpinned, outrun_fields=self.outrun_fields)
+                    for step in steps
+                ],
             }
             message = f"{doing}: {error}"
             if self.out_dir is not None:

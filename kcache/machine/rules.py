@@ -22,7 +22,7 @@ from kcache.machine import strategies
 from kcache.machine.invariants import CheckedMachine
 from kcache.machine.observation import Allowance
 from kcache.machine.recorder import FailureRecorder
-from kcache.ops import Outcome
+from kcache.ops import ENTITY_KINDS, Outcome
 from kcache.spec.objects import (
     CompositePodGroup,
     Node,
@@ -597,6 +597,16 @@ class ConformanceMachine(CheckedMachine):
         """Ask one of the pod-group listers about a group or composite, held or not."""
         self.take(Step(op, {"namespace": namespace, "name": name}))
 
+    @precondition(lambda self: self.release.has_pod_group_objects)
+    @rule(
+        kind=st.sampled_from(ENTITY_KINDS),
+        namespace=st.sampled_from(strategies.NAMESPACES),
+        name=st.sampled_from((*strategies.GROUPS, *strategies.COMPOSITES)),
+    )
+    def root_key_lister(self, kind: str, namespace: str, name: str) -> None:
+        """Ask where the hierarchy above a group, composite or pod ends (GetRootKeyForGroup)."""
+        self.take(Step("get_root_key_for_group", {"key": f"{kind}/{namespace}/{name}"}))
+
     # -- snapshots --------------------------------------------------------------------
 
     @rule(name=snapshots)
@@ -607,6 +617,26 @@ class ConformanceMachine(CheckedMachine):
             name = f"{FRESH}{self.fresh_snapshots}"
         self._update_snapshot(name)
 
+    @precondition(lambda self: self.release.has_mutation_sessions)
+    @rule(name=snapshots)
+    def start_mutations(self, name: str) -> None:
+        """Open a mutation session on a snapshot, as a pod-group cycle's preemption does (or
+        try to open a second one)."""
+        outcome = self.take(Step("start_mutations", {"snapshot": name}))
+        self._isolation.pop(name, None)  # the session's copies count no image nodes
+        if outcome.ok:
+            self.sessions[name] = False
+
+    @precondition(lambda self: self.release.has_mutation_sessions)
+    @rule(name=snapshots)
+    def end_mutations(self, name: str) -> None:
+        """End a snapshot's mutation session (or try to end one never opened)."""
+        outcome = self.take(Step("end_mutations", {"snapshot": name}))
+        self._isolation.pop(name, None)
+        if outcome.ok and self.sessions.pop(name, False):
+            # §19.12: the update made inside the session is undone, its changes consumed
+            self.within_contract = False
+
     @precondition(lambda self: self.last_updated is not None)
     @rule()
     def update_snapshot_again(self) -> None:
@@ -616,6 +646,8 @@ class ConformanceMachine(CheckedMachine):
         self._update_snapshot(self.last_updated)
 
     def _update_snapshot(self, name: str) -> None:
+        if name in self.sessions:
+            self.sessions[name] = True
         outcome = self.take(Step("update_snapshot", {"snapshot": name}))
         self._isolation.pop(name, None)
         if outcome.ok:
@@ -653,6 +685,7 @@ def conformance_machine(
     allowance = Allowance(
         unpinned=frozenset(field for defect in defects for field in defect.snapshot_fields),
         unordered=frozenset(field for defect in defects for field in defect.unordered_fields),
+        outrun_fields=frozenset(field for defect in defects for field in defect.outrun_fields),
     )
     ttls = st.sampled_from(TTLS) if ttl is None else st.just(ttl)
     if reference is None:
@@ -675,7 +708,10 @@ def conformance_machine(
             # a written trace pins neither: replayed with the defect acknowledged, it must pass
             # where the run passed
             "recorder": FailureRecorder(
-                target=name, out_dir=out_dir, unpinned=allowance.unpinned | allowance.unordered
+                target=name,
+                out_dir=out_dir,
+                unpinned=allowance.unpinned | allowance.unordered,
+                outrun_fields=allowance.outrun_fields,
             ),
             "target_name": name if target is None else target,
             "acknowledged": tuple(defect.id for defect in defects),

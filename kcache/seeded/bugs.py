@@ -528,6 +528,31 @@ class ForgottenMemberDropped(Cache):
         super()._remove_pod(pod, forget=False)
 
 
+class GroupCopyNotRefreshed(Cache):
+    """A snapshot keeps its first copy of a pod group: a generation change is not noticed.
+
+    `update_snapshot` must copy a group again whenever its generation moved
+    (upstream's `updatePodGroupStateSnapshot`); a refresh that only copies
+    groups new to the snapshot shows the scheduling cycle a gang as it was
+    when the snapshot first saw it, so members assumed since look
+    unscheduled and the gang plugin waits for pods already placed.
+
+    Smallest trace (GenericWorkload on): add_pod_group_member p of group g
+    without a node; update_snapshot s; assume_pod p on n1; update_snapshot s.
+    Expected: s shows p assumed in g.  Actual: s shows p unscheduled.
+    """
+
+    releases: ClassVar[tuple[str, ...]] = POD_GROUP_RELEASES
+
+    def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
+        assert isinstance(snapshot, Snapshot)
+        first_copies = dict(snapshot.pod_groups)
+        super().update_snapshot(snapshot)
+        for key, copy in first_copies.items():
+            if key in snapshot.pod_groups:
+                snapshot.pod_groups[key] = copy
+
+
 #: every seeded bug, by the name tests and docs use
 SEEDED_BUGS: dict[str, type[Cache]] = {
     bug.__name__: bug
@@ -549,5 +574,6 @@ SEEDED_BUGS: dict[str, type[Cache]] = {
         BoundMemberLeftUnscheduled,
         GroupDroppedWithObject,
         ForgottenMemberDropped,
+        GroupCopyNotRefreshed,
     )
 }

@@ -281,7 +281,7 @@ class UnlockedSnapshotWalk(RacyCache):
 
     def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
         assert isinstance(snapshot, Snapshot)
-        update_snapshot(snapshot, self._node_infos, self._node_tree)
+        update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
 
 
 #: every seeded race, by the name tests and docs use

@@ -284,18 +284,6 @@ _NODES = _Rule(
     _compare_nodes,
 )
 
-#: SNAPSHOT-VIEW: node_list in order, the other lists as sets, nodes as under `nodes`
-SNAPSHOT_VIEW_RULES: Mapping[str, _Rule] = {
-    "node_list": _Rule(_STRINGS.validate, _exact),
-    "have_pods_with_affinity": _Rule(_STRINGS.validate, _as_set),
-    "have_pods_with_required_anti_affinity": _Rule(_STRINGS.validate, _as_set),
-    "have_pods_with_required_non_host_scoped_anti_affinity": _Rule(_STRINGS.validate, _as_set),
-    "used_pvcs": _Rule(_STRINGS.validate, _as_set),
-    "used_pvc_ref_counts": _Rule(_map_of(_int, "an object of integer counts"), _exact),
-    "nodes": _NODES,
-}
-
-
 #: POD-GROUP-VIEW: the member sets as sets, the object's presence exactly
 POD_GROUP_VIEW_RULES: Mapping[str, _Rule] = {
     "all": _Rule(_STRINGS.validate, _as_set),
@@ -303,6 +291,7 @@ POD_GROUP_VIEW_RULES: Mapping[str, _Rule] = {
     "assumed": _Rule(_STRINGS.validate, _as_set),
     "assigned": _Rule(_STRINGS.validate, _as_set),
     "has_pod_group": _Rule(_bool, _exact),
+    "unscheduled_pods": _Rule(_STRINGS.validate, _as_set),
 }
 #: COMPOSITE-POD-GROUP-VIEW: the object's presence, the children's keys as a set
 COMPOSITE_POD_GROUP_VIEW_RULES: Mapping[str, _Rule] = {
@@ -334,12 +323,34 @@ def _listed_views(view: _Rule, wanted: str) -> _Rule:
     return _Rule(validate, compare)
 
 
+#: SNAPSHOT-VIEW: node_list in order, the other lists as sets, nodes as under `nodes`,
+#: the groups as under `pod_groups`
+SNAPSHOT_VIEW_RULES: Mapping[str, _Rule] = {
+    "node_list": _Rule(_STRINGS.validate, _exact),
+    "have_pods_with_affinity": _Rule(_STRINGS.validate, _as_set),
+    "have_pods_with_required_anti_affinity": _Rule(_STRINGS.validate, _as_set),
+    "have_pods_with_required_non_host_scoped_anti_affinity": _Rule(_STRINGS.validate, _as_set),
+    "used_pvcs": _Rule(_STRINGS.validate, _as_set),
+    "used_pvc_ref_counts": _Rule(_map_of(_int, "an object of integer counts"), _exact),
+    "nodes": _NODES,
+    "pod_groups": _listed_views(_POD_GROUP_VIEW, "a POD-GROUP-VIEW"),
+    "composite_pod_groups": _listed_views(_COMPOSITE_POD_GROUP_VIEW, "a COMPOSITE-POD-GROUP-VIEW"),
+}
+
+
 #: a group object as `get_pod_group` and `get_composite_pod_group` show it: what the cache reads
 _GROUP_OBJECT = _Rule(
     _exact_record(
         {"parent": _one_of((_is_str, _no_check), (_is_none, _no_check), wanted="a name or null")},
         '{"parent": name or null}',
     ),
+    _exact,
+)
+
+
+#: `get_root_key_for_group`'s answer: the root's entity key, or null when none was found
+_ROOT_KEY = _Rule(
+    _one_of((_is_str, _no_check), (_is_none, _no_check), wanted="an entity key or null"),
     _exact,
 )
 
@@ -456,6 +467,7 @@ RESULT_KEYS: Mapping[str, _Key] = {
         _COMPOSITE_POD_GROUP_VIEW, lambda seen, _: seen.result.to_json()
     ),
     "composite_pod_group": _Key(_GROUP_OBJECT, lambda seen, _: {"parent": seen.result.parent}),
+    "root_key": _Key(_ROOT_KEY, lambda seen, _: seen.result),
 }
 #: the read ops whose result an `expect` key checks, and that key
 _RESULT_KEY_OF: Mapping[str, str] = {
@@ -464,6 +476,7 @@ _RESULT_KEY_OF: Mapping[str, str] = {
     "get_pod_group": "pod_group",
     "get_composite_pod_group_state": "composite_pod_group_state",
     "get_composite_pod_group": "composite_pod_group",
+    "get_root_key_for_group": "root_key",
 }
 
 # -- schedule_one's DECISION -------------------------------------------------------------------

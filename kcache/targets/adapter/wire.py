@@ -10,8 +10,11 @@ from kcache.ops import MUTATORS, OPS
 from kcache.spec.errors import (
     CacheError,
     EmptyUIDError,
+    EntityKeyTypeError,
     FeatureGateDisabledError,
+    MutationSessionError,
     NodeNotFoundError,
+    PodGroupCycleError,
     PodGroupNotFoundError,
     PodNotFoundError,
     PodNotOnNodeError,
@@ -36,6 +39,9 @@ ERROR_CLASSES: Mapping[str, type[CacheError]] = {
         UnsupportedOperation,
         PodGroupNotFoundError,
         FeatureGateDisabledError,
+        PodGroupCycleError,
+        EntityKeyTypeError,
+        MutationSessionError,
         CacheError,
     )
 }
@@ -63,6 +69,7 @@ READ_ANSWERS: Mapping[str, str | None] = {
     "get_pod_group": "pod_group",
     "get_composite_pod_group_state": "composite_pod_group_state",
     "get_composite_pod_group": "composite_pod_group",
+    "get_root_key_for_group": "root_key",
     "pod_groups": "pod_groups",
     "composite_pod_groups": "composite_pod_groups",
 }
@@ -113,15 +120,6 @@ NODE_VIEW: Mapping[str, Any] = {
     "pvc_ref_counts": _AMOUNTS,
     "image_states": {str: {"size": int, "num_nodes": int}},
 }
-SNAPSHOT_VIEW: Mapping[str, Any] = {
-    "node_list": _STRINGS,
-    "have_pods_with_affinity": _STRINGS,
-    "have_pods_with_required_anti_affinity": _STRINGS,
-    "have_pods_with_required_non_host_scoped_anti_affinity?": _STRINGS,
-    "used_pvcs?": _STRINGS,
-    "used_pvc_ref_counts?": _AMOUNTS,
-    "nodes": {str: NODE_VIEW},
-}
 DUMP: Mapping[str, Any] = {
     "nodes": {str: NODE_VIEW},
     "assumed": _STRINGS,
@@ -134,10 +132,22 @@ POD_GROUP_VIEW: Mapping[str, Any] = {
     "assumed": _STRINGS,
     "assigned": _STRINGS,
     "has_pod_group?": bool,
+    "unscheduled_pods?": _STRINGS,
 }
 COMPOSITE_POD_GROUP_VIEW: Mapping[str, Any] = {
     "has_composite_pod_group": bool,
     "children": _STRINGS,
+}
+SNAPSHOT_VIEW: Mapping[str, Any] = {
+    "node_list": _STRINGS,
+    "have_pods_with_affinity": _STRINGS,
+    "have_pods_with_required_anti_affinity": _STRINGS,
+    "have_pods_with_required_non_host_scoped_anti_affinity?": _STRINGS,
+    "used_pvcs?": _STRINGS,
+    "used_pvc_ref_counts?": _AMOUNTS,
+    "nodes": {str: NODE_VIEW},
+    "pod_groups?": {str: POD_GROUP_VIEW},
+    "composite_pod_groups?": {str: COMPOSITE_POD_GROUP_VIEW},
 }
 #: answer key (None: the whole answer) -> the shape of what it carries; the group objects are
 #: manifests, checked by reading them

@@ -46,12 +46,14 @@ def member(uid: str, *, node: str = "", group: str = "g") -> object:
 def view(
     all: str = "", unscheduled: str = "", assumed: str = "", assigned: str = "", obj: bool = False
 ) -> PodGroupView:
+    """The sets by UID; the unscheduled members' names are the builder's `p-<uid>`."""
     return PodGroupView(
         all=all.split(),
         unscheduled=unscheduled.split(),
         assumed=assumed.split(),
         assigned=assigned.split(),
         has_pod_group=obj,
+        unscheduled_pods=[f"p-{uid}" for uid in unscheduled.split()],
     )
 
 

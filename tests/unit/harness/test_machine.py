@@ -25,7 +25,7 @@ from kcache.machine.rules import ConformanceMachine, conformance_machine, gate_f
 from kcache.ops import Outcome, call
 from kcache.seeded.bugs import SEEDED_BUGS
 from kcache.spec.cache import Cache as SpecCache
-from kcache.spec.errors import Fatal, TransitionError
+from kcache.spec.errors import Fatal, SnapshotInconsistentError, TransitionError
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import V1_35, V1_37, Release
@@ -264,6 +264,63 @@ class TestAcknowledgedDefects:
         ]
 
 
+class _GoesOnPastInconsistency(ImplCache):
+    """Upstream v1.37 where a claim's delta went below 0 (story E7): the update reports no
+    inconsistency and goes on to copy the pod groups."""
+
+    def update_snapshot(self, snapshot: Any) -> None:
+        try:
+            super().update_snapshot(snapshot)
+        except SnapshotInconsistentError:
+            copies, live = snapshot.pod_groups, self._groups.states
+            for key in [key for key in copies if key not in live]:
+                del copies[key]
+
+
+class TestOutrunSnapshots:
+    """After an acknowledged E7 outcome the target's snapshot holds fresher group copies than
+    the spec's, which stopped at its error: they are left out until an update levels them."""
+
+    def machine(self, *, acknowledge: bool) -> ConformanceMachine:
+        state = conformance_machine(
+            _GoesOnPastInconsistency,
+            release=V1_37,
+            out_dir=None,
+            acknowledge_upstream_defects=acknowledge,
+        )()
+        state.build(ttl=Decimal(0), gates={"GenericWorkload": True})
+        return state
+
+    def inconsistent_update(self, state: ConformanceMachine) -> None:
+        """The member's group goes while the snapshot's node list is one short of the tree."""
+        member = state.known(pod("u1", group="g"))
+        for step in (
+            Step("add_pod", {"pod": state.known(pod("u0"))}),
+            Step("update_node", {"old": None, "new": node("n1")}),
+            Step("assume_pod", {"pod": member}),
+            Step("update_snapshot", {"snapshot": "s1"}),
+            Step("add_node", {"node": node("n1")}),
+            Step("remove_assumed_pod", {"pod": member}),
+            Step("update_snapshot", {"snapshot": "s1"}),
+        ):
+            state.take(step)
+
+    def test_group_copies_are_left_out_until_the_next_update(self) -> None:
+        state = self.machine(acknowledge=True)
+        self.inconsistent_update(state)
+        assert "default/g" in state.spec_run.snapshots["s1"].view().pod_groups
+        assert "default/g" not in state.impl_run.snapshots["s1"].view().pod_groups
+        state.spec_and_impl_agree()
+        assert state.recorder.acknowledged == {"pvc-ref-count-delta": 2}
+        state.take(Step("update_snapshot", {"snapshot": "s1"}))
+        assert state.outrun == set()
+
+    def test_without_acknowledging_the_outcome_is_a_failure(self) -> None:
+        state = self.machine(acknowledge=False)
+        with pytest.raises(ConformanceError, match="SnapshotInconsistentError"):
+            self.inconsistent_update(state)
+
+
 class TestSharedHostPorts:
     def test_sharing_made_and_undone_within_one_rule_is_remembered(self) -> None:
         """Two pods share a host port and one expires, all inside one scheduling-cycle rule:
@@ -295,7 +352,8 @@ class TestPodGroups:
 
     def test_a_gang_story_keeps_both_caches_in_step(self) -> None:
         """Two gangs of two: the first (u1, u2) is confirmed; of the second only u3 is free
-        (three UIDs in all), and its failure puts it back to unscheduled."""
+        (three UIDs in all), and its failure puts it back to unscheduled.  The story makes
+        its members from the one pod, so they share its name p-u1."""
         state = self.group_machine()
         state.new_pod(pod=pod("u1", node="", group="g1"))
         for ending in ("confirmed", "one fails"):
@@ -310,7 +368,11 @@ class TestPodGroups:
             state.spec_and_impl_agree()
         assert state.spec.pod_groups() == {
             "default/g1": PodGroupView(
-                all=["u1", "u2", "u3"], unscheduled=["u3"], assumed=[], assigned=["u1", "u2"]
+                all=["u1", "u2", "u3"],
+                unscheduled=["u3"],
+                assumed=[],
+                assigned=["u1", "u2"],
+                unscheduled_pods=["p-u1"],
             )
         }
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kcache.ops import POD, read_pod
+from kcache.ops import POD, read_entity_key, read_pod
 from kcache.spec.errors import ObjectError
 from kcache.spec.objects import pod_from_manifest
 
@@ -44,3 +44,18 @@ class TestReadPod:
         with pytest.raises(ObjectError) as got:
             read_pod(manifest(cpu))
         assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize(
+    "key", ["podgroup/default/g", "compositepodgroup/default/c", "pod/default/p", "podgroup//g"]
+)
+def test_entity_keys_read_as_upstream_prints_them(key: str) -> None:
+    assert read_entity_key(key) == key
+
+
+@pytest.mark.parametrize(
+    "key", ["group/default/g", "podgroup/default", "podgroup/a/b/c", "", 7, None]
+)
+def test_other_entity_keys_are_refused(key: Any) -> None:
+    with pytest.raises(ValueError, match="expected"):
+        read_entity_key(key)

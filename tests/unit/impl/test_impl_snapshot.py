@@ -10,7 +10,7 @@ from kcache.impl.node_info import NodeInfo
 from kcache.impl.snapshot import Snapshot
 from kcache.spec.errors import NodeNotFoundError, SnapshotInconsistentError
 from kcache.spec.objects import Node
-from kcache.spec.releases import V1_35
+from kcache.spec.releases import V1_35, V1_37
 
 NGINX = {"nginx": 5}
 
@@ -203,3 +203,49 @@ class TestIsolation:
         assert isinstance(snapshot, Snapshot)
         assert snapshot.generation == 0
         assert snapshot.view().nodes == {}
+
+
+class TestPodGroupCopies:
+    """The snapshot's group copies follow generations, not a walk (upstream's
+    updatePodGroupStateSnapshot)."""
+
+    def _cache(self) -> Cache:
+        cache = Cache(release=V1_37.with_gates({"GenericWorkload": True}))
+        cache.add_node(node("n1"))
+        cache.add_pod_group_member(pod("a", node="", group="g"))
+        cache.add_pod_group_member(pod("b", node="", group="h"))
+        return cache
+
+    def test_only_groups_whose_generation_moved_are_copied_again(self) -> None:
+        cache = self._cache()
+        snapshot = cache.new_snapshot()
+        assert isinstance(snapshot, Snapshot)
+        cache.update_snapshot(snapshot)
+        kept = snapshot.pod_groups[("default", "h")]
+        cache.assume_pod(pod("a", node="n1", group="g"))
+        cache.update_snapshot(snapshot)
+        assert snapshot.pod_groups[("default", "h")] is kept
+        assert snapshot.view().pod_groups["default/g"].assumed == {"a"}
+
+    def test_a_copy_is_the_snapshot_own_until_the_next_update(self) -> None:
+        cache = self._cache()
+        snapshot = cache.new_snapshot()
+        cache.update_snapshot(snapshot)
+        cache.assume_pod(pod("a", node="n1", group="g"))
+        cache.remove_pod_group_member(pod("b", node="", group="h"))
+        view = snapshot.view()
+        assert view.pod_groups["default/g"].unscheduled == {"a"}
+        assert "default/h" in view.pod_groups
+        cache.update_snapshot(snapshot)
+        assert set(snapshot.view().pod_groups) == {"default/g"}
+
+    def test_a_copy_with_the_live_generation_is_not_copied_again(self) -> None:
+        """Equal numbers are taken for an equal state, without comparing the sets: a copy
+        altered behind the cache's back stays as it is."""
+        cache = self._cache()
+        snapshot = cache.new_snapshot()
+        assert isinstance(snapshot, Snapshot)
+        cache.update_snapshot(snapshot)
+        snapshot.pod_groups[("default", "g")].unscheduled.clear()
+        cache.update_snapshot(snapshot)
+        assert snapshot.view().pod_groups["default/g"].unscheduled == set()

@@ -2,13 +2,15 @@
 //
 // The listers answer one group by name, and only through its exported
 // methods (UnscheduledPods keys by pod name); kcache compares every group the
-// cache holds, by UID, so this reads the states themselves.
+// cache holds, by UID, so this reads the states themselves: the cache's, and
+// the copies a snapshot holds.
 
 package cache
 
 import (
 	"sort"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -19,6 +21,8 @@ type PodGroupSets struct {
 	Unscheduled []string `json:"unscheduled"`
 	Assumed     []string `json:"assumed"`
 	Assigned    []string `json:"assigned"`
+	// UnscheduledPods: the names upstream's UnscheduledPods keys its answer by.
+	UnscheduledPods []string `json:"unscheduled_pods"`
 }
 
 // PodGroupViews is every pod-group state of c, keyed "namespace/name".
@@ -28,14 +32,37 @@ func PodGroupViews(c Cache) map[string]PodGroupSets {
 	defer impl.mu.RUnlock()
 	views := map[string]PodGroupSets{}
 	for key, state := range impl.podGroupStates {
-		views[key.namespace+"/"+key.name] = PodGroupSets{
-			All:         sortedUIDs(sets.KeySet(state.allPods)),
-			Unscheduled: sortedUIDs(state.unscheduledPods),
-			Assumed:     sortedUIDs(sets.KeySet(state.assumedPods)),
-			Assigned:    sortedUIDs(state.assignedPods),
-		}
+		views[key.namespace+"/"+key.name] = podGroupSets(&state.podGroupStateData)
 	}
 	return views
+}
+
+// SnapshotPodGroupViews is every pod-group copy s holds, keyed "namespace/name".
+func SnapshotPodGroupViews(s *Snapshot) map[string]PodGroupSets {
+	views := map[string]PodGroupSets{}
+	for key, state := range s.podGroupStates {
+		views[key.namespace+"/"+key.name] = podGroupSets(&state.podGroupStateData)
+	}
+	return views
+}
+
+func podGroupSets(state *podGroupStateData) PodGroupSets {
+	return PodGroupSets{
+		All:             sortedUIDs(sets.KeySet(state.allPods)),
+		Unscheduled:     sortedUIDs(state.unscheduledPods),
+		Assumed:         sortedUIDs(sets.KeySet(state.assumedPods)),
+		Assigned:        sortedUIDs(state.assignedPods),
+		UnscheduledPods: sortedNames(state.unscheduledPodsMap()),
+	}
+}
+
+func sortedNames(pods map[string]*v1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for name := range pods {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sortedUIDs(uids sets.Set[types.UID]) []string {

@@ -3,13 +3,14 @@
 // The listers answer one group by name, and only through its exported
 // methods (UnscheduledPods keys by pod name, a composite's object is not
 // among them); kcache compares every group and composite the cache holds, so
-// this reads the states themselves.
+// this reads the states themselves, the cache's and a snapshot's copies.
 
 package cache
 
 import (
 	"sort"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -20,7 +21,9 @@ type PodGroupSets struct {
 	Unscheduled []string `json:"unscheduled"`
 	Assumed     []string `json:"assumed"`
 	Assigned    []string `json:"assigned"`
-	HasPodGroup bool     `json:"has_pod_group"`
+	// UnscheduledPods: the names upstream's UnscheduledPods keys its answer by.
+	UnscheduledPods []string `json:"unscheduled_pods"`
+	HasPodGroup     bool     `json:"has_pod_group"`
 }
 
 // CompositePodGroupSets is one composite state as COMPOSITE-POD-GROUP-VIEW shows it.
@@ -36,15 +39,29 @@ func PodGroupViews(c Cache) map[string]PodGroupSets {
 	defer impl.mu.RUnlock()
 	views := map[string]PodGroupSets{}
 	for key, state := range impl.podGroupStates {
-		views[key.Namespace+"/"+key.Name] = PodGroupSets{
-			All:         sortedUIDs(sets.KeySet(state.allPods)),
-			Unscheduled: sortedUIDs(state.unscheduledPods),
-			Assumed:     sortedUIDs(sets.KeySet(state.assumedPods)),
-			Assigned:    sortedUIDs(state.assignedPods),
-			HasPodGroup: state.podGroup != nil,
-		}
+		views[key.Namespace+"/"+key.Name] = podGroupSets(&state.podGroupStateData)
 	}
 	return views
+}
+
+// SnapshotPodGroupViews is every pod-group copy s holds, keyed "namespace/name".
+func SnapshotPodGroupViews(s *Snapshot) map[string]PodGroupSets {
+	views := map[string]PodGroupSets{}
+	for key, state := range s.podGroupStates {
+		views[key.Namespace+"/"+key.Name] = podGroupSets(&state.podGroupStateData)
+	}
+	return views
+}
+
+func podGroupSets(state *podGroupStateData) PodGroupSets {
+	return PodGroupSets{
+		All:             sortedUIDs(sets.KeySet(state.allPods)),
+		Unscheduled:     sortedUIDs(state.unscheduledPods),
+		Assumed:         sortedUIDs(sets.KeySet(state.assumedPods)),
+		Assigned:        sortedUIDs(state.assignedPods),
+		UnscheduledPods: sortedNames(state.unscheduledPodsMap()),
+		HasPodGroup:     state.podGroup != nil,
+	}
 }
 
 // CompositePodGroupViews is every composite state of c, keyed "namespace/name".
@@ -54,17 +71,39 @@ func CompositePodGroupViews(c Cache) map[string]CompositePodGroupSets {
 	defer impl.mu.RUnlock()
 	views := map[string]CompositePodGroupSets{}
 	for key, state := range impl.compositePodGroupStates {
-		children := make([]string, 0, len(state.children))
-		for child := range state.children {
-			children = append(children, child.String())
-		}
-		sort.Strings(children)
-		views[key.Namespace+"/"+key.Name] = CompositePodGroupSets{
-			HasCompositePodGroup: state.compositePodGroup != nil,
-			Children:             children,
-		}
+		views[key.Namespace+"/"+key.Name] = compositeSets(&state.compositePodGroupStateData)
 	}
 	return views
+}
+
+// SnapshotCompositePodGroupViews is every composite copy s holds, keyed "namespace/name".
+func SnapshotCompositePodGroupViews(s *Snapshot) map[string]CompositePodGroupSets {
+	views := map[string]CompositePodGroupSets{}
+	for key, state := range s.compositePodGroupStates {
+		views[key.Namespace+"/"+key.Name] = compositeSets(&state.compositePodGroupStateData)
+	}
+	return views
+}
+
+func compositeSets(state *compositePodGroupStateData) CompositePodGroupSets {
+	children := make([]string, 0, len(state.children))
+	for child := range state.children {
+		children = append(children, child.String())
+	}
+	sort.Strings(children)
+	return CompositePodGroupSets{
+		HasCompositePodGroup: state.compositePodGroup != nil,
+		Children:             children,
+	}
+}
+
+func sortedNames(pods map[string]*v1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for name := range pods {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sortedUIDs(uids sets.Set[types.UID]) []string {
