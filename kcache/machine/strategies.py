@@ -133,6 +133,13 @@ _OPTIONAL_FIELDS: Mapping[str, tuple[Any, ...]] = {
     "group": POD_GROUPS,
 }
 
+#: requests below a millicore and a byte, which a pod adds up before it rounds (§3.1)
+FRACTIONS: tuple[Manifest, ...] = (
+    {"cpu": "0.0005"},
+    {"memory": "50m"},
+    {"cpu": "0.0005", "memory": "50m"},
+)
+
 #: container request lists: absent vs explicit zeros, sub-milli cpu that rounds
 #: up once per pod (§3.1), extended, ephemeral and hugepages amounts
 REQUESTS: tuple[Manifest, ...] = (
@@ -143,14 +150,14 @@ REQUESTS: tuple[Manifest, ...] = (
     {"memory": "64Mi"},
     {"cpu": "250m", "memory": "128Mi"},
     {"cpu": "0.5", EXTENDED: "1"},
-    {"cpu": "0.0005"},
-    {"memory": "50m"},
+    FRACTIONS[0],
+    FRACTIONS[1],
     {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"},
     {EXTENDED: "0"},
     {"cpu": "1500m", "memory": "1e3"},
     {HUGEPAGES: "2Mi"},
     # fractions of a millicore and of a byte, summed with others before rounding (§3.1)
-    {"cpu": "0.0005", "memory": "50m"},
+    FRACTIONS[2],
 )
 
 #: a container's `resources`: absent, `{}`, `{"requests": {}}`, requests, limits
@@ -230,6 +237,9 @@ def container(
 #: how many specs the spec pool draws besides its corners (the pod pool has each under
 #: each pod name)
 SPEC_POOL_DRAWN = 1024
+#: how many more specs put fractions in several containers: the field-by-field draw met
+#: them by repeating a container, a pool pod only by chance (RoundedPerContainer's bug)
+ROUNDING_SPECS = 128
 #: the prepared pools are drawn from this seed: the same pools in every run, so that a
 #: saved failure's choices mean the same pods when it is replayed
 POOL_SEED = 12
@@ -288,7 +298,20 @@ def _spec_pool() -> tuple[Manifest, ...]:
         }
         for _ in range(SPEC_POOL_DRAWN)
     ]
-    return _simplest_first([_pod_spec(**fields) for fields in [{**plain}, *corners, *drawn]])
+    # several containers of fractions, no pod-level requests (which replace their sum)
+    rounding = [
+        {
+            **fields,
+            "regular": [
+                ({"requests": chooser.choice(FRACTIONS)}, chooser.choice(PORTS))
+                for _ in range(chooser.choice((2, 2, 3)))
+            ],
+            "pod_level": None,
+        }
+        for fields in drawn[:ROUNDING_SPECS]
+    ]
+    every = [{**plain}, *corners, *drawn, *rounding]
+    return _simplest_first([_pod_spec(**fields) for fields in every])
 
 
 def _pod_pool(specs: tuple[Manifest, ...]) -> tuple[Manifest, ...]:
