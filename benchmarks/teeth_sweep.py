@@ -4,8 +4,9 @@ The table docs/conformance.md's seeded-bug section shows.  For each bug of
 `kcache.seeded.bugs` and each seed, one run of the default profile (no example
 database, so nothing is replayed) against the bug in the last release it
 runs under, as `tests/stateful/test_teeth.py` runs it: whether it was caught,
-the examples and seconds to the first failure (shrinking left out), and the
-steps of the shrunk and pruned trace, and whether that trace fails against
+the examples and seconds to the first failure.  Only seed 0's run shrinks
+(shrinking costs more than finding, and the seconds leave it out): its trace,
+shrunk and pruned, gives the trace steps and whether that trace fails against
 the bug without the impl's own representation check (a difference a user of
 the cache can see).  Runs go `--jobs` at a time, each in its own process, so
 the seconds count what the machine's other work leaves.
@@ -52,7 +53,7 @@ class Catch:
     examples: int = 0
     seconds: float = 0.0
     trace_steps: int = 0
-    #: the trace fails against the bug with no representation check after each step
+    #: seed 0's trace fails against the bug with no representation check after each step
     black_box: bool = False
 
 
@@ -70,6 +71,7 @@ def one_run(bug: str, seed: int, profile: str = "default") -> Catch:
             out_dir=Path(folder),
             name=bug,
             use_database=False,
+            shrink=seed == 0 and profile == "default",
         )
         failure = result.failure
         if failure is None or failure.trace_path is None or result.found_after is None:
@@ -81,8 +83,8 @@ def one_run(bug: str, seed: int, profile: str = "default") -> Catch:
         caught=True,
         examples=result.found_after[0],
         seconds=result.seconds_to_failure or 0.0,
-        trace_steps=len(trace.steps),
-        black_box=replay_trace(trace, factory).verdict is Verdict.FAILED,
+        trace_steps=len(trace.steps) if seed == 0 else 0,
+        black_box=seed == 0 and replay_trace(trace, factory).verdict is Verdict.FAILED,
     )
 
 
@@ -99,14 +101,14 @@ def sweep(bugs: Sequence[str], seeds: int, jobs: int, profile: str = "default") 
 
 
 def sweep_table(catches: Sequence[Catch], seeds: int, profile: str = "default") -> Table:
-    """One row per bug: seeds caught, median examples, median and slowest seconds, trace
-    steps (longest over the seeds) and seeds whose trace a user sees fail."""
+    """One row per bug: seeds caught, median examples, median and slowest seconds, seed 0's
+    trace steps and whether a user sees that trace fail."""
     rows = []
     targets = []
     for bug in sorted({catch.bug for catch in catches}):
         caught = [catch for catch in catches if catch.bug == bug and catch.caught]
         seconds = [catch.seconds for catch in caught] or [0.0]
-        longest = max((catch.trace_steps for catch in caught), default=0)
+        longest = max((catch.trace_steps for catch in caught), default=0)  # seed 0's
         median = statistics.median(seconds)
         rows.append(
             (
@@ -115,13 +117,13 @@ def sweep_table(catches: Sequence[Catch], seeds: int, profile: str = "default") 
                 f"{statistics.median([c.examples for c in caught] or [0]):g}",
                 f"{median:.1f} ({max(seconds):.1f})",
                 str(longest),
-                f"{sum(catch.black_box for catch in caught)}/{len(caught)}",
+                "yes" if any(catch.black_box for catch in caught) else "no",
             )
         )
         targets.append(
             Target(
                 goal=f"{bug}: caught in every seed, median < {MEDIAN_SECONDS:g} s, "
-                f"traces <= {MAX_TRACE_STEPS} steps",
+                f"seed 0's trace <= {MAX_TRACE_STEPS} steps",
                 measured=f"{len(caught)}/{seeds}, {median:.1f} s, {longest} steps",
                 met=len(caught) == seeds and median < MEDIAN_SECONDS and longest <= MAX_TRACE_STEPS,
             )
@@ -133,7 +135,7 @@ def sweep_table(catches: Sequence[Catch], seeds: int, profile: str = "default") 
             "seeds caught",
             "median examples",
             "median seconds (max)",
-            "longest trace",
+            "seed 0 trace",
             "seen black-box",
         ),
         rows=tuple(rows),
