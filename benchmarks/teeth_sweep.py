@@ -62,6 +62,7 @@ def one_run(bug: str, seed: int, profile: str = "default") -> Catch:
     profile derandomized, as `kcache conform --profile ci` runs it."""
     factory = SEEDED_BUGS[bug]
     release = RELEASES[modelled_releases(factory)[-1]]
+    shrunk = seed == 0 and profile == "default"
     with tempfile.TemporaryDirectory() as folder:
         result = run_conformance(
             factory,
@@ -71,7 +72,7 @@ def one_run(bug: str, seed: int, profile: str = "default") -> Catch:
             out_dir=Path(folder),
             name=bug,
             use_database=False,
-            shrink=seed == 0 and profile == "default",
+            shrink=shrunk,
         )
         failure = result.failure
         if failure is None or failure.trace_path is None or result.found_after is None:
@@ -83,8 +84,8 @@ def one_run(bug: str, seed: int, profile: str = "default") -> Catch:
         caught=True,
         examples=result.found_after[0],
         seconds=result.seconds_to_failure or 0.0,
-        trace_steps=len(trace.steps) if seed == 0 else 0,
-        black_box=seed == 0 and replay_trace(trace, factory).verdict is Verdict.FAILED,
+        trace_steps=len(trace.steps) if shrunk else 0,
+        black_box=shrunk and replay_trace(trace, factory).verdict is Verdict.FAILED,
     )
 
 
@@ -120,12 +121,18 @@ def sweep_table(catches: Sequence[Catch], seeds: int, profile: str = "default") 
                 "yes" if any(catch.black_box for catch in caught) else "no",
             )
         )
+        goal, met = f"{bug}: caught by the ci profile", len(caught) == seeds
+        if profile == "default":
+            goal = (
+                f"{bug}: caught in every seed, median < {MEDIAN_SECONDS:g} s, "
+                f"seed 0's trace <= {MAX_TRACE_STEPS} steps"
+            )
+            met = met and median < MEDIAN_SECONDS and longest <= MAX_TRACE_STEPS
         targets.append(
             Target(
-                goal=f"{bug}: caught in every seed, median < {MEDIAN_SECONDS:g} s, "
-                f"seed 0's trace <= {MAX_TRACE_STEPS} steps",
+                goal=goal,
                 measured=f"{len(caught)}/{seeds}, {median:.1f} s, {longest} steps",
-                met=len(caught) == seeds and median < MEDIAN_SECONDS and longest <= MAX_TRACE_STEPS,
+                met=met,
             )
         )
     return Table(
