@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from hypothesis import Phase
 from hypothesis import seed as hypothesis_seed
 from hypothesis import settings as Settings  # noqa: N812 -- a class, named like one here
 from hypothesis.database import ExampleDatabase
@@ -94,6 +95,7 @@ def run_conformance(
     acknowledge_upstream_defects: bool = False,
     target: str | None = None,
     workload: str = "cache",
+    shrink: bool = True,
 ) -> ConformanceResult:
     """Check `factory`'s caches against the spec until a failure, the budget, or Ctrl-C.
 
@@ -115,7 +117,9 @@ def run_conformance(
     seconds, or a TTL drawn per example when None.  `workload` picks the
     machine: "cache" (every operation in every state, `kcache.machine.rules`)
     or "scheduler" (operations as scheduling cycles make them,
-    `kcache.machine.scheduling`; its caches never expire pods).
+    `kcache.machine.scheduling`; its caches never expire pods).  Without
+    `shrink` the run ends at its first failure, whose trace is kept as found
+    (a sweep that measures how soon bugs are found needs nothing more).
     """
     if profile not in PROFILES:
         raise ValueError(
@@ -163,6 +167,7 @@ def run_conformance(
             max_examples=per_round,
             report_multiple_bugs=False,
             database=examples_db if use_database else None,
+            phases=base.phases if shrink else [p for p in base.phases if p is not Phase.shrink],
         )
         run_state_machine_as_test(machine, settings=settings)
         return True
@@ -178,7 +183,7 @@ def run_conformance(
     error = None if recorder.broken_by is None else str(recorder.broken_by)
     if failure is not None:
         shrunk = failure
-        if not interrupted:  # a stopped run keeps what it has: pruning replays many times
+        if not interrupted and shrink:  # else keep what there is: pruning replays many times
             try:
                 failure = pruned(shrunk, factory, machine.reference)
             except KeyboardInterrupt:

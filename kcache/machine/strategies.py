@@ -10,6 +10,9 @@ lists its simplest choice first, because Hypothesis shrinks towards it.
 
 from __future__ import annotations
 
+import functools
+import json
+import random
 from collections.abc import Mapping
 from typing import Any
 
@@ -122,6 +125,21 @@ POD_LEVEL: tuple[Manifest | None, ...] = (
 )
 
 
+#: a pod spec's optional fields and the values each takes (None: absent)
+_OPTIONAL_FIELDS: Mapping[str, tuple[Any, ...]] = {
+    "affinity": AFFINITIES,
+    "overhead": OVERHEADS,
+    "pod_level": POD_LEVEL,
+    "group": POD_GROUPS,
+}
+
+#: requests below a millicore and a byte, which a pod adds up before it rounds (§3.1)
+FRACTIONS: tuple[Manifest, ...] = (
+    {"cpu": "0.0005"},
+    {"memory": "50m"},
+    {"cpu": "0.0005", "memory": "50m"},
+)
+
 #: container request lists: absent vs explicit zeros, sub-milli cpu that rounds
 #: up once per pod (§3.1), extended, ephemeral and hugepages amounts
 REQUESTS: tuple[Manifest, ...] = (
@@ -132,14 +150,14 @@ REQUESTS: tuple[Manifest, ...] = (
     {"memory": "64Mi"},
     {"cpu": "250m", "memory": "128Mi"},
     {"cpu": "0.5", EXTENDED: "1"},
-    {"cpu": "0.0005"},
-    {"memory": "50m"},
+    FRACTIONS[0],
+    FRACTIONS[1],
     {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"},
     {EXTENDED: "0"},
     {"cpu": "1500m", "memory": "1e3"},
     {HUGEPAGES: "2Mi"},
     # fractions of a millicore and of a byte, summed with others before rounding (§3.1)
-    {"cpu": "0.0005", "memory": "50m"},
+    FRACTIONS[2],
 )
 
 #: a container's `resources`: absent, `{}`, `{"requests": {}}`, requests, limits
@@ -216,8 +234,132 @@ def container(
     return manifest
 
 
-#: (resources, ports) of one container, drawn from the pools
-_SHAPES = st.tuples(st.sampled_from(RESOURCES), st.sampled_from(PORTS))
+#: how many specs the spec pool draws besides its corners (the pod pool has each under
+#: each pod name)
+SPEC_POOL_DRAWN = 1024
+#: how many more specs put fractions in several containers: the field-by-field draw met
+#: them by repeating a container, a pool pod only by chance (RoundedPerContainer's bug)
+ROUNDING_SPECS = 128
+#: the prepared pools are drawn from this seed: the same pools in every run, so that a
+#: saved failure's choices mean the same pods when it is replayed
+POOL_SEED = 12
+#: how many image lists each (name, labels, allocatable) of the node pool comes with
+NODE_IMAGE_LISTS = 3
+#: list lengths the pools draw, short ones more often (as Hypothesis' lists are)
+_REGULAR_COUNTS = (0, 1, 1, 2, 2, 3)
+_INIT_COUNTS = (0, 0, 1, 2)
+_VOLUME_COUNTS = (0, 0, 1, 2, 3)
+_IMAGE_COUNTS = (0, 1, 2, 3)
+
+
+def _simplest_first(manifests: list[Manifest]) -> tuple[Manifest, ...]:
+    """`manifests` without repeats, shortest JSON first: Hypothesis shrinks a pool's
+    index towards 0, so a shrunk counterexample carries the plainest objects that fail."""
+    unique = {json.dumps(manifest, sort_keys=True): manifest for manifest in manifests}
+    return tuple(unique[text] for text in sorted(unique, key=lambda text: (len(text), text)))
+
+
+def _spec_pool() -> tuple[Manifest, ...]:
+    """Pod specs with the variety `pod_specs` offers, prepared once.
+
+    The corners hold each pool entry on its own (every request list, port
+    list, volume, affinity, overhead, pod-level request and group, a regular
+    and a sidecar init container); the rest combine them at random, so that
+    a pod is one choice for Hypothesis instead of twenty.
+    """
+    chooser = random.Random(POOL_SEED)
+
+    def shape() -> tuple[Manifest | None, list[Manifest]]:
+        return chooser.choice(RESOURCES), chooser.choice(PORTS)
+
+    one: Any = {"regular": [(RESOURCES[3], [])]}
+    plain: Any = {"regular": [], "init": [], "volumes": [], **dict.fromkeys(_OPTIONAL_FIELDS)}
+    corners = [
+        *({**plain, "regular": [(resources, [])]} for resources in RESOURCES),
+        *({**plain, "regular": [(None, ports)]} for ports in PORTS),
+        *({**plain, **one, "volumes": [source]} for source in VOLUME_SOURCES),
+        *(
+            {**plain, **one, field: value}
+            for field, pool in _OPTIONAL_FIELDS.items()
+            for value in pool
+        ),
+        *({**plain, **one, "init": [(sidecar, (RESOURCES[3], []))]} for sidecar in (False, True)),
+    ]
+    drawn = [
+        {
+            "regular": [shape() for _ in range(chooser.choice(_REGULAR_COUNTS))],
+            "init": [
+                (chooser.random() < 0.5, shape()) for _ in range(chooser.choice(_INIT_COUNTS))
+            ],
+            "volumes": [
+                chooser.choice(VOLUME_SOURCES) for _ in range(chooser.choice(_VOLUME_COUNTS))
+            ],
+            **{field: chooser.choice(pool) for field, pool in _OPTIONAL_FIELDS.items()},
+        }
+        for _ in range(SPEC_POOL_DRAWN)
+    ]
+    # several containers of fractions, no pod-level requests (which replace their sum)
+    rounding = [
+        {
+            **fields,
+            "regular": [
+                ({"requests": chooser.choice(FRACTIONS)}, chooser.choice(PORTS))
+                for _ in range(chooser.choice((2, 2, 3)))
+            ],
+            "pod_level": None,
+        }
+        for fields in drawn[:ROUNDING_SPECS]
+    ]
+    every = [{**plain}, *corners, *drawn, *rounding]
+    return _simplest_first([_pod_spec(**fields) for fields in every])
+
+
+def _pod_pool(specs: tuple[Manifest, ...]) -> tuple[Manifest, ...]:
+    """Each spec of `specs` under each pod name (so under each resize status), with a UID,
+    namespace and node from the small pools, so that the same key or node meets other
+    bodies.  Spec by spec, plainest first; the first pod is the simplest."""
+    chooser = random.Random(POOL_SEED)
+    pods = [
+        _named_pod_manifest(
+            uid=chooser.choice(UIDS),
+            name=name,
+            namespace=chooser.choice(NAMESPACES),
+            node_name=chooser.choice(POD_NODE_NAMES),
+            spec=spec,
+        )
+        for spec in specs
+        for name in POD_NAMES
+    ]
+    pods[0] = _named_pod_manifest(
+        uid=UIDS[0],
+        name=POD_NAMES[0],
+        namespace=NAMESPACES[0],
+        node_name=POD_NODE_NAMES[0],
+        spec=specs[0],
+    )
+    return tuple(pods)
+
+
+def _node_pool() -> tuple[Manifest, ...]:
+    """Nodes under the names the machine adds: every zone label set with every
+    allocatable map, each with `NODE_IMAGE_LISTS` image lists drawn from `IMAGES`."""
+    chooser = random.Random(POOL_SEED)
+    return _simplest_first(
+        [
+            node_manifest(
+                name=name,
+                labels=labels,
+                allocatable=allocatable,
+                images=[chooser.choice(IMAGES) for _ in range(chooser.choice(_IMAGE_COUNTS))]
+                if index
+                else [],
+            )
+            for name in NODE_NAMES[:3]
+            for labels in ZONE_LABELS
+            for allocatable in ALLOCATABLE
+            for index in range(NODE_IMAGE_LISTS)
+        ]
+    )
 
 
 def pod_specs() -> st.SearchStrategy[Manifest]:
@@ -225,18 +367,15 @@ def pod_specs() -> st.SearchStrategy[Manifest]:
 
     Regular containers, and regular and sidecar init containers in any order;
     claims, affinity, overhead, pod-level resources and a pod group, each
-    possibly absent.
+    possibly absent: one choice from `SPECS`.  Drawn as an index, as every pool is: a
+    strategy's text names its elements, and Hypothesis writes the rule strategy's text
+    (every argument's included) each time a drawn rule is not enabled.
     """
-    return st.builds(
-        _pod_spec,
-        regular=st.lists(_SHAPES, max_size=3),
-        init=st.lists(st.tuples(st.booleans(), _SHAPES), max_size=2),
-        volumes=st.lists(st.sampled_from(VOLUME_SOURCES), max_size=3),
-        affinity=st.sampled_from(AFFINITIES),
-        overhead=st.sampled_from(OVERHEADS),
-        pod_level=st.sampled_from(POD_LEVEL),
-        group=st.sampled_from(POD_GROUPS),
-    )
+    return st.integers(0, len(SPECS) - 1).map(_pooled_spec)
+
+
+def _pooled_spec(index: int) -> Manifest:
+    return SPECS[index]
 
 
 def _pod_spec(
@@ -300,7 +439,10 @@ def pod_manifest(
 def pod_manifests(
     *, uids: st.SearchStrategy[str] | None = None, node_names: st.SearchStrategy[str] | None = None
 ) -> st.SearchStrategy[Manifest]:
-    """Pod manifests with identities from the small pools."""
+    """Pod manifests with identities from the small pools: one choice from `POD_MANIFESTS`,
+    or, where the caller pins the UIDs or node names, those and a spec from `SPECS`."""
+    if uids is None and node_names is None:
+        return st.sampled_from(POD_MANIFESTS)
     return st.builds(
         _named_pod_manifest,
         uid=uids if uids is not None else st.sampled_from(UIDS),
@@ -315,9 +457,19 @@ def _named_pod_manifest(*, name: str, **fields: Any) -> Manifest:
     return pod_manifest(name=name, status=RESIZE_STATUSES.get(name), **fields)
 
 
-def pods(**pools: st.SearchStrategy[str]) -> st.SearchStrategy[Pod]:
-    """Pods read from `pod_manifests` (the manifest is kept on the value)."""
-    return pod_manifests(**pools).map(read_pod)
+def pods(
+    *, uids: st.SearchStrategy[str] | None = None, node_names: st.SearchStrategy[str] | None = None
+) -> st.SearchStrategy[Pod]:
+    """Pods read from `pod_manifests` (the manifest is kept on the value); a pool pod is read
+    once per process, as reading one costs more than the step it takes part in."""
+    if uids is None and node_names is None:
+        return st.integers(0, len(POD_MANIFESTS) - 1).map(_pooled_pod)
+    return pod_manifests(uids=uids, node_names=node_names).map(read_pod)
+
+
+@functools.cache
+def _pooled_pod(index: int) -> Pod:
+    return read_pod(POD_MANIFESTS[index])
 
 
 def as_read_by(release: Release, pod: Pod) -> Pod:
@@ -383,23 +535,24 @@ def node_manifest(
     return {"apiVersion": "v1", "kind": "Node", "metadata": metadata, "status": status}
 
 
-def node_manifests(*, names: st.SearchStrategy[str] | None = None) -> st.SearchStrategy[Manifest]:
-    """Node manifests: zones from `ZONE_LABELS`, images from the shared `IMAGES` pool."""
-    return st.builds(
-        node_manifest,
-        name=names if names is not None else st.sampled_from(NODE_NAMES[:3]),
-        labels=st.sampled_from(ZONE_LABELS),
-        allocatable=st.sampled_from(ALLOCATABLE),
-        images=st.lists(st.sampled_from(IMAGES), max_size=3),
-    )
-
-
 def renamed(node: Node, name: str) -> Node:
     """`node` under another name: its manifest with `metadata.name` replaced."""
     metadata = {**node.manifest.get("metadata", {}), "name": name}
     return node_from_manifest({**node.manifest, "metadata": metadata})
 
 
-def nodes(**pools: st.SearchStrategy[str]) -> st.SearchStrategy[Node]:
-    """Nodes read from `node_manifests` (the manifest is kept on the value)."""
-    return node_manifests(**pools).map(node_from_manifest)
+def nodes() -> st.SearchStrategy[Node]:
+    """Nodes from `NODE_MANIFESTS` (the manifest is kept on the value), each read once per
+    process."""
+    return st.integers(0, len(NODE_MANIFESTS) - 1).map(_pooled_node)
+
+
+@functools.cache
+def _pooled_node(index: int) -> Node:
+    return node_from_manifest(NODE_MANIFESTS[index])
+
+
+#: the prepared pools the strategies draw from, plainest first
+SPECS = _spec_pool()
+POD_MANIFESTS = _pod_pool(SPECS)
+NODE_MANIFESTS = _node_pool()

@@ -59,7 +59,7 @@ def _run(stop_after: int | None = None, **options: Any) -> Log:
             raise KeyboardInterrupt
 
     run_conformance(factory, out_dir=None, use_database=False, progress=progress, **options)
-    return log[:-1]  # the list opened after the last example reported
+    return log[:-1]  # each example's calls, some none; the last list opened after the run
 
 
 def test_a_time_budget_first_runs_the_seeded_run_then_more() -> None:
@@ -108,3 +108,17 @@ def test_a_failure_found_is_shrunk_past_the_budget(tmp_path: Path) -> None:
     assert result.examples > 1  # the examples Hypothesis shrank with
     steps = json.loads(result.failure.trace_text)["steps"]
     assert [step["op"] for step in steps] == ["add_node", "observe"]
+
+
+def test_without_shrinking_the_run_ends_at_its_first_failure(tmp_path: Path) -> None:
+    """A sweep's run stops where it found the failure and keeps that example's trace."""
+    result = run_conformance(
+        _CountsNoNodes, seed=3, out_dir=tmp_path, use_database=False, shrink=False
+    )
+    assert result.failure is not None
+    assert result.found_after is not None
+    # after the failing example only its replay, which Hypothesis makes to report it
+    assert result.examples == result.found_after[0] + 1
+    steps = json.loads(result.failure.trace_text)["steps"]
+    assert steps[-1]["op"] == "observe"
+    assert result.found_after[1] == len(steps) - 1  # every step of that example, unpruned
