@@ -210,7 +210,7 @@ class TestFailing:
     ) -> None:
         """A seeded bug exits 1; its trace fails replay and explain on the bug, not on spec."""
         report = own_folder / "kcache.xml"
-        argv = ["--impl", BUG, "--max-examples", "60", "--seed", "6", "--junit-xml", str(report)]
+        argv = ["--impl", BUG, "--max-examples", "300", "--seed", "6", "--junit-xml", str(report)]
         assert conform(*argv) == 1
         out = capsys.readouterr().out
         assert out.startswith(f"FAIL {BUG} diverges from the spec (v1.37): ")
@@ -258,7 +258,7 @@ class TestFailing:
         self, capsys: pytest.CaptureFixture[str], own_folder: Path
     ) -> None:
         """The target's own name (`--impl`'s words), never "impl" or a file-name label."""
-        assert conform("--impl", BUG, "--max-examples", "60", "--seed", "6") == 1
+        assert conform("--impl", BUG, "--max-examples", "300", "--seed", "6") == 1
         out = capsys.readouterr().out
         actual = [line.strip() for line in out.splitlines() if line.strip().startswith("actual (")]
         assert actual
@@ -311,7 +311,7 @@ class TestThroughTheAdapterProtocol:
     ) -> None:
         """A seeded bug served over the protocol exits 1; its trace fails replay there too."""
         target = f"{SERVER} {BUG}"
-        assert conform("--impl", target, "--max-examples", "60", "--seed", "2") == 1
+        assert conform("--impl", target, "--max-examples", "300", "--seed", "2") == 1
         out = capsys.readouterr().out
         assert out.startswith(f"FAIL {target} diverges from the spec (v1.37): ")
         assert "replay shows it at step " in out

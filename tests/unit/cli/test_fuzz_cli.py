@@ -50,7 +50,7 @@ def test_saved_failures_are_tried_first(
     monkeypatch.chdir(tmp_path)
     # the default profile keeps failures in the example database (the ci profile, chosen
     # when CI is set, does not)
-    conform = ["conform", "--impl", BUG, "--max-examples", "60", "--seed", "6"]
+    conform = ["conform", "--impl", BUG, "--max-examples", "300", "--seed", "6"]
     assert main([*conform, "--profile", "default"]) == 1
     (found,) = (tmp_path / "kcache-failures").glob("*.json")
     capsys.readouterr()
@@ -85,7 +85,7 @@ def test_db_none_keeps_no_database(
 ) -> None:
     """--db none finds the failure and writes its trace, but no example database anywhere."""
     monkeypatch.chdir(tmp_path)
-    budget = ["--max-examples", "60"] if command == "conform" else ["--duration", "30s"]
+    budget = ["--max-examples", "300"] if command == "conform" else ["--duration", "30s"]
     run = [command, "--impl", BUG, *budget, "--seed", "6", "--db", "none"]
     if command == "fuzz":
         run += ["--workers", "1"]

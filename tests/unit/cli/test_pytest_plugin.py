@@ -80,7 +80,7 @@ def test_item_can_be_deselected(user_project: pytest.Pytester) -> None:
 def test_seeded_bug_fails_with_its_trace(user_project: pytest.Pytester) -> None:
     """A seeded bug fails the item; the report names the trace, which is written."""
     result = user_project.runpytest_subprocess(
-        "--kcache-impl", BUG, "--kcache-max-examples", "60", "--kcache-seed", "6"
+        "--kcache-impl", BUG, "--kcache-max-examples", "300", "--kcache-seed", "6"
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
@@ -146,7 +146,7 @@ def test_an_unwritable_out_folder_fails_the_item_before_the_run(
     where the run used to find its failure and then die writing it."""
     user_project.makefile(".txt", taken="not a folder")
     result = user_project.runpytest_subprocess(
-        "--kcache-impl", BUG, "--kcache-out", "taken.txt", "--kcache-max-examples", "60"
+        "--kcache-impl", BUG, "--kcache-out", "taken.txt", "--kcache-max-examples", "300"
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(

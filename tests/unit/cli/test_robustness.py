@@ -145,7 +145,7 @@ class TestOutputLocations:
         then making the --out folder takes it, and no trace file can be made."""
         with mounted(own_folder / "small", "size=1m,nr_inodes=2") as small:
             out_dir = small / "failures"
-            argv = ["--impl", BUG, "--max-examples", "60", "--seed", "6", "--out", str(out_dir)]
+            argv = ["--impl", BUG, "--max-examples", "300", "--seed", "6", "--out", str(out_dir)]
             status = main(["conform", *argv])
             left = sorted(path.name for path in out_dir.rglob("*")) if out_dir.exists() else []
         out, err = capsys.readouterr()
