@@ -514,6 +514,48 @@ class ConformanceMachine(CheckedMachine):
         for member in forgotten:
             self.take(Step("forget_pod", {"pod": member}))
 
+    @precondition(lambda self: self.release.has_mutation_sessions)
+    @rule(
+        pod=pods,
+        data=st.data(),
+        group=st.sampled_from(strategies.GROUPS),
+        size=st.integers(min_value=1, max_value=len(strategies.UIDS)),
+        in_session=st.booleans(),
+    )
+    def snapshot_gang_cycle(
+        self, *, pod: Pod, data: st.DataObject, group: str, size: int, in_session: bool
+    ) -> None:
+        """A pod-group cycle over a snapshot (v1.37): up to `size` members announced, one
+        update, then each member assumed in the snapshot on a node the cache holds and all
+        forgotten newest first, inside a mutation session when `in_session`."""
+        members: list[Pod] = []
+        for _ in range(size):
+            member = self._waiting_member(pod, group, data)
+            if member.uid in {held.uid for held in self.held()} or member in members:
+                break
+            self.take(Step("add_pod_group_member", {"pod": member}))
+            members.append(member)
+        name = self.last_updated or SNAPSHOT_NAMES[0]
+        self._update_snapshot(name)
+        before = self.spec_run.snapshot(name).view()
+        session = in_session and self.take(Step("start_mutations", {"snapshot": name})).ok
+        placed = []
+        for member in members:
+            node_name = self.pick(data, "node name", "n1", self.live_nodes())
+            member_placed = self.known(strategies.with_changes(member, node_name=node_name))
+            step = Step("snapshot_assume_pod", {"snapshot": name, "pod": member_placed})
+            if self.take(step).ok:
+                placed.append(member_placed)
+        for member in reversed(placed):
+            self.take(Step("snapshot_forget_pod", {"snapshot": name, "pod": member}))
+        if session:
+            self.take(Step("end_mutations", {"snapshot": name}))
+        self._isolation.pop(name, None)
+        if self.spec_run.snapshot(name).view() != before:
+            # §19.11: a forget frees ports other pods of the node still use, and the entry
+            # keeps its generation, so no update repairs it
+            self.within_contract = False
+
     def _pod_group(self, name: str, namespace: str, parent: str | None) -> PodGroup:
         return pod_group_from_manifest(
             strategies.group_manifest("PodGroup", name=name, namespace=namespace, parent=parent)
