@@ -25,6 +25,9 @@ appends to its node lists there and takes the appends back from the end, so
 from the first such assume until the next update that rebuilds them the
 lists are data here too: equal to the derivation while forgets come in
 reverse order, holding the entries a forget out of order could not take back.
+The claim counts the snapshot's own edits make are the listed entries' too,
+but for an entry outside the node list and a forget given other claims than
+the assumed pod's; those are kept apart until a full rebuild.
 """
 
 from __future__ import annotations
@@ -92,6 +95,9 @@ class Snapshot:
     #: the node lists by `LISTS` field, once a snapshot-level assume edited them; None
     #: while they are what the node list's entries say
     lists: dict[str, list[str]] | None = None
+    #: claim counts the snapshot's own assumes and forgets made that its listed entries do
+    #: not show: an entry outside the node list, a forget given other claims than assumed
+    claims_apart: Counter[str] = attrs.field(factory=Counter)
 
     def assume_pod(self, key: str, pod: Pod, *, non_host_scoped: bool) -> None:
         """Snapshot.AssumePod: the pod joins its node's entry (a node-less one if none)."""
@@ -104,6 +110,8 @@ class Snapshot:
             if field in appended:
                 lists[field].append(name)
         self.nodes[name] = after
+        if name not in self.node_list:
+            self.claims_apart.update(pod.pvc_keys)
         self.assumed[key] = AssumedPod(pod, appended)
         self.assumed_keys.append(key)
         self._settle_member(pod, group_assumed)
@@ -131,18 +139,25 @@ class Snapshot:
                 raise Fatal("nil pointer dereference: NodeInfo.RemovePod on a node without node")
             if not held:
                 raise PodNotOnNodeError(f"no corresponding pod {pod.name} in pods of node {name}")
-            lists = self._edited_lists()
-            for field in LISTS:
-                if field not in record.appended_to:
-                    continue
-                if lists[field][-1:] == [name]:
-                    lists[field].pop()
-                else:
-                    _log.error("the snapshot's %s list does not end with %s", field, name)
+            self._pop_appends(name, record.appended_to)
+            self.claims_apart.subtract(pod.pvc_keys)
+            if name in self.node_list:
+                self.claims_apart.update(record.pod.pvc_keys)
             if not edited.pods and not edited.has_node:
                 del self.nodes[name]
         if pod.scheduling_group is not None:  # the argument's say, the recorded pod's group
             self._settle_member(record.pod, group_forgotten)
+
+    def _pop_appends(self, name: str, appended_to: frozenset[str]) -> None:
+        """Take the node off the end of each list its assume appended it to, where it still is."""
+        lists = self._edited_lists()
+        for field in LISTS:
+            if field not in appended_to:
+                continue
+            if lists[field][-1:] == [name]:
+                lists[field].pop()
+            else:
+                _log.error("the snapshot's %s list does not end with %s", field, name)
 
     def forget_all(self, *, non_host_scoped: bool) -> None:
         """What `UpdateSnapshot` does first: forget what is left, newest first; failures logged."""
@@ -186,7 +201,10 @@ class Snapshot:
         """
         if self.backup is not None:
             raise MutationSessionError("cannot stack mutations")
-        self.backup = _Held(dict(self.nodes), self.node_list, dict(self.pod_groups), self.lists)
+        self.backup = _Held(
+            dict(self.nodes), self.node_list, dict(self.pod_groups), self.lists, self.claims_apart
+        )
+        self.claims_apart = Counter(self.claims_apart)
         self.nodes = {name: _counting_no_image_nodes(view) for name, view in self.nodes.items()}
         self.lists = None
 
@@ -194,11 +212,12 @@ class Snapshot:
         """EndMutations: put back what `start_mutations` kept."""
         if self.backup is None:
             raise MutationSessionError("no mutation session started")
-        self.nodes, self.node_list, self.pod_groups, self.lists = (
+        self.nodes, self.node_list, self.pod_groups, self.lists, self.claims_apart = (
             self.backup.nodes,
             self.backup.node_list,
             self.backup.pod_groups,
             self.backup.lists,
+            self.backup.claims_apart,
         )
         self.backup = None
 
@@ -213,6 +232,8 @@ class Snapshot:
         counts: Counter[str] = Counter()
         for node in listed:
             counts.update(node.pvc_ref_counts)
+        counts.update(self.claims_apart)
+        counts = +counts  # upstream deletes a count once it is 0 or less
         lists = self.lists or {field: _having(self.node_list, listed, field) for field in LISTS}
         return SnapshotView(
             node_list=self.node_list,
@@ -262,6 +283,7 @@ class Snapshot:
         if rebuild:
             self.node_list = self._listed(tree)
             self.lists = None
+            self.claims_apart = Counter()
         if len(self.node_list) != tree.num_nodes:
             message = (
                 f"snapshot state is not consistent, length of NodeInfoList={len(self.node_list)} "
@@ -271,6 +293,7 @@ class Snapshot:
             )
             self.node_list = self._listed(tree)
             self.lists = None
+            self.claims_apart = Counter()
             raise SnapshotInconsistentError(message)
 
     def _prune(self, surplus: int, clone: Cloner) -> None:
@@ -307,6 +330,7 @@ class _Held:
     node_list: tuple[str, ...]
     pod_groups: dict[str, PodGroupView]
     lists: dict[str, list[str]] | None
+    claims_apart: Counter[str]
 
 
 def _flips(old: NodeView, fresh: NodeView) -> bool:
