@@ -557,6 +557,7 @@ class Cache:
                 f"got {type(snapshot).__name__}"
             )
         with self._lock.write:
+            snapshot.forget_all(non_host_scoped=self._non_host_scoped)
             update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
 
     def start_mutations(self, snapshot: SnapshotProtocol) -> None:
@@ -566,6 +567,17 @@ class Cache:
     def end_mutations(self, snapshot: SnapshotProtocol) -> None:
         """End `snapshot`'s mutation session (upstream `Snapshot.EndMutations`, v1.37)."""
         self._session_of(snapshot, "end_mutations").end_mutations()
+
+    def snapshot_assume_pod(self, snapshot: SnapshotProtocol, pod: Pod) -> None:
+        """Count `pod` on its node in `snapshot` only (upstream `Snapshot.AssumePod`, v1.37)."""
+        own = self._session_of(snapshot, "snapshot_assume_pod")
+        key = _key(pod)
+        own.assume_pod(key, PodInfo(pod, self._release), non_host_scoped=self._non_host_scoped)
+
+    def snapshot_forget_pod(self, snapshot: SnapshotProtocol, pod: Pod) -> None:
+        """Take back `snapshot`'s own assume of `pod` (upstream `Snapshot.ForgetPod`, v1.37)."""
+        own = self._session_of(snapshot, "snapshot_forget_pod")
+        own.forget_pod(_key(pod), pod, non_host_scoped=self._non_host_scoped)
 
     def _session_of(self, snapshot: SnapshotProtocol, op: str) -> Snapshot:
         self._require(op, self._release.has_mutation_sessions)

@@ -25,6 +25,11 @@ on deep copies, entries re-listed in the kept order; ending it puts the
 originals back.  The generation is not set aside, so an update made inside
 the session consumes the changes it copies, and after the session the
 snapshot does not see them again.
+
+A snapshot assumes pods itself too (v1.37): the pod joins its entry in place,
+each node list the entry thereby joins gets the entry appended, and a record
+of those appends lets the forget pop them again, which holds while forgets
+come newest first.  The record is not part of a mutation session.
 """
 
 from __future__ import annotations
@@ -37,7 +42,14 @@ from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList
 from kcache.impl.node_tree import NodeTree
 from kcache.impl.pod_groups import CompositePodGroupState, GroupKey, PodGroups, PodGroupState
-from kcache.spec.errors import MutationSessionError, SnapshotInconsistentError
+from kcache.impl.pod_info import PodInfo, pvc_keys
+from kcache.spec.errors import (
+    CacheError,
+    MutationSessionError,
+    SnapshotAssumedPodNotFoundError,
+    SnapshotInconsistentError,
+)
+from kcache.spec.objects import Pod
 from kcache.spec.views import SnapshotView
 
 _log = logging.getLogger(__name__)
@@ -47,6 +59,8 @@ class Snapshot:
     """Name -> NodeInfo clone, the frozen node order, and what is derived from it."""
 
     __slots__ = (
+        "assumed_keys",
+        "assumed_pods",
         "backup",
         "composite_pod_groups",
         "counts_pvc_references",
@@ -82,6 +96,89 @@ class Snapshot:
         self.composite_pod_groups: dict[GroupKey, CompositePodGroupState] = {}
         # The containers an open mutation session set aside, None without one.
         self.backup: tuple[Any, ...] | None = None
+        # Pods this snapshot assumed itself, by key, and the keys in assume order.
+        self.assumed_pods: dict[str, AssumedPodState] = {}
+        self.assumed_keys: list[str] = []
+
+    def assume_pod(self, key: str, info: PodInfo, *, non_host_scoped: bool) -> None:
+        """AssumePod: add the pod to its entry (made if missing), keeping the entry's generation."""
+        pod = info.pod
+        entry = self.node_infos.get(pod.node_name)
+        if entry is None:
+            entry = self.node_infos[pod.node_name] = NodeInfo()
+        had = [bool(getattr(entry, field)) for field in _LISTED_BY]
+        generation = entry.generation
+        entry.add_pod(info, non_host_scoped=non_host_scoped)
+        entry.generation = generation
+        appended = []
+        for field, had_before in zip(_LISTED_BY, had, strict=True):
+            if not had_before and getattr(entry, field):
+                getattr(self, f"have_{field}").append(entry)
+                appended.append(field)
+        for claim in info.pvc_keys:
+            self.pvc_ref_counts[claim] = self.pvc_ref_counts.get(claim, 0) + 1
+        self.assumed_pods[key] = AssumedPodState(pod, tuple(appended))
+        self.assumed_keys.append(key)
+        state = self._group_copy_of(pod)
+        if state is not None:
+            state.assume_pod(pod)
+
+    def forget_pod(self, key: str, pod: Pod, *, non_host_scoped: bool) -> None:
+        """ForgetPod: pop what assuming `key` added; an out-of-order forget is only logged.
+
+        Raises SnapshotAssumedPodNotFoundError, or what NodeInfo.remove_pod raises
+        (the key is gone by then, the appends and claim counts stay).
+        """
+        state = self.assumed_pods.pop(key, None)
+        if state is None:
+            raise SnapshotAssumedPodNotFoundError(f'assumed pod "{key}" not found in the snapshot')
+        if self.assumed_keys and self.assumed_keys[-1] == key:
+            self.assumed_keys.pop()
+        else:
+            _log.error("Cannot remove assumed pod key on ForgetPod: not the last assumed (%s)", key)
+        assumed = state.pod
+        entry = self.node_infos.get(assumed.node_name)
+        if entry is not None:
+            generation = entry.generation
+            entry.remove_pod(pod, non_host_scoped=non_host_scoped)
+            entry.generation = generation
+            for field in state.appended_to:
+                listed = getattr(self, f"have_{field}")
+                if listed and listed[-1] is entry:
+                    listed.pop()
+                else:
+                    _log.error("Cannot revert the %s list on ForgetPod of %s", field, key)
+            for claim in pvc_keys(pod.manifest):
+                left = self.pvc_ref_counts.get(claim, 0) - 1
+                if left > 0:
+                    self.pvc_ref_counts[claim] = left
+                else:
+                    self.pvc_ref_counts.pop(claim, None)
+            if not entry.pods and entry.node is None:
+                del self.node_infos[assumed.node_name]
+        # Upstream asks the argument whether there is a group, and the recorded pod which one.
+        group = self._group_copy_of(assumed) if pod.scheduling_group is not None else None
+        if group is not None:
+            group.forget_pod(assumed.uid)
+
+    def forget_all(self, *, non_host_scoped: bool) -> None:
+        """forgetAllAssumedPods, which UpdateSnapshot runs first: newest first, errors logged."""
+        if not self.assumed_pods:
+            return
+        _log.error("%d pods assumed in the snapshot were not forgotten", len(self.assumed_pods))
+        for key in reversed(list(self.assumed_keys)):
+            state = self.assumed_pods.get(key)
+            if state is None:
+                continue
+            try:
+                self.forget_pod(key, state.pod, non_host_scoped=non_host_scoped)
+            except CacheError as error:
+                _log.error("Failed to forget assumed pod %s: %s", key, error)
+
+    def _group_copy_of(self, pod: Pod) -> PodGroupState | None:
+        if pod.scheduling_group is None:
+            return None
+        return self.pod_groups.get((pod.namespace, pod.scheduling_group))
 
     def start_mutations(self) -> None:
         """StartMutations: set the containers aside and go on with deep copies of them."""
@@ -126,6 +223,16 @@ class Snapshot:
                 f"{ns}/{name}": s.view() for (ns, name), s in self.composite_pod_groups.items()
             },
         )
+
+
+class AssumedPodState:
+    """One pod the snapshot assumed, and the node lists its assume appended its entry to."""
+
+    __slots__ = ("appended_to", "pod")
+
+    def __init__(self, pod: Pod, appended_to: tuple[str, ...]) -> None:
+        self.pod = pod
+        self.appended_to = appended_to
 
 
 #: what a mutation session sets aside (upstream's snapshotBackupData, with impl's own

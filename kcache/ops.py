@@ -379,6 +379,9 @@ OPS: Mapping[str, Op] = {
         Op("update_snapshot", (_SNAPSHOT,), result=SNAPSHOT_VIEW, result_after=_view),
         Op("start_mutations", (_SNAPSHOT,)),
         Op("end_mutations", (_SNAPSHOT,)),
+        # the snapshot-level assume and forget change only the snapshot: its view is the result
+        Op("snapshot_assume_pod", (_SNAPSHOT, _POD), result=SNAPSHOT_VIEW, result_after=_view),
+        Op("snapshot_forget_pod", (_SNAPSHOT, _POD), result=SNAPSHOT_VIEW, result_after=_view),
         Op("get_node", (Argument("name", NAME),), result=NODE_VIEW, reads=True),
         Op(
             "schedule_one",

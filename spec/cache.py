@@ -458,8 +458,11 @@ class Cache:
             raise TypeError(
                 "update_snapshot: the snapshot was not made by this cache's new_snapshot()"
             )
+        snapshot.forget_all(non_host_scoped=self._non_host_scoped)
         snapshot.refresh(self._clone, self.tree, len(self.nodes))
-        snapshot.copy_groups(self.groups.views(), self.groups.composite_views())
+        snapshot.copy_groups(
+            self.groups.views(), self.groups.composite_views(), self.groups.stored()
+        )
 
     def start_mutations(self, snapshot: SnapshotLike) -> None:
         """Snapshot.StartMutations (v1.37, §19.12): open a session on `snapshot`."""
@@ -468,6 +471,18 @@ class Cache:
     def end_mutations(self, snapshot: SnapshotLike) -> None:
         """Snapshot.EndMutations (v1.37, §19.12): put back what the session kept."""
         self._own(snapshot, "end_mutations").end_mutations()
+
+    def snapshot_assume_pod(self, snapshot: SnapshotLike, pod: Pod) -> None:
+        """Snapshot.AssumePod (v1.37): the snapshot alone counts the pod on its node."""
+        own = self._own(snapshot, "snapshot_assume_pod")
+        pod = pod.counted_in(self.release.name)
+        own.assume_pod(_key(pod), pod, non_host_scoped=self._non_host_scoped)
+
+    def snapshot_forget_pod(self, snapshot: SnapshotLike, pod: Pod) -> None:
+        """Snapshot.ForgetPod (v1.37): take back the snapshot's assume of the pod."""
+        own = self._own(snapshot, "snapshot_forget_pod")
+        pod = pod.counted_in(self.release.name)
+        own.forget_pod(_key(pod), pod, non_host_scoped=self._non_host_scoped)
 
     def _own(self, snapshot: SnapshotLike, op: str) -> Snapshot:
         if not self.release.has_mutation_sessions:

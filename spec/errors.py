@@ -60,6 +60,10 @@ class MutationSessionError(CacheError):
     """A snapshot's mutation session was opened twice, or ended without one (v1.37)."""
 
 
+class SnapshotAssumedPodNotFoundError(CacheError, LookupError):
+    """`snapshot_forget_pod` named a pod the snapshot itself has not assumed (v1.37)."""
+
+
 class SnapshotInconsistentError(CacheError):
     """`update_snapshot` found its list out of step with the node tree.
 

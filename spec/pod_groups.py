@@ -347,6 +347,13 @@ class PodGroups:
         keys = {*self.members, *self.objects}
         return {_shown(key): self._view(key) for key in sorted(keys)}
 
+    def stored(self) -> dict[str, dict[str, tuple[str, bool]]]:
+        """Each group's stored pods by UID, by `ns/name`: the name, and whether it is bound."""
+        return {
+            _shown(key): {uid: (m.pod.name, bool(m.pod.node_name)) for uid, m in members.items()}
+            for key, members in self.members.items()
+        }
+
     def composite_views(self) -> dict[str, CompositePodGroupView]:
         """Every composite held, by `ns/name`."""
         keys = {*self.composites, *(key for key, kids in self.children.items() if kids)}

@@ -19,17 +19,43 @@ Pod groups (v1.36 on) are history too, of the simplest kind: upstream copies
 every group whose generation moved and drops the ones the cache no longer
 holds, so after an update the snapshot's groups are the cache's groups of that
 moment, and they stay so until the next update that gets that far.
+
+v1.37 lets the snapshot assume pods itself (spec.snapshot_assumed).  Upstream
+appends to its node lists there and takes the appends back from the end, so
+from the first such assume until the next update that rebuilds them the
+lists are data here too: equal to the derivation while forgets come in
+reverse order, holding the entries a forget out of order could not take back.
+The claim counts the snapshot's own edits make are the listed entries' too,
+but for an entry outside the node list and a forget given other claims than
+the assumed pod's; those are kept apart until a full rebuild.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from kcache.spec.errors import MutationSessionError, SnapshotInconsistentError
+from kcache.spec.errors import (
+    Fatal,
+    MutationSessionError,
+    PodNotOnNodeError,
+    SnapshotAssumedPodNotFoundError,
+    SnapshotInconsistentError,
+)
 from kcache.spec.node_tree import NodeTree
+from kcache.spec.objects import Pod
+from kcache.spec.snapshot_assumed import (
+    LISTS,
+    NO_NODE,
+    AssumedPod,
+    group_assumed,
+    group_forgotten,
+    with_pod,
+    without_pod,
+)
 from kcache.spec.views import (
     CompositePodGroupView,
     ImageView,
@@ -37,6 +63,8 @@ from kcache.spec.views import (
     PodGroupView,
     SnapshotView,
 )
+
+_log = logging.getLogger(__name__)
 
 #: a fresh clone of the cache's NodeInfo of that name; None when absent or a ghost
 Cloner = Callable[[str], NodeView | None]
@@ -56,8 +84,113 @@ class Snapshot:
     #: the cache's pod groups and composites, by `ns/name`, as of the last update
     pod_groups: dict[str, PodGroupView] = attrs.field(factory=dict)
     composite_pod_groups: dict[str, CompositePodGroupView] = attrs.field(factory=dict)
+    #: each group's stored pods by UID, as of the last update: (name, bound)
+    group_members: dict[str, dict[str, tuple[str, bool]]] = attrs.field(factory=dict)
     #: what the open mutation session put back at its end, None without one
     backup: _Held | None = None
+    #: the pods the snapshot itself assumed, by key, and the keys in assume order (a stack
+    #: a forget out of order leaves its key in)
+    assumed: dict[str, AssumedPod] = attrs.field(factory=dict)
+    assumed_keys: list[str] = attrs.field(factory=list)
+    #: the node lists by `LISTS` field, once a snapshot-level assume edited them; None
+    #: while they are what the node list's entries say
+    lists: dict[str, list[str]] | None = None
+    #: claim counts the snapshot's own assumes and forgets made that its listed entries do
+    #: not show: an entry outside the node list, a forget given other claims than assumed
+    claims_apart: Counter[str] = attrs.field(factory=Counter)
+
+    def assume_pod(self, key: str, pod: Pod, *, non_host_scoped: bool) -> None:
+        """Snapshot.AssumePod: the pod joins its node's entry (a node-less one if none)."""
+        name = pod.node_name
+        before = self.nodes.get(name, NO_NODE)
+        after = with_pod(before, pod, non_host_scoped=non_host_scoped)
+        lists = self._edited_lists()
+        appended = frozenset(f for f in LISTS if not getattr(before, f) and getattr(after, f))
+        for field in LISTS:
+            if field in appended:
+                lists[field].append(name)
+        self.nodes[name] = after
+        if name not in self.node_list:
+            self.claims_apart.update(pod.pvc_keys)
+        self.assumed[key] = AssumedPod(pod, appended)
+        self.assumed_keys.append(key)
+        self._settle_member(pod, group_assumed)
+
+    def forget_pod(self, key: str, pod: Pod, *, non_host_scoped: bool) -> None:
+        """Snapshot.ForgetPod: take back what assuming the pod under `key` added.
+
+        Raises SnapshotAssumedPodNotFoundError for a key not assumed, and
+        PodNotOnNodeError (the affinity edits kept) when the node's entry
+        no longer holds the pod.
+        """
+        record = self.assumed.pop(key, None)
+        if record is None:
+            raise SnapshotAssumedPodNotFoundError(f'assumed pod "{key}" not found in the snapshot')
+        if self.assumed_keys and self.assumed_keys[-1] == key:
+            self.assumed_keys.pop()
+        else:
+            _log.error("the snapshot's forget of %s is out of assume order", key)
+        name = record.pod.node_name
+        entry = self.nodes.get(name)
+        if entry is not None:
+            edited, held = without_pod(entry, pod, record.pod, non_host_scoped=non_host_scoped)
+            self.nodes[name] = edited
+            if not held and not entry.has_node:
+                raise Fatal("nil pointer dereference: NodeInfo.RemovePod on a node without node")
+            if not held:
+                raise PodNotOnNodeError(f"no corresponding pod {pod.name} in pods of node {name}")
+            self._pop_appends(name, record.appended_to)
+            self.claims_apart.subtract(pod.pvc_keys)
+            if name in self.node_list:
+                self.claims_apart.update(record.pod.pvc_keys)
+            if not edited.pods and not edited.has_node:
+                del self.nodes[name]
+        if pod.scheduling_group is not None:  # the argument's say, the recorded pod's group
+            self._settle_member(record.pod, group_forgotten)
+
+    def _pop_appends(self, name: str, appended_to: frozenset[str]) -> None:
+        """Take the node off the end of each list its assume appended it to, where it still is."""
+        lists = self._edited_lists()
+        for field in LISTS:
+            if field not in appended_to:
+                continue
+            if lists[field][-1:] == [name]:
+                lists[field].pop()
+            else:
+                _log.error("the snapshot's %s list does not end with %s", field, name)
+
+    def forget_all(self, *, non_host_scoped: bool) -> None:
+        """What `UpdateSnapshot` does first: forget what is left, newest first; failures logged."""
+        if not self.assumed:
+            return
+        for key in reversed(list(self.assumed_keys)):
+            record = self.assumed.get(key)
+            if record is None:
+                continue
+            try:
+                self.forget_pod(key, record.pod, non_host_scoped=non_host_scoped)
+            except PodNotOnNodeError as error:
+                _log.error("forgetting %s: %s", key, error)
+
+    def _edited_lists(self) -> dict[str, list[str]]:
+        """The node lists as data, taken from the derivation on first use."""
+        if self.lists is None:
+            listed = [self.nodes[name] for name in self.node_list]
+            self.lists = {field: _having(self.node_list, listed, field) for field in LISTS}
+        return self.lists
+
+    def _settle_member(
+        self, pod: Pod, move: Callable[[PodGroupView, str, bool, Mapping[str, str]], PodGroupView]
+    ) -> None:
+        """Move the pod's member in the snapshot's copy of its group, if both are there."""
+        if pod.scheduling_group is None:
+            return
+        key = f"{pod.namespace}/{pod.scheduling_group}"
+        group, members = self.pod_groups.get(key), self.group_members.get(key, {})
+        if group is None or pod.uid not in members:
+            return
+        names = {uid: member[0] for uid, member in members.items()}
+        self.pod_groups[key] = move(group, pod.uid, members[pod.uid][1], names)
 
     def start_mutations(self) -> None:
         """StartMutations: keep what the snapshot holds; the session works on copies.
@@ -68,17 +201,23 @@ class Snapshot:
         """
         if self.backup is not None:
             raise MutationSessionError("cannot stack mutations")
-        self.backup = _Held(dict(self.nodes), self.node_list, dict(self.pod_groups))
+        self.backup = _Held(
+            dict(self.nodes), self.node_list, dict(self.pod_groups), self.lists, self.claims_apart
+        )
+        self.claims_apart = Counter(self.claims_apart)
         self.nodes = {name: _counting_no_image_nodes(view) for name, view in self.nodes.items()}
+        self.lists = None
 
     def end_mutations(self) -> None:
         """EndMutations: put back what `start_mutations` kept."""
         if self.backup is None:
             raise MutationSessionError("no mutation session started")
-        self.nodes, self.node_list, self.pod_groups = (
+        self.nodes, self.node_list, self.pod_groups, self.lists, self.claims_apart = (
             self.backup.nodes,
             self.backup.node_list,
             self.backup.pod_groups,
+            self.backup.lists,
+            self.backup.claims_apart,
         )
         self.backup = None
 
@@ -93,15 +232,16 @@ class Snapshot:
         counts: Counter[str] = Counter()
         for node in listed:
             counts.update(node.pvc_ref_counts)
+        counts.update(self.claims_apart)
+        counts = +counts  # upstream deletes a count once it is 0 or less
+        lists = self.lists or {field: _having(self.node_list, listed, field) for field in LISTS}
         return SnapshotView(
             node_list=self.node_list,
-            have_pods_with_affinity=_having(self.node_list, listed, "pods_with_affinity"),
-            have_pods_with_required_anti_affinity=_having(
-                self.node_list, listed, "pods_with_required_anti_affinity"
-            ),
-            have_pods_with_required_non_host_scoped_anti_affinity=_having(
-                self.node_list, listed, "pods_with_required_non_host_scoped_anti_affinity"
-            ),
+            have_pods_with_affinity=lists["pods_with_affinity"],
+            have_pods_with_required_anti_affinity=lists["pods_with_required_anti_affinity"],
+            have_pods_with_required_non_host_scoped_anti_affinity=lists[
+                "pods_with_required_non_host_scoped_anti_affinity"
+            ],
             used_pvcs=() if self.counts_pvc_references else set(counts),
             used_pvc_ref_counts=counts if self.counts_pvc_references else {},
             nodes=self.nodes,
@@ -110,11 +250,15 @@ class Snapshot:
         )
 
     def copy_groups(
-        self, groups: dict[str, PodGroupView], composites: dict[str, CompositePodGroupView]
+        self,
+        groups: dict[str, PodGroupView],
+        composites: dict[str, CompositePodGroupView],
+        members: dict[str, dict[str, tuple[str, bool]]],
     ) -> None:
         """The group half of `UpdateSnapshot`, run only once the node half succeeded."""
         self.pod_groups = groups
         self.composite_pod_groups = composites
+        self.group_members = members
 
     def refresh(self, clone: Cloner, tree: NodeTree, cache_size: int) -> None:
         """`UpdateSnapshot` (§10.3): re-clone changed entries, prune, rebuild the list if needed.
@@ -126,7 +270,10 @@ class Snapshot:
         for name in reversed(self.changed):
             fresh = clone(name)
             if fresh is not None:
-                rebuild |= name not in self.nodes
+                old = self.nodes.get(name)
+                rebuild |= old is None
+                if old is not None and _flips(old, fresh):
+                    self.lists = None
                 self.nodes[name] = fresh
         self.changed.clear()
         surplus = len(self.nodes) - tree.num_nodes
@@ -135,6 +282,8 @@ class Snapshot:
             rebuild = True
         if rebuild:
             self.node_list = self._listed(tree)
+            self.lists = None
+            self.claims_apart = Counter()
         if len(self.node_list) != tree.num_nodes:
             message = (
                 f"snapshot state is not consistent, length of NodeInfoList={len(self.node_list)} "
@@ -143,6 +292,8 @@ class Snapshot:
                 "trying to recover"
             )
             self.node_list = self._listed(tree)
+            self.lists = None
+            self.claims_apart = Counter()
             raise SnapshotInconsistentError(message)
 
     def _prune(self, surplus: int, clone: Cloner) -> None:
@@ -178,6 +329,13 @@ class _Held:
     nodes: dict[str, NodeView]
     node_list: tuple[str, ...]
     pod_groups: dict[str, PodGroupView]
+    lists: dict[str, list[str]] | None
+    claims_apart: Counter[str]
+
+
+def _flips(old: NodeView, fresh: NodeView) -> bool:
+    """Whether an entry joins or leaves a node list: upstream then rebuilds them all."""
+    return any(bool(getattr(old, field)) != bool(getattr(fresh, field)) for field in LISTS)
 
 
 def _having(names: Sequence[str], listed: Sequence[NodeView], field: str) -> list[str]:

@@ -76,6 +76,8 @@ var errorClasses = []struct {
 	{regexp.MustCompile(`^(generic workload|composite pod group) feature gate is disabled$`), "FeatureGateDisabledError"},
 	// mutation sessions (§19.12)
 	{regexp.MustCompile(`^(cannot stack mutations|no mutation session started)$`), "MutationSessionError"},
+	// the snapshot's own ForgetPod (v1.37)
+	{regexp.MustCompile(`(?s)^assumed pod ".*" not found in the snapshot$`), "SnapshotAssumedPodNotFoundError"},
 	// GetRootKeyForGroup (§20.7)
 	{regexp.MustCompile(`(?s)^cycle detected in the hierarchy: `), "PodGroupCycleError"},
 	{regexp.MustCompile(`(?s)^pod key type not supported in GetRootKeyForGroup for `), "EntityKeyTypeError"},

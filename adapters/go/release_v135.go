@@ -62,3 +62,13 @@ func (*session) startMutations(request) (map[string]any, error) {
 func (*session) endMutations(request) (map[string]any, error) {
 	return nil, unsupported("end_mutations")
 }
+
+// snapshotAssumePod and snapshotForgetPod: the snapshot's own AssumePod and
+// ForgetPod with their recorded list positions arrived in v1.37.
+func (*session) snapshotAssumePod(request) (map[string]any, error) {
+	return nil, unsupported("snapshot_assume_pod")
+}
+
+func (*session) snapshotForgetPod(request) (map[string]any, error) {
+	return nil, unsupported("snapshot_forget_pod")
+}

@@ -63,3 +63,33 @@ func (s *session) endMutations(r request) (map[string]any, error) {
 	}
 	return nil, snapshot.EndMutations()
 }
+
+// snapshotAssumePod and snapshotForgetPod are the snapshot's own AssumePod and
+// ForgetPod (v1.37), which a pod-group cycle uses to place its members.
+func (s *session) snapshotAssumePod(r request) (map[string]any, error) {
+	snapshot, err := s.snapshot(r)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := r.pod("pod")
+	if err != nil {
+		return nil, err
+	}
+	podInfo, err := framework.NewPodInfo(pod)
+	if err != nil {
+		return nil, err
+	}
+	return nil, snapshot.AssumePod(podInfo)
+}
+
+func (s *session) snapshotForgetPod(r request) (map[string]any, error) {
+	snapshot, err := s.snapshot(r)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := r.pod("pod")
+	if err != nil {
+		return nil, err
+	}
+	return nil, snapshot.ForgetPod(s.logger, pod)
+}

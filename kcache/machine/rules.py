@@ -56,9 +56,17 @@ ELSEWHERE = st.sampled_from((False, False, False, True))
 PARENTS = st.sampled_from((None, None, *strategies.COMPOSITES))
 #: how a gang's scheduling cycle ends: all bound, one binding failing and the scheduler
 #: taking the others back, every reservation taken back, a member deleted while assumed,
-#: or no cycle at all: another scheduler binds the waiting members (the v1.36 fix, §20.3)
+#: or no cycle at all: another scheduler binds the waiting members (the v1.36 fix, §20.3);
+#: or (v1.37) the members placed in a snapshot and taken back there (§19.11)
 GANG_ENDINGS = st.sampled_from(
-    ("confirmed", "one fails", "all forgotten", "deleted", "bound elsewhere")
+    (
+        "confirmed",
+        "one fails",
+        "all forgotten",
+        "deleted",
+        "bound elsewhere",
+        "in the snapshot",
+    )
 )
 #: long-lived snapshot names
 SNAPSHOT_NAMES = ("s1", "s2", "s3")
@@ -488,7 +496,11 @@ class ConformanceMachine(CheckedMachine):
     ) -> None:
         """A gang through the cache: its PodGroup object first (`with_object`, v1.37), then
         `size` members announced, each assumed on a node the cache holds (or, `bound
-        elsewhere`, added there), then ended as `ending` says (§20.6)."""
+        elsewhere`, added there), then ended as `ending` says (§20.6).  `in the snapshot`
+        (v1.37; all forgotten before) places the members in a snapshot instead (§19.11)."""
+        if ending == "in the snapshot" and self.release.has_mutation_sessions:
+            self._snapshot_cycle(pod, data, group, size)
+            return
         if with_object and self.release.has_pod_group_objects:
             self.pod_group_event(group, pod.namespace, None, "add_pod_group", changed=False)
         members = []
@@ -513,6 +525,39 @@ class ConformanceMachine(CheckedMachine):
             self.take(Step(deleted, {"pod": members[0]}))
         for member in forgotten:
             self.take(Step("forget_pod", {"pod": member}))
+
+    def _snapshot_cycle(self, pod: Pod, data: st.DataObject, group: str, size: int) -> None:
+        """A pod-group cycle over a snapshot (v1.37): up to `size` members announced, one
+        update, then each member assumed in the snapshot on a node the cache holds and all
+        forgotten newest first, sometimes inside a mutation session."""
+        members: list[Pod] = []
+        for _ in range(size):
+            member = self._waiting_member(pod, group, data)
+            if member.uid in {held.uid for held in self.held()} or member in members:
+                break
+            self.take(Step("add_pod_group_member", {"pod": member}))
+            members.append(member)
+        name = self.last_updated or SNAPSHOT_NAMES[0]
+        self._update_snapshot(name)
+        before = self.spec_run.snapshot(name).view()
+        in_session = data.draw(st.booleans(), label="in a mutation session")
+        session = in_session and self.take(Step("start_mutations", {"snapshot": name})).ok
+        placed = []
+        for member in members:
+            node_name = self.pick(data, "node name", "n1", self.live_nodes())
+            member_placed = self.known(strategies.with_changes(member, node_name=node_name))
+            step = Step("snapshot_assume_pod", {"snapshot": name, "pod": member_placed})
+            if self.take(step).ok:
+                placed.append(member_placed)
+        for member in reversed(placed):
+            self.take(Step("snapshot_forget_pod", {"snapshot": name, "pod": member}))
+        if session:
+            self.take(Step("end_mutations", {"snapshot": name}))
+        self._isolation.pop(name, None)
+        if self.spec_run.snapshot(name).view() != before:
+            # §19.11: a forget frees ports other pods of the node still use, and the entry
+            # keeps its generation, so no update repairs it
+            self.within_contract = False
 
     def _pod_group(self, name: str, namespace: str, parent: str | None) -> PodGroup:
         return pod_group_from_manifest(

@@ -373,7 +373,7 @@ class _Observation:
 
     def snapshot_view(self) -> dict[str, Any]:
         if self.snapshot is None:
-            raise ValueError("expect.snapshot is only checked on update_snapshot")
+            raise ValueError("expect.snapshot is only checked on steps naming a snapshot")
         return self.snapshot.view().to_json()
 
 
@@ -626,6 +626,8 @@ OUTCOME_KEYS: Mapping[str, Validator] = {
 _KEYS_BY_OP: Mapping[str, frozenset[str]] = {
     "observe": frozenset(OBSERVATION_KEYS),
     "update_snapshot": frozenset(OUTCOME_KEYS) | frozenset(OBSERVATION_KEYS) | {"snapshot"},
+    "snapshot_assume_pod": frozenset(OUTCOME_KEYS) | {"snapshot"},
+    "snapshot_forget_pod": frozenset(OUTCOME_KEYS) | {"snapshot"},
     "schedule_one": frozenset(OUTCOME_KEYS)
     | frozenset(DECISION_KEYS)
     | frozenset(OBSERVATION_KEYS),

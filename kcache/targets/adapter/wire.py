@@ -18,6 +18,7 @@ from kcache.spec.errors import (
     PodGroupNotFoundError,
     PodNotFoundError,
     PodNotOnNodeError,
+    SnapshotAssumedPodNotFoundError,
     SnapshotInconsistentError,
     TransitionError,
     UnsupportedOperation,
@@ -42,6 +43,7 @@ ERROR_CLASSES: Mapping[str, type[CacheError]] = {
         PodGroupCycleError,
         EntityKeyTypeError,
         MutationSessionError,
+        SnapshotAssumedPodNotFoundError,
         CacheError,
     )
 }
