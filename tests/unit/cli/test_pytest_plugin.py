@@ -85,7 +85,7 @@ def test_seeded_bug_fails_with_its_trace(user_project: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            f"*{BUG} diverges from the spec (v1.37)*seed 1*",
+            f"*{BUG} diverges from the spec (v1.37)*seed 6*",
             "trace: kcache-failures/*.json",
             "replay shows it at step *",
             f"  kcache replay kcache-failures/*.json --impl {BUG}",
