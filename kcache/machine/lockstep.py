@@ -19,6 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine
 
 from kcache.errors import KcacheError
 from kcache.machine import coverage, strategies
+from kcache.machine.actions import one_of
 from kcache.machine.observation import Allowance, Observation, compare_results, observe
 from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
 from kcache.ops import OPS, Outcome, Run, call
@@ -87,6 +88,9 @@ class LockstepMachine(RuleBasedStateMachine):
         self.affinity_drifted: set[str] = set()
         self._observed: tuple[Observation, Observation] | None = None
         self._spec_dump: Dump | None = None
+        #: the spec's snapshot views, derived once per change: only a step naming the
+        #: snapshot changes it, and every step observes every snapshot
+        self._spec_views: dict[str, SnapshotView] = {}
         #: each snapshot's view as last observed since its last update
         self._isolation: dict[str, SnapshotView] = {}
         #: snapshots with an open mutation session -> whether one was updated inside it
@@ -109,6 +113,7 @@ class LockstepMachine(RuleBasedStateMachine):
         self.spec_run = Run(self.reference(ttl=ttl, release=self.release), scheduler_config=config)
         self.impl_run = Run(self.factory(ttl=ttl, release=self.release), scheduler_config=config)
         self._spec_dump = None
+        self._spec_views = {}
 
     def _scheduler_config(self) -> SchedulerConfig | None:
         return None if self.scheduler is None else read_config(self.scheduler, self.release)
@@ -128,6 +133,21 @@ class LockstepMachine(RuleBasedStateMachine):
             self._spec_dump = self.spec.dump()
         return self._spec_dump
 
+    def spec_views(self) -> dict[str, SnapshotView]:
+        """The view of every snapshot of the spec's, each derived once per change."""
+        for name, snapshot in self.spec_run.snapshots.items():
+            if name not in self._spec_views:
+                self._spec_views[name] = snapshot.view()
+        return self._spec_views
+
+    def _spec_changed(self, step: Step) -> None:
+        """Forget what `step` may have changed of the spec's derived dump and views."""
+        self._spec_dump = None
+        if OPS[step.op].cycle:
+            self._spec_views.clear()
+        elif isinstance(named := step.args.get("snapshot"), str):
+            self._spec_views.pop(named, None)
+
     def take(self, step: Step) -> Outcome:
         """Apply `step` to both sides, record it, and require the same outcome."""
         self._observed = None
@@ -137,7 +157,7 @@ class LockstepMachine(RuleBasedStateMachine):
         before = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
         assumed = len(self.spec_dump().assumed_pods) if step.op == "cleanup" else 0
         spec_outcome, spec_result = call(self.spec_run.apply, step.op, step.args)
-        self._spec_dump = None
+        self._spec_changed(step)
         if step.op == "cleanup" and len(self.spec_dump().assumed_pods) < assumed:
             self.recorder.coverage[coverage.EXPIRED] += 1
         try:
@@ -261,6 +281,7 @@ class LockstepMachine(RuleBasedStateMachine):
                     )
         self.spec_run, self.impl_run = spec, impl
         self._spec_dump = None
+        self._spec_views = {}
 
     # -- what the spec holds, for the rules to pick from ------------------------------------------
 
@@ -275,7 +296,7 @@ class LockstepMachine(RuleBasedStateMachine):
         """One of `choices` (for a node name, the node last set under it), or `default` if none."""
         if not choices:
             return default
-        choice = data.draw(st.sampled_from(choices), label=label)
+        choice = one_of(data, choices, label)
         if label == "node":
             return self.last_node.get(choice, default)
         return choice
@@ -309,14 +330,20 @@ class LockstepMachine(RuleBasedStateMachine):
         """What the spec and the target show now (read once per step)."""
         if self._observed is None:
             known = [pod for uid, pod in sorted(self.known_pods.items()) if uid]
+            # an in-process target under --step-timeout reads under one deadline
+            within_limit = getattr(self.impl, "within_limit", None)
             try:
-                target = observe(self.impl_run, known)
+                if within_limit is None:
+                    target = observe(self.impl_run, known)
+                else:
+                    target = within_limit("observe", observe, self.impl_run, known)
             except StepTimeout as hung:
                 self.fail(f"reading the {self.target_name} cache hung: {hung}", observed=False)
             except KcacheError as error:  # the target broke: name the step, keep the steps
                 doing = f"step {len(self.steps)} (observe)"
                 raise self._broken(error, self.steps, doing) from error
-            self._observed = (observe(self.spec_run, known, self.spec_dump()), target)
+            expected = observe(self.spec_run, known, self.spec_dump(), self.spec_views())
+            self._observed = (expected, target)
         return self._observed
 
     def _broken(self, error: KcacheError, steps: list[RecordedStep], doing: str) -> KcacheError:

@@ -13,12 +13,23 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, MultipleResults, initialize, multiple, precondition, rule
+from hypothesis.stateful import initialize, rule
 
 from kcache.machine import strategies
+from kcache.machine.actions import (
+    NEXT_STEP,
+    NODES,
+    PODS,
+    Action,
+    action,
+    actions_of,
+    one_of,
+    only_in,
+    swarms,
+)
 from kcache.machine.invariants import CheckedMachine
 from kcache.machine.observation import Allowance
 from kcache.machine.recorder import FailureRecorder
@@ -50,6 +61,9 @@ MOVES = st.sampled_from((False, False, False, True)).flatmap(
 )
 #: an updated pod's UID: mostly its own, another when the informer coalesced a delete and create
 NEW_UIDS = st.sampled_from((None, None, None, *strategies.UIDS))
+#: whether an update of a node the cache does not hold passes no old object: rarely, as
+#: with a zone label that is fatal (§8.10), and every step before a fatal one is replayed
+NULL_OLD_NODES = st.sampled_from((False,) * 7 + (True,))
 #: whether a forget names another node than the one the pod was assumed on (refused, §8.3)
 ELSEWHERE = st.sampled_from((False, False, False, True))
 #: a PodGroup's or CompositePodGroup's parent: mostly none, else a composite name
@@ -72,6 +86,10 @@ GANG_ENDINGS = st.sampled_from(
 SNAPSHOT_NAMES = ("s1", "s2", "s3")
 #: the name that makes `update_snapshot` use a snapshot never used before (a full build)
 FRESH = "fresh"
+#: the snapshot a rule updates: the first long-lived name most often (repeated updates
+#: take the incremental path), the others less, and a fresh one (a full build) seldom,
+#: as every snapshot an example made is observed after each of its later steps
+SNAPSHOTS = st.sampled_from(("s1", "s1", "s1", "s2", "s2", "s3", "s3", FRESH))
 
 
 def gate_flips(release: Release) -> st.SearchStrategy[dict[str, bool]]:
@@ -114,45 +132,58 @@ def affinity_class(pod: Pod) -> tuple[bool, bool, bool]:
 
 
 class ConformanceMachine(CheckedMachine):
-    """The rules; `conformance_machine` binds the factory, the reference and the recorder."""
+    """The actions; `conformance_machine` binds the factory, the reference and the recorder."""
 
-    nodes = Bundle("nodes")
-    pods = Bundle("pods")
-    snapshots = Bundle("snapshots")
+    #: every action the run's release has (`conformance_machine` sets them)
+    actions: ClassVar[tuple[Action, ...]] = ()
 
-    # Every run starts with nodes in the cache (a cluster exists before its
-    # scheduler starts), pods and a snapshot name to pick from, so that no run
-    # (whichever rules Hypothesis switches off) is all snapshots.
+    def __init__(self) -> None:
+        super().__init__()
+        #: the nodes and pods met so far, for `NODES` and `PODS` arguments to be drawn from
+        self.drawn: dict[str, list[Any]] = {NODES: [], PODS: []}
+        #: the actions this example may take: the release's, less those its swarm left out
+        self.swarm: tuple[Action, ...] = ()
+
     def build_cluster(
-        self, ttl: Decimal, gates: dict[str, bool], first_nodes: list[Node]
-    ) -> MultipleResults[Node]:
-        """Build both caches (see `build`) and add the cluster's first nodes to them."""
+        self,
+        ttl: Decimal,
+        gates: dict[str, bool],
+        first_nodes: list[Node],
+        first_pods: list[Pod],
+        swarm: tuple[bool, ...],
+    ) -> None:
+        """Build both caches (see `build`), add the cluster's first nodes to them, and keep
+        the first pods to pick from: a cluster exists before its scheduler starts, and no
+        run (whichever actions its swarm leaves out) is all snapshots."""
         self.build(ttl, gates)
+        self.swarm = tuple(each for each, kept in zip(self.actions, swarm, strict=True) if kept)
+        self.swarm = self.swarm or self.actions
         for node in first_nodes:
             self.add_node(node)
-        return multiple(*first_nodes)
+        self.drawn["nodes"] = list(first_nodes)
+        self.drawn["pods"] = [self.known(pod) for pod in first_pods]
 
-    @initialize(target=pods, drawn=st.lists(strategies.pods(), min_size=1, max_size=3))
-    def first_pods(self, drawn: list[Pod]) -> MultipleResults[Pod]:
-        return multiple(*(self.known(pod) for pod in drawn))
-
-    @initialize(target=snapshots)
-    def first_snapshot(self) -> str:
-        return SNAPSHOT_NAMES[0]
+    @rule(step=NEXT_STEP)
+    def next_step(self, step: tuple[Action, dict[str, Any]]) -> None:
+        """Take one action, drawn with its arguments by `NEXT_STEP`, and keep what it made."""
+        chosen, arguments = step
+        made = getattr(self, chosen.name)(**arguments)
+        if chosen.target is not None:
+            self.drawn[chosen.target].append(made)
 
     # -- values the rules pick from ---------------------------------------------
 
-    @rule(target=nodes, node=strategies.nodes())
+    @action(target=NODES, node=strategies.nodes())
     def new_node(self, node: Node) -> Node:
         return node
 
-    @rule(target=pods, pod=strategies.pods())
+    @action(target=PODS, pod=strategies.pods())
     def new_pod(self, pod: Pod) -> Pod:
         return self.known(pod)
 
-    @rule(
-        target=pods,
-        pod=pods,
+    @action(
+        target=PODS,
+        pod=PODS,
         node_name=st.sampled_from((None, *strategies.POD_NODE_NAMES)),
         uid=st.sampled_from((None, *strategies.UIDS, "")),
     )
@@ -168,13 +199,9 @@ class ConformanceMachine(CheckedMachine):
         variant = strategies.with_changes(pod, **changes)
         return self.known(variant) if variant.uid else variant
 
-    @rule(target=snapshots, name=st.sampled_from((*SNAPSHOT_NAMES, FRESH)))
-    def snapshot_name(self, name: str) -> str:
-        return name
-
     # -- node operations ----------------------------------------------------------
 
-    @rule(node=nodes)
+    @action(node=NODES)
     def add_node(self, node: Node) -> None:
         # Outside the contract (§13) and nondeterministic upstream: adding a live
         # node under other zone labels leaves it twice in the node tree, and the
@@ -185,7 +212,7 @@ class ConformanceMachine(CheckedMachine):
         if self.take(Step("add_node", {"node": node})).ok:
             self.last_node[node.name] = node
 
-    @rule(node=nodes, old_is_null=st.sampled_from((False, False, False, True)))
+    @action(node=NODES, old_is_null=NULL_OLD_NODES)
     def update_node(self, node: Node, old_is_null: bool) -> None:
         # The informer passes the previous object; only for a node it never
         # showed us may it be null (FORMAT.md's `UpdateNode(nil, n)`).  A null
@@ -200,7 +227,7 @@ class ConformanceMachine(CheckedMachine):
         if self.take(Step("update_node", {"old": old, "new": node})).ok:
             self.last_node[node.name] = node
 
-    @rule(node=nodes, fitting=FITTING, data=st.data())
+    @action(node=NODES, fitting=FITTING, data=st.data())
     def remove_node(self, node: Node, fitting: bool, data: st.DataObject) -> None:
         """Remove the drawn node or (`fitting`) one the cache holds."""
         if fitting:
@@ -212,7 +239,7 @@ class ConformanceMachine(CheckedMachine):
         node = self.last_node.get(node.name, node)
         self.take(Step("remove_node", {"node": node}))
 
-    @rule(node=nodes, data=st.data(), changed=st.booleans())
+    @action(node=NODES, data=st.data(), changed=st.booleans())
     def node_reregistration(self, node: Node, data: st.DataObject, changed: bool) -> None:
         """A kubelet re-registers: a node the cache holds is removed and added again under
         its name, as it was or (`changed`) with the drawn node's labels, capacity and images.
@@ -220,12 +247,12 @@ class ConformanceMachine(CheckedMachine):
         names = [name for name in self.live_nodes() if name in self.last_node]
         if not names:
             return
-        name = data.draw(st.sampled_from(names), label="node name")
+        name = one_of(data, names, "node name")
         removed = self.take(Step("remove_node", {"node": self.last_node[name]}))
         if removed.ok:
             self.add_node(strategies.renamed(node, name) if changed else self.last_node[name])
 
-    @rule(node=nodes, data=st.data())
+    @action(node=NODES, data=st.data())
     def ghost_given_its_node(self, node: Node, data: st.DataObject) -> None:
         """Outside the contract (§14): an update delivers the node object of a ghost, which
         stays out of the node tree; a snapshot update maps it, then add_node puts it in the
@@ -239,12 +266,13 @@ class ConformanceMachine(CheckedMachine):
             holding = [name for name in holding if name in self.last_node]
             if not holding:
                 return
-            made = data.draw(st.sampled_from(holding), label="node to leave as a ghost")
+            made = one_of(data, holding, "node to leave as a ghost")
             if not self.take(Step("remove_node", {"node": self.last_node[made]})).ok:
                 return
             ghosts = [made]
-        name = data.draw(st.sampled_from(ghosts), label="ghost")
-        restored = strategies.renamed(node, name)
+        name = one_of(data, ghosts, "ghost")
+        # with a zone, an update passing no old object is fatal (§8.10): the story ends there
+        restored = strategies.renamed(node, name, zoned=False)
         self.within_contract = False
         if not self.take(Step("update_node", {"old": None, "new": restored})).ok:
             return
@@ -257,14 +285,14 @@ class ConformanceMachine(CheckedMachine):
     # the operation expects, so that whole life cycles (assume, finish, add,
     # update, remove) happen often and illegal calls still happen.
 
-    @rule(pod=pods, fitting=FITTING, data=st.data())
+    @action(pod=PODS, fitting=FITTING, data=st.data())
     def assume_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
         """Assume the pod as drawn, or (`fitting`) as the scheduler does: under a UID the
         cache does not hold, on a node it holds (one the snapshot offered)."""
         self._assume(pod, fitting, data)
 
-    @rule(
-        pod=pods,
+    @action(
+        pod=PODS,
         data=st.data(),
         advance=st.sampled_from(TIME_STEPS),
         progress=st.sampled_from(("confirmed", "confirmed", "bound", "binding")),
@@ -304,8 +332,8 @@ class ConformanceMachine(CheckedMachine):
             pod = self.known(pod)
         return pod, self.take(Step("assume_pod", {"pod": pod}))
 
-    @precondition(lambda self: self.release.has_expiry)
-    @rule(pod=pods, fitting=FITTING, data=st.data(), advance=st.sampled_from(TIME_STEPS))
+    @only_in("has_expiry")
+    @action(pod=PODS, fitting=FITTING, data=st.data(), advance=st.sampled_from(TIME_STEPS))
     def finish_binding(
         self, pod: Pod, fitting: bool, data: st.DataObject, advance: Decimal
     ) -> None:
@@ -314,13 +342,13 @@ class ConformanceMachine(CheckedMachine):
         self.now += advance
         self.take(Step("finish_binding", {"pod": pod, "now": self.now}))
 
-    @rule(pod=pods, fitting=FITTING, data=st.data(), elsewhere=ELSEWHERE)
+    @action(pod=PODS, fitting=FITTING, data=st.data(), elsewhere=ELSEWHERE)
     def forget_pod(self, pod: Pod, fitting: bool, data: st.DataObject, elsewhere: bool) -> None:
         """Forget an assumed pod: the version assumed, or (not `fitting`) any version."""
         self._forget("forget_pod", pod, fitting, data, elsewhere)
 
-    @precondition(lambda self: self.release.has_remove_assumed_pod)
-    @rule(pod=pods, fitting=FITTING, data=st.data(), elsewhere=ELSEWHERE)
+    @only_in("has_remove_assumed_pod")
+    @action(pod=PODS, fitting=FITTING, data=st.data(), elsewhere=ELSEWHERE)
     def remove_assumed_pod(
         self, pod: Pod, fitting: bool, data: st.DataObject, elsewhere: bool
     ) -> None:
@@ -346,7 +374,7 @@ class ConformanceMachine(CheckedMachine):
             # the lists drop the UID by the argument's classification (§4.3)
             self.affinity_drifted.add(cached.node_name)
 
-    @rule(pod=pods, fitting=FITTING, data=st.data())
+    @action(pod=PODS, fitting=FITTING, data=st.data())
     def add_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
         """Add the pod as drawn (a new pod, or an assumed one bound elsewhere), or
         (`fitting`) confirm an assumed pod where it was assumed, or, with none assumed,
@@ -359,8 +387,8 @@ class ConformanceMachine(CheckedMachine):
             pod = self.known(strategies.with_changes(pod, node_name=node_name))
         self.take(Step("add_pod", {"pod": pod}))
 
-    @rule(
-        pod=pods,
+    @action(
+        pod=PODS,
         fitting=FITTING,
         data=st.data(),
         body=strategies.pod_specs(),
@@ -399,8 +427,8 @@ class ConformanceMachine(CheckedMachine):
             self.within_contract = False
         self.take(Step("update_pod", {"old": old, "new": new}))
 
-    @rule(
-        pod=pods,
+    @action(
+        pod=PODS,
         fitting=FITTING,
         data=st.data(),
         named=st.sampled_from(("as held", "as held", "missed delete", "another node")),
@@ -415,14 +443,14 @@ class ConformanceMachine(CheckedMachine):
             pod = self._elsewhere(pod, data)
         self.take(Step("remove_pod", {"pod": pod}))
 
-    @precondition(lambda self: self.release.has_expiry)
-    @rule(advance=st.sampled_from(TIME_STEPS))
+    @only_in("has_expiry")
+    @action(advance=st.sampled_from(TIME_STEPS))
     def cleanup(self, advance: Decimal) -> None:
         self.now += advance
         self.take(Step("cleanup", {"now": self.now}))
 
-    @precondition(lambda self: self.release.has_get_node)
-    @rule(name=st.sampled_from(strategies.POD_NODE_NAMES))
+    @only_in("has_get_node")
+    @action(name=st.sampled_from(strategies.POD_NODE_NAMES))
     def get_node(self, name: str) -> None:
         """Read one NodeInfo, a ghost or an unknown name included (v1.36 on)."""
         self.take(Step("get_node", {"name": name}))
@@ -432,9 +460,9 @@ class ConformanceMachine(CheckedMachine):
     # Groups and composites are named from small pools, so objects, members and
     # children meet; every op also runs with the gates off, where it must do nothing.
 
-    @precondition(lambda self: self.release.has_pod_groups)
-    @rule(
-        pod=pods,
+    @only_in("has_pod_groups")
+    @action(
+        pod=PODS,
         fitting=FITTING,
         data=st.data(),
         group=st.sampled_from(strategies.GROUPS),
@@ -475,9 +503,9 @@ class ConformanceMachine(CheckedMachine):
         uid = self.pick(data, "uid", pod.uid or strategies.UIDS[0], unheld)
         return self.known(strategies.with_changes(pod, uid=uid, node_name="", group=group))
 
-    @precondition(lambda self: self.release.has_pod_groups)
-    @rule(
-        pod=pods,
+    @only_in("has_pod_groups")
+    @action(
+        pod=PODS,
         data=st.data(),
         group=st.sampled_from(strategies.GROUPS),
         size=st.integers(min_value=1, max_value=len(strategies.UIDS)),
@@ -571,8 +599,8 @@ class ConformanceMachine(CheckedMachine):
             )
         )
 
-    @precondition(lambda self: self.release.has_pod_group_objects)
-    @rule(
+    @only_in("has_pod_group_objects")
+    @action(
         name=st.sampled_from(strategies.GROUPS),
         namespace=st.sampled_from(strategies.NAMESPACES),
         parent=PARENTS,
@@ -598,8 +626,8 @@ class ConformanceMachine(CheckedMachine):
         else:
             self.take(Step(op, {"pod_group": kept}))
 
-    @precondition(lambda self: self.release.has_pod_group_objects)
-    @rule(
+    @only_in("has_pod_group_objects")
+    @action(
         name=st.sampled_from(strategies.COMPOSITES),
         namespace=st.sampled_from(strategies.NAMESPACES),
         parent=PARENTS,
@@ -625,8 +653,8 @@ class ConformanceMachine(CheckedMachine):
         else:
             self.take(Step(op, {"composite_pod_group": kept}))
 
-    @precondition(lambda self: self.release.has_pod_groups)
-    @rule(
+    @only_in("has_pod_groups")
+    @action(
         op=st.sampled_from(
             (
                 "get_pod_group_state",
@@ -642,8 +670,8 @@ class ConformanceMachine(CheckedMachine):
         """Ask one of the pod-group listers about a group or composite, held or not."""
         self.take(Step(op, {"namespace": namespace, "name": name}))
 
-    @precondition(lambda self: self.release.has_pod_group_objects)
-    @rule(
+    @only_in("has_pod_group_objects")
+    @action(
         kind=st.sampled_from(ENTITY_KINDS),
         namespace=st.sampled_from(strategies.NAMESPACES),
         name=st.sampled_from((*strategies.GROUPS, *strategies.COMPOSITES)),
@@ -654,7 +682,7 @@ class ConformanceMachine(CheckedMachine):
 
     # -- snapshots --------------------------------------------------------------------
 
-    @rule(name=snapshots)
+    @action(name=SNAPSHOTS)
     def update_snapshot(self, name: str) -> None:
         """Update a long-lived snapshot (it may have missed many changes), or a fresh one."""
         if name == FRESH:
@@ -662,8 +690,8 @@ class ConformanceMachine(CheckedMachine):
             name = f"{FRESH}{self.fresh_snapshots}"
         self._update_snapshot(name)
 
-    @precondition(lambda self: self.release.has_mutation_sessions)
-    @rule(name=snapshots)
+    @only_in("has_mutation_sessions")
+    @action(name=SNAPSHOTS)
     def start_mutations(self, name: str) -> None:
         """Open a mutation session on a snapshot, as a pod-group cycle's preemption does (or
         try to open a second one)."""
@@ -672,8 +700,8 @@ class ConformanceMachine(CheckedMachine):
         if outcome.ok:
             self.sessions[name] = False
 
-    @precondition(lambda self: self.release.has_mutation_sessions)
-    @rule(name=snapshots)
+    @only_in("has_mutation_sessions")
+    @action(name=SNAPSHOTS)
     def end_mutations(self, name: str) -> None:
         """End a snapshot's mutation session (or try to end one never opened)."""
         outcome = self.take(Step("end_mutations", {"snapshot": name}))
@@ -682,8 +710,7 @@ class ConformanceMachine(CheckedMachine):
             # §19.12: the update made inside the session is undone, its changes consumed
             self.within_contract = False
 
-    @precondition(lambda self: self.last_updated is not None)
-    @rule()
+    @action(when=lambda machine: machine.last_updated is not None)
     def update_snapshot_again(self) -> None:
         """Update the snapshot updated last: it holds entries from before the steps since,
         so each changed node is re-cloned in place (the incremental path)."""
@@ -737,17 +764,20 @@ def conformance_machine(
         from kcache.spec.cache import Cache as SpecCache  # noqa: PLC0415 -- spec lands independently
 
         reference = SpecCache
+    actions = actions_of(ConformanceMachine, release)
     return type(
         f"Conformance_{name}",
         (ConformanceMachine,),
         {
+            "actions": actions,
             "factory": staticmethod(factory),
             "reference": staticmethod(reference),
             "build_cluster": initialize(
-                target=ConformanceMachine.nodes,
                 ttl=ttls,
                 gates=gate_flips(release),
                 first_nodes=st.lists(strategies.nodes(), min_size=1, max_size=3),
+                first_pods=st.lists(strategies.pods(), min_size=1, max_size=3),
+                swarm=swarms(len(actions)),
             )(ConformanceMachine.build_cluster),
             "run_release": release,
             # a written trace pins neither: replayed with the defect acknowledged, it must pass

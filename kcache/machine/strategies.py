@@ -480,6 +480,12 @@ def as_read_by(release: Release, pod: Pod) -> Pod:
     return with_changes(pod, group=None)
 
 
+#: versions `with_changes` made, by (the pod's id, the changes): the pool's pods come
+#: back every few steps, and reading a manifest costs more than the step it serves
+_VERSIONS: dict[tuple[int, tuple[tuple[str, Any], ...]], tuple[Pod, Pod]] = {}
+_VERSIONS_KEPT = 4096
+
+
 def with_changes(pod: Pod, **changes: Any) -> Pod:
     """Another version of `pod`: its manifest with metadata or spec fields replaced.
 
@@ -487,6 +493,20 @@ def with_changes(pod: Pod, **changes: Any) -> Pod:
     `group` to spec.schedulingGroup (None: no group), `spec` replaces the spec
     (keeping the node name unless also given).
     """
+    if "spec" in changes:
+        return _read_with_changes(pod, changes)
+    key = (id(pod), tuple(sorted(changes.items())))
+    kept = _VERSIONS.get(key)
+    if kept is not None and kept[0] is pod:
+        return kept[1]
+    if len(_VERSIONS) >= _VERSIONS_KEPT:
+        _VERSIONS.clear()
+    version = _read_with_changes(pod, changes)
+    _VERSIONS[key] = (pod, version)  # holding `pod` keeps its id from being reused
+    return version
+
+
+def _read_with_changes(pod: Pod, changes: Mapping[str, Any]) -> Pod:
     metadata = dict(pod.manifest.get("metadata", {}))
     spec = dict(changes.get("spec", pod.manifest.get("spec", {})))
     spec["nodeName"] = changes.get("node_name", pod.node_name)
@@ -535,10 +555,17 @@ def node_manifest(
     return {"apiVersion": "v1", "kind": "Node", "metadata": metadata, "status": status}
 
 
-def renamed(node: Node, name: str) -> Node:
-    """`node` under another name: its manifest with `metadata.name` replaced."""
+def renamed(node: Node, name: str, *, zoned: bool = True) -> Node:
+    """`node` under another name: its manifest with `metadata.name` replaced, and without
+    its zone and region labels unless `zoned`."""
     metadata = {**node.manifest.get("metadata", {}), "name": name}
+    if not zoned:
+        labels = metadata.get("labels", {})
+        metadata["labels"] = {key: value for key, value in labels.items() if key not in _ZONING}
     return node_from_manifest({**node.manifest, "metadata": metadata})
+
+
+_ZONING = frozenset((ZONE, REGION, DEPRECATED_ZONE, DEPRECATED_REGION))
 
 
 def nodes() -> st.SearchStrategy[Node]:

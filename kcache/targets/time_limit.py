@@ -50,6 +50,9 @@ class _Alarm:
         self.what = ""
         self.seconds = 0.0
         self.active = False
+        #: a deadline is running: calls made inside it run under it instead of their own
+        self.armed = False
+        self.main_thread = threading.main_thread().ident
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -69,15 +72,24 @@ class _Alarm:
         raise StepTimeout(f"{self.what} did not return within {self.seconds:g} s (--step-timeout)")
 
     def run(self, seconds: float, what: str, method: Callable[..., Any], *args: Any) -> Any:
-        """`method(*args)`, interrupted after `seconds` when called from the main thread."""
-        if not self.active or threading.current_thread() is not threading.main_thread():
+        """`method(*args)`, interrupted after `seconds` when called from the main thread.
+
+        Inside another call's deadline (`_Limited.within_limit`) it runs under that one,
+        named as itself, without two more `setitimer`s.
+        """
+        if not self.active or threading.get_ident() != self.main_thread:
             return method(*args)
-        self.what, self.seconds = what, seconds
+        self.what = what
+        if self.armed:
+            return method(*args)
+        self.seconds = seconds
+        self.armed = True
         signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             return method(*args)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            self.armed = False
 
 
 class _LimitedFactory:
@@ -101,6 +113,11 @@ class _Limited:
         self._seconds = seconds
         self._alarm = alarm
 
+    def within_limit(self, what: str, reads: Callable[..., Any], *args: Any) -> Any:
+        """`reads(*args)`, whose calls on this cache share one deadline: an observation
+        makes a dozen reads per step, and a deadline each was a twentieth of a run."""
+        return self._alarm.run(self._seconds, what, reads, *args)
+
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._inner, name)
         if not callable(found):
@@ -110,11 +127,16 @@ class _Limited:
         return limited
 
     def _limited(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        alarm, seconds = self._alarm, self._seconds
+        if name == "new_snapshot":
+
+            def make(*args: Any) -> Any:
+                return _Limited(alarm.run(seconds, name, method, *args), seconds, alarm)
+
+            return make
+
         def call(*args: Any) -> Any:
-            inner = [arg._inner if isinstance(arg, _Limited) else arg for arg in args]
-            result = self._alarm.run(self._seconds, name, method, *inner)
-            if name == "new_snapshot":
-                return _Limited(result, self._seconds, self._alarm)
-            return result
+            inner = [arg._inner if type(arg) is _Limited else arg for arg in args]
+            return alarm.run(seconds, name, method, *inner)
 
         return call

@@ -392,7 +392,9 @@ class _First:
     """A stand-in for Hypothesis's `data` that always takes the first choice."""
 
     def draw(self, strategy: Any, label: str | None = None) -> Any:
-        return strategy.elements[0]  # the rules draw only from `st.sampled_from`
+        # the rules draw from `st.sampled_from`, or an index into a list (`actions.one_of`)
+        elements = getattr(strategy.wrapped_strategy, "elements", None)
+        return 0 if elements is None else elements[0]
 
 
 def test_gate_flips_turn_on_what_a_flipped_gate_needs() -> None:

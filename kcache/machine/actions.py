@@ -1,0 +1,136 @@
+"""The conformance machine's actions: one table of what an example may do, drawn cheaply.
+
+Each action is a method of the machine marked with `@action`, which records
+how its arguments are drawn: a Hypothesis strategy, or `NODES` / `PODS`, one
+of the node or pod values the example has met so far.  The machine has one
+Hypothesis rule, which draws the next action and its arguments with
+`NEXT_STEP`.  Hypothesis' own rule selection re-checks every rule's
+precondition and feature flag, and writes a choice for each, at every step:
+that was a sixth of a conformance run.  Swarm testing, which Hypothesis'
+feature flags gave, is kept: each example draws once which actions it leaves
+out (`swarms`), so that some examples dwell on few operations.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+import attrs
+from hypothesis import strategies as st
+
+from kcache.spec.releases import Release
+
+#: an argument drawn from the nodes the example has met (first nodes, `new_node`)
+NODES = "nodes"
+#: an argument drawn from the pods the example has met (first pods, `new_pod`, variants)
+PODS = "pods"
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+_Value = TypeVar("_Value")
+
+
+class Acting(Protocol):
+    """What `NEXT_STEP` needs of the machine it draws for."""
+
+    swarm: tuple[Action, ...]
+    drawn: dict[str, list[Any]]
+
+
+@attrs.frozen
+class Action:
+    """One thing an example may do: the machine's method `name`, how each argument is
+    drawn, which values it adds to (`NODES`, `PODS` or None), and when it may run."""
+
+    name: str
+    arguments: tuple[tuple[str, st.SearchStrategy[Any] | str], ...]
+    target: str | None = None
+    #: the `Release` flag the action needs (`only_in`), None: every release
+    feature: str | None = None
+    #: whether the machine's state allows it now, None: always
+    when: Callable[[Any], bool] | None = None
+
+
+def action(
+    *,
+    target: str | None = None,
+    when: Callable[[Any], bool] | None = None,
+    **arguments: st.SearchStrategy[Any] | str,
+) -> Callable[[_Method], _Method]:
+    """Mark a machine method as an action whose arguments are drawn as `arguments` say."""
+
+    def mark(method: _Method) -> _Method:
+        method.kcache_action = Action(  # type: ignore[attr-defined]
+            method.__name__, tuple(arguments.items()), target, when=when
+        )
+        return method
+
+    return mark
+
+
+def only_in(feature: str) -> Callable[[_Method], _Method]:
+    """An action for releases that have `feature` (a `Release` flag, such as `has_expiry`)."""
+
+    def mark(method: _Method) -> _Method:
+        method.kcache_feature = feature  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
+def actions_of(machine: type, release: Release) -> tuple[Action, ...]:
+    """The actions `machine` defines that `release` has, in the order they are defined."""
+    found = []
+    for member in vars(machine).values():
+        marked = getattr(member, "kcache_action", None)
+        feature = getattr(member, "kcache_feature", None)
+        if marked is not None and (feature is None or getattr(release, feature)):
+            found.append(attrs.evolve(marked, feature=feature))
+    return tuple(found)
+
+
+@st.composite
+def swarms(draw: st.DrawFn, count: int) -> tuple[bool, ...]:
+    """Which of `count` actions an example keeps: all of them, or each with a chance of
+    3/4, 1/2 or 1/4 that the example draws first.  It shrinks towards keeping all."""
+    leave_out = draw(st.integers(0, 3))
+    if leave_out == 0:
+        return (True,) * count
+    return tuple(draw(_below(4)) >= leave_out for _ in range(count))
+
+
+@functools.cache
+def _below(count: int) -> st.SearchStrategy[int]:
+    """An index into `count` values, shrinking towards the first; one strategy per count,
+    as a new strategy is validated on its first draw."""
+    return st.integers(0, count - 1)
+
+
+#: the machine being run (`st.runner()` is a new strategy, to validate, at every call)
+_MACHINE = st.runner()
+
+
+@st.composite
+def _next_step(draw: st.DrawFn) -> tuple[Action, dict[str, Any]]:
+    machine: Acting = draw(_MACHINE)
+    available = [each for each in machine.swarm if each.when is None or each.when(machine)]
+    chosen = available[draw(_below(len(available)))]
+    arguments: dict[str, Any] = {}
+    for key, how in chosen.arguments:
+        if isinstance(how, str):
+            values = machine.drawn[how]
+            arguments[key] = values[draw(_below(len(values)))]
+        else:
+            arguments[key] = draw(how)
+    return chosen, arguments
+
+
+#: the next action of the machine being run, with its arguments
+NEXT_STEP = _next_step()
+
+
+def one_of(data: st.DataObject, choices: Sequence[_Value], label: str) -> _Value:
+    """One of `choices`, drawn without building a strategy for them: a new strategy is
+    validated on its first draw, and the rules draw from a new list at every step."""
+    return choices[data.draw(_below(len(choices)), label=label)]
