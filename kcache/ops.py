@@ -74,6 +74,10 @@ class Outcome:
         return f"{self.kind} {self.error_class}: {self.message}".rstrip(": ")
 
 
+#: every success's outcome: one value, as the machine reads a dozen outcomes per step
+_OK = Outcome("ok")
+
+
 def call(operation: Callable[..., Any], *args: Any) -> tuple[Outcome, Any]:
     """Run `operation(*args)`; its outcome, and its result when it succeeded.
 
@@ -90,7 +94,7 @@ def call(operation: Callable[..., Any], *args: Any) -> tuple[Outcome, Any]:
         raise
     except Exception as error:  # a crash is an outcome to compare, not a harness failure
         return Outcome("crash", type(error).__name__, str(error)), None
-    return Outcome("ok"), result
+    return _OK, result
 
 
 # -- values and their JSON ------------------------------------------------------------------------

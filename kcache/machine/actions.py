@@ -26,9 +26,17 @@ from kcache.spec.releases import Release
 NODES = "nodes"
 #: an argument drawn from the pods the example has met (first pods, `new_pod`, variants)
 PODS = "pods"
+#: an argument the action draws more with, from what the machine holds (`Draws`)
+DRAWS = "draws"
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 _Value = TypeVar("_Value")
+
+
+class Drawing(Protocol):
+    """What an action draws with: `Draws`, or Hypothesis' `st.DataObject`."""
+
+    def draw(self, strategy: st.SearchStrategy[_Value], label: str | None = None) -> _Value: ...
 
 
 class Acting(Protocol):
@@ -118,7 +126,9 @@ def _next_step(draw: st.DrawFn) -> tuple[Action, dict[str, Any]]:
     chosen = available[draw(_below(len(available)))]
     arguments: dict[str, Any] = {}
     for key, how in chosen.arguments:
-        if isinstance(how, str):
+        if how == DRAWS:
+            arguments[key] = Draws(draw)
+        elif isinstance(how, str):
             values = machine.drawn[how]
             arguments[key] = values[draw(_below(len(values)))]
         else:
@@ -126,11 +136,23 @@ def _next_step(draw: st.DrawFn) -> tuple[Action, dict[str, Any]]:
     return chosen, arguments
 
 
+class Draws:
+    """What an action draws with once it has looked at the machine's state: `st.data()`
+    without its drawn object, its bookkeeping and its span, at every step."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self._draw = draw
+
+    def draw(self, strategy: st.SearchStrategy[_Value], label: str | None = None) -> _Value:
+        """A value of `strategy` (`label` names it, as `st.DataObject.draw` takes one)."""
+        return self._draw(strategy)
+
+
 #: the next action of the machine being run, with its arguments
 NEXT_STEP = _next_step()
 
 
-def one_of(data: st.DataObject, choices: Sequence[_Value], label: str) -> _Value:
+def one_of(data: Drawing, choices: Sequence[_Value], label: str) -> _Value:
     """One of `choices`, drawn without building a strategy for them: a new strategy is
     validated on its first draw, and the rules draw from a new list at every step."""
     return choices[data.draw(_below(len(choices)), label=label)]

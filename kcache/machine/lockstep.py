@@ -14,12 +14,11 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, ClassVar, NoReturn
 
-from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 
 from kcache.errors import KcacheError
 from kcache.machine import coverage, strategies
-from kcache.machine.actions import one_of
+from kcache.machine.actions import Drawing, one_of
 from kcache.machine.observation import Allowance, Observation, compare_results, observe
 from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
 from kcache.ops import OPS, Outcome, Run, call
@@ -292,7 +291,7 @@ class LockstepMachine(RuleBasedStateMachine):
         self.known_pods.setdefault(pod.uid, pod)
         return pod
 
-    def pick(self, data: st.DataObject, label: str, default: Any, choices: Sequence[Any]) -> Any:
+    def pick(self, data: Drawing, label: str, default: Any, choices: Sequence[Any]) -> Any:
         """One of `choices` (for a node name, the node last set under it), or `default` if none."""
         if not choices:
             return default

@@ -20,10 +20,12 @@ from hypothesis.stateful import initialize, rule
 
 from kcache.machine import strategies
 from kcache.machine.actions import (
+    DRAWS,
     NEXT_STEP,
     NODES,
     PODS,
     Action,
+    Drawing,
     action,
     actions_of,
     one_of,
@@ -227,8 +229,8 @@ class ConformanceMachine(CheckedMachine):
         if self.take(Step("update_node", {"old": old, "new": node})).ok:
             self.last_node[node.name] = node
 
-    @action(node=NODES, fitting=FITTING, data=st.data())
-    def remove_node(self, node: Node, fitting: bool, data: st.DataObject) -> None:
+    @action(node=NODES, fitting=FITTING, data=DRAWS)
+    def remove_node(self, node: Node, fitting: bool, data: Drawing) -> None:
         """Remove the drawn node or (`fitting`) one the cache holds."""
         if fitting:
             held = self.spec_dump().nodes
@@ -239,8 +241,8 @@ class ConformanceMachine(CheckedMachine):
         node = self.last_node.get(node.name, node)
         self.take(Step("remove_node", {"node": node}))
 
-    @action(node=NODES, data=st.data(), changed=st.booleans())
-    def node_reregistration(self, node: Node, data: st.DataObject, changed: bool) -> None:
+    @action(node=NODES, data=DRAWS, changed=st.booleans())
+    def node_reregistration(self, node: Node, data: Drawing, changed: bool) -> None:
         """A kubelet re-registers: a node the cache holds is removed and added again under
         its name, as it was or (`changed`) with the drawn node's labels, capacity and images.
         Its pods stay in between, on a ghost, and snapshots updated before still map it."""
@@ -252,8 +254,8 @@ class ConformanceMachine(CheckedMachine):
         if removed.ok:
             self.add_node(strategies.renamed(node, name) if changed else self.last_node[name])
 
-    @action(node=NODES, data=st.data())
-    def ghost_given_its_node(self, node: Node, data: st.DataObject) -> None:
+    @action(node=NODES, data=DRAWS)
+    def ghost_given_its_node(self, node: Node, data: Drawing) -> None:
         """Outside the contract (§14): an update delivers the node object of a ghost, which
         stays out of the node tree; a snapshot update maps it, then add_node puts it in the
         tree.  The next update that only re-clones finds the node list one short of the
@@ -285,21 +287,21 @@ class ConformanceMachine(CheckedMachine):
     # the operation expects, so that whole life cycles (assume, finish, add,
     # update, remove) happen often and illegal calls still happen.
 
-    @action(pod=PODS, fitting=FITTING, data=st.data())
-    def assume_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+    @action(pod=PODS, fitting=FITTING, data=DRAWS)
+    def assume_pod(self, pod: Pod, fitting: bool, data: Drawing) -> None:
         """Assume the pod as drawn, or (`fitting`) as the scheduler does: under a UID the
         cache does not hold, on a node it holds (one the snapshot offered)."""
         self._assume(pod, fitting, data)
 
     @action(
         pod=PODS,
-        data=st.data(),
+        data=DRAWS,
         advance=st.sampled_from(TIME_STEPS),
         progress=st.sampled_from(("confirmed", "confirmed", "bound", "binding")),
         later=st.sampled_from(TIME_STEPS),
     )
     def scheduling_cycle(
-        self, pod: Pod, data: st.DataObject, advance: Decimal, progress: str, later: Decimal
+        self, pod: Pod, data: Drawing, advance: Decimal, progress: str, later: Decimal
     ) -> None:
         """One pod through the cache as ScheduleOne and the informer drive it: assumed
         where the scheduler placed it, then, as far as `progress` goes, binding finished
@@ -319,7 +321,7 @@ class ConformanceMachine(CheckedMachine):
             self.now += later
             self.take(Step("cleanup", {"now": self.now}))
 
-    def _assume(self, pod: Pod, fitting: bool, data: st.DataObject) -> tuple[Pod, Outcome]:
+    def _assume(self, pod: Pod, fitting: bool, data: Drawing) -> tuple[Pod, Outcome]:
         if fitting:
             held = {held.uid for held in self.held()}
             unheld = [uid for uid in strategies.UIDS if uid not in held]
@@ -333,36 +335,30 @@ class ConformanceMachine(CheckedMachine):
         return pod, self.take(Step("assume_pod", {"pod": pod}))
 
     @only_in("has_expiry")
-    @action(pod=PODS, fitting=FITTING, data=st.data(), advance=st.sampled_from(TIME_STEPS))
-    def finish_binding(
-        self, pod: Pod, fitting: bool, data: st.DataObject, advance: Decimal
-    ) -> None:
+    @action(pod=PODS, fitting=FITTING, data=DRAWS, advance=st.sampled_from(TIME_STEPS))
+    def finish_binding(self, pod: Pod, fitting: bool, data: Drawing, advance: Decimal) -> None:
         """Binding finished at a later time: the assumed pod's expiry clock starts."""
         pod = self.pick(data, "pod", pod, self.held(assumed=True)) if fitting else pod
         self.now += advance
         self.take(Step("finish_binding", {"pod": pod, "now": self.now}))
 
-    @action(pod=PODS, fitting=FITTING, data=st.data(), elsewhere=ELSEWHERE)
-    def forget_pod(self, pod: Pod, fitting: bool, data: st.DataObject, elsewhere: bool) -> None:
+    @action(pod=PODS, fitting=FITTING, data=DRAWS, elsewhere=ELSEWHERE)
+    def forget_pod(self, pod: Pod, fitting: bool, data: Drawing, elsewhere: bool) -> None:
         """Forget an assumed pod: the version assumed, or (not `fitting`) any version."""
         self._forget("forget_pod", pod, fitting, data, elsewhere)
 
     @only_in("has_remove_assumed_pod")
-    @action(pod=PODS, fitting=FITTING, data=st.data(), elsewhere=ELSEWHERE)
-    def remove_assumed_pod(
-        self, pod: Pod, fitting: bool, data: st.DataObject, elsewhere: bool
-    ) -> None:
+    @action(pod=PODS, fitting=FITTING, data=DRAWS, elsewhere=ELSEWHERE)
+    def remove_assumed_pod(self, pod: Pod, fitting: bool, data: Drawing, elsewhere: bool) -> None:
         """The informer deleted an assumed pod: forget_pod's checks and effect (v1.37)."""
         self._forget("remove_assumed_pod", pod, fitting, data, elsewhere)
 
-    def _elsewhere(self, pod: Pod, data: st.DataObject) -> Pod:
+    def _elsewhere(self, pod: Pod, data: Drawing) -> Pod:
         """`pod` naming another node than its own, which node guards stop (§8)."""
         others = [name for name in strategies.NODE_NAMES if name != pod.node_name]
         return strategies.with_changes(pod, node_name=self.pick(data, "node name", "", others))
 
-    def _forget(
-        self, op: str, pod: Pod, fitting: bool, data: st.DataObject, elsewhere: bool
-    ) -> None:
+    def _forget(self, op: str, pod: Pod, fitting: bool, data: Drawing, elsewhere: bool) -> None:
         """`elsewhere` names another node than the assumed one, which the node guard refuses."""
         pod = self.pick(data, "pod", pod, self.held(assumed=True)) if fitting else pod
         if elsewhere:
@@ -374,8 +370,8 @@ class ConformanceMachine(CheckedMachine):
             # the lists drop the UID by the argument's classification (§4.3)
             self.affinity_drifted.add(cached.node_name)
 
-    @action(pod=PODS, fitting=FITTING, data=st.data())
-    def add_pod(self, pod: Pod, fitting: bool, data: st.DataObject) -> None:
+    @action(pod=PODS, fitting=FITTING, data=DRAWS)
+    def add_pod(self, pod: Pod, fitting: bool, data: Drawing) -> None:
         """Add the pod as drawn (a new pod, or an assumed one bound elsewhere), or
         (`fitting`) confirm an assumed pod where it was assumed, or, with none assumed,
         add a pod another scheduler bound to a node the cache holds."""
@@ -390,7 +386,7 @@ class ConformanceMachine(CheckedMachine):
     @action(
         pod=PODS,
         fitting=FITTING,
-        data=st.data(),
+        data=DRAWS,
         body=strategies.pod_specs(),
         new_uid=NEW_UIDS,
         new_node=MOVES,
@@ -401,7 +397,7 @@ class ConformanceMachine(CheckedMachine):
         *,
         pod: Pod,
         fitting: bool,
-        data: st.DataObject,
+        data: Drawing,
         body: dict[str, Any],
         new_uid: str | None,
         new_node: str | None,
@@ -430,10 +426,10 @@ class ConformanceMachine(CheckedMachine):
     @action(
         pod=PODS,
         fitting=FITTING,
-        data=st.data(),
+        data=DRAWS,
         named=st.sampled_from(("as held", "as held", "missed delete", "another node")),
     )
-    def remove_pod(self, pod: Pod, fitting: bool, data: st.DataObject, named: str) -> None:
+    def remove_pod(self, pod: Pod, fitting: bool, data: Drawing, named: str) -> None:
         """Remove a pod; a missed delete arrives as a tombstone with no node name, and a
         delete naming another node than the cached one is fatal (§8.6)."""
         pod = self.pick(data, "pod", pod, self.held()) if fitting else pod
@@ -464,14 +460,14 @@ class ConformanceMachine(CheckedMachine):
     @action(
         pod=PODS,
         fitting=FITTING,
-        data=st.data(),
+        data=DRAWS,
         group=st.sampled_from(strategies.GROUPS),
         op=st.sampled_from(
             ("add_pod_group_member", "update_pod_group_member", "remove_pod_group_member")
         ),
     )
     def pod_group_member_event(
-        self, *, pod: Pod, fitting: bool, data: st.DataObject, group: str, op: str
+        self, *, pod: Pod, fitting: bool, data: Drawing, group: str, op: str
     ) -> None:
         """The queue's view of a pod the scheduler has not bound (one rule, so that the pod
         rules keep their share of steps):
@@ -497,7 +493,7 @@ class ConformanceMachine(CheckedMachine):
                 pod = self.pick(data, "pod", pod, members)
             self.take(Step(op, {"pod": pod}))
 
-    def _waiting_member(self, pod: Pod, group: str, data: st.DataObject) -> Pod:
+    def _waiting_member(self, pod: Pod, group: str, data: Drawing) -> Pod:
         held = {held.uid for held in self.held()}
         unheld = [uid for uid in strategies.UIDS if uid not in held]
         uid = self.pick(data, "uid", pod.uid or strategies.UIDS[0], unheld)
@@ -506,7 +502,7 @@ class ConformanceMachine(CheckedMachine):
     @only_in("has_pod_groups")
     @action(
         pod=PODS,
-        data=st.data(),
+        data=DRAWS,
         group=st.sampled_from(strategies.GROUPS),
         size=st.integers(min_value=1, max_value=len(strategies.UIDS)),
         ending=GANG_ENDINGS,
@@ -516,7 +512,7 @@ class ConformanceMachine(CheckedMachine):
         self,
         *,
         pod: Pod,
-        data: st.DataObject,
+        data: Drawing,
         group: str,
         size: int,
         ending: str,
@@ -554,7 +550,7 @@ class ConformanceMachine(CheckedMachine):
         for member in forgotten:
             self.take(Step("forget_pod", {"pod": member}))
 
-    def _snapshot_cycle(self, pod: Pod, data: st.DataObject, group: str, size: int) -> None:
+    def _snapshot_cycle(self, pod: Pod, data: Drawing, group: str, size: int) -> None:
         """A pod-group cycle over a snapshot (v1.37): up to `size` members announced, one
         update, then each member assumed in the snapshot on a node the cache holds and all
         forgotten newest first, sometimes inside a mutation session."""
