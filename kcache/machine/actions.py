@@ -101,11 +101,19 @@ def actions_of(machine: type, release: Release) -> tuple[Action, ...]:
 @st.composite
 def swarms(draw: st.DrawFn, count: int) -> tuple[bool, ...]:
     """Which of `count` actions an example keeps: all of them, or each with a chance of
-    3/4, 1/2 or 1/4 that the example draws first.  It shrinks towards keeping all."""
+    3/4, 1/2 or 1/4 that the example draws first (one or two random masks, ANDed or ORed:
+    two choices, not one per action).  It shrinks towards keeping all."""
     leave_out = draw(st.integers(0, 3))
     if leave_out == 0:
         return (True,) * count
-    return tuple(draw(_below(4)) >= leave_out for _ in range(count))
+    masks = draw(_masks(count))
+    left_out = {1: masks[0] & masks[1], 2: masks[0], 3: masks[0] | masks[1]}[leave_out]
+    return tuple(not left_out >> index & 1 for index in range(count))
+
+
+@functools.cache
+def _masks(count: int) -> st.SearchStrategy[tuple[int, int]]:
+    return st.tuples(st.integers(0, 2**count - 1), st.integers(0, 2**count - 1))
 
 
 @functools.cache
