@@ -1,8 +1,8 @@
 """The conformance machine's actions: one table of what an example may do, drawn cheaply.
 
 Each action is a method of the machine marked with `@action`, which records
-how its arguments are drawn: a Hypothesis strategy, or `NODES` / `PODS`, one
-of the node or pod values the example has met so far.  The machine has one
+how its arguments are drawn: a Hypothesis strategy, one of a tuple's values,
+or `NODES` / `PODS`, one of the node or pod values the example has met so far.  The machine has one
 Hypothesis rule, which draws the next action and its arguments with
 `NEXT_STEP`.  Hypothesis' own rule selection re-checks every rule's
 precondition and feature flag, and writes a choice for each, at every step:
@@ -29,6 +29,10 @@ PODS = "pods"
 #: an argument the action draws more with, from what the machine holds (`Draws`)
 DRAWS = "draws"
 
+#: how an argument is drawn: by a strategy, as one of a tuple's values (the first is the
+#: simplest), or from the machine (`NODES`, `PODS`, `DRAWS`)
+Drawn = st.SearchStrategy[Any] | tuple[Any, ...] | str
+
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 _Value = TypeVar("_Value")
 
@@ -52,7 +56,7 @@ class Action:
     drawn, which values it adds to (`NODES`, `PODS` or None), and when it may run."""
 
     name: str
-    arguments: tuple[tuple[str, st.SearchStrategy[Any] | str], ...]
+    arguments: tuple[tuple[str, Drawn], ...]
     target: str | None = None
     #: the `Release` flag the action needs (`only_in`), None: every release
     feature: str | None = None
@@ -64,7 +68,7 @@ def action(
     *,
     target: str | None = None,
     when: Callable[[Any], bool] | None = None,
-    **arguments: st.SearchStrategy[Any] | str,
+    **arguments: Drawn,
 ) -> Callable[[_Method], _Method]:
     """Mark a machine method as an action whose arguments are drawn as `arguments` say."""
 
@@ -139,6 +143,8 @@ def _next_step(draw: st.DrawFn) -> tuple[Action, dict[str, Any]]:
         elif isinstance(how, str):
             values = machine.drawn[how]
             arguments[key] = values[draw(_below(len(values)))]
+        elif isinstance(how, tuple):
+            arguments[key] = how[draw(_below(len(how)))]
         else:
             arguments[key] = draw(how)
     return chosen, arguments

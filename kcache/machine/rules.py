@@ -56,33 +56,31 @@ TTLS = (Decimal(0), Decimal(30), Decimal(10), Decimal("2.5"))
 TIME_STEPS = (Decimal(0), Decimal(1), Decimal("0.5"), Decimal(2), Decimal(10), Decimal(31))
 #: whether a rule takes a pod (or node) in the state its operation expects rather
 #: than the one drawn: mostly yes, so that whole life cycles happen in short runs
-FITTING = st.sampled_from((True, True, True, False))
+FITTING = (True, True, True, False)
 #: an updated pod's node: mostly where it is (a move is fatal, §8.5), any name otherwise
 MOVES = st.sampled_from((False, False, False, True)).flatmap(
     lambda moved: st.sampled_from(strategies.POD_NODE_NAMES) if moved else st.none()
 )
 #: an updated pod's UID: mostly its own, another when the informer coalesced a delete and create
-NEW_UIDS = st.sampled_from((None, None, None, *strategies.UIDS))
+NEW_UIDS = (None, None, None, *strategies.UIDS)
 #: whether an update of a node the cache does not hold passes no old object: rarely, as
 #: with a zone label that is fatal (§8.10), and every step before a fatal one is replayed
-NULL_OLD_NODES = st.sampled_from((False,) * 7 + (True,))
+NULL_OLD_NODES = (False,) * 7 + (True,)
 #: whether a forget names another node than the one the pod was assumed on (refused, §8.3)
-ELSEWHERE = st.sampled_from((False, False, False, True))
+ELSEWHERE = (False, False, False, True)
 #: a PodGroup's or CompositePodGroup's parent: mostly none, else a composite name
-PARENTS = st.sampled_from((None, None, *strategies.COMPOSITES))
+PARENTS = (None, None, *strategies.COMPOSITES)
 #: how a gang's scheduling cycle ends: all bound, one binding failing and the scheduler
 #: taking the others back, every reservation taken back, a member deleted while assumed,
 #: or no cycle at all: another scheduler binds the waiting members (the v1.36 fix, §20.3);
 #: or (v1.37) the members placed in a snapshot and taken back there (§19.11)
-GANG_ENDINGS = st.sampled_from(
-    (
-        "confirmed",
-        "one fails",
-        "all forgotten",
-        "deleted",
-        "bound elsewhere",
-        "in the snapshot",
-    )
+GANG_ENDINGS = (
+    "confirmed",
+    "one fails",
+    "all forgotten",
+    "deleted",
+    "bound elsewhere",
+    "in the snapshot",
 )
 #: long-lived snapshot names
 SNAPSHOT_NAMES = ("s1", "s2", "s3")
@@ -91,7 +89,7 @@ FRESH = "fresh"
 #: the snapshot a rule updates: the first long-lived name most often (repeated updates
 #: take the incremental path), the others less, and a fresh one (a full build) seldom,
 #: as every snapshot an example made is observed after each of its later steps
-SNAPSHOTS = st.sampled_from(("s1", "s1", "s1", "s2", "s2", "s3", "s3", FRESH))
+SNAPSHOTS = ("s1", "s1", "s1", "s2", "s2", "s3", "s3", FRESH)
 
 
 def gate_flips(release: Release) -> st.SearchStrategy[dict[str, bool]]:
@@ -186,8 +184,8 @@ class ConformanceMachine(CheckedMachine):
     @action(
         target=PODS,
         pod=PODS,
-        node_name=st.sampled_from((None, *strategies.POD_NODE_NAMES)),
-        uid=st.sampled_from((None, *strategies.UIDS, "")),
+        node_name=(None, *strategies.POD_NODE_NAMES),
+        uid=(None, *strategies.UIDS, ""),
     )
     def pod_variant(self, pod: Pod, node_name: str | None, uid: str | None) -> Pod:
         """Another version of a pod: bound elsewhere (assume on one node, add on another),
@@ -296,9 +294,9 @@ class ConformanceMachine(CheckedMachine):
     @action(
         pod=PODS,
         data=DRAWS,
-        advance=st.sampled_from(TIME_STEPS),
-        progress=st.sampled_from(("confirmed", "confirmed", "bound", "binding")),
-        later=st.sampled_from(TIME_STEPS),
+        advance=TIME_STEPS,
+        progress=("confirmed", "confirmed", "bound", "binding"),
+        later=TIME_STEPS,
     )
     def scheduling_cycle(
         self, pod: Pod, data: Drawing, advance: Decimal, progress: str, later: Decimal
@@ -335,7 +333,7 @@ class ConformanceMachine(CheckedMachine):
         return pod, self.take(Step("assume_pod", {"pod": pod}))
 
     @only_in("has_expiry")
-    @action(pod=PODS, fitting=FITTING, data=DRAWS, advance=st.sampled_from(TIME_STEPS))
+    @action(pod=PODS, fitting=FITTING, data=DRAWS, advance=TIME_STEPS)
     def finish_binding(self, pod: Pod, fitting: bool, data: Drawing, advance: Decimal) -> None:
         """Binding finished at a later time: the assumed pod's expiry clock starts."""
         pod = self.pick(data, "pod", pod, self.held(assumed=True)) if fitting else pod
@@ -427,7 +425,7 @@ class ConformanceMachine(CheckedMachine):
         pod=PODS,
         fitting=FITTING,
         data=DRAWS,
-        named=st.sampled_from(("as held", "as held", "missed delete", "another node")),
+        named=("as held", "as held", "missed delete", "another node"),
     )
     def remove_pod(self, pod: Pod, fitting: bool, data: Drawing, named: str) -> None:
         """Remove a pod; a missed delete arrives as a tombstone with no node name, and a
@@ -440,13 +438,13 @@ class ConformanceMachine(CheckedMachine):
         self.take(Step("remove_pod", {"pod": pod}))
 
     @only_in("has_expiry")
-    @action(advance=st.sampled_from(TIME_STEPS))
+    @action(advance=TIME_STEPS)
     def cleanup(self, advance: Decimal) -> None:
         self.now += advance
         self.take(Step("cleanup", {"now": self.now}))
 
     @only_in("has_get_node")
-    @action(name=st.sampled_from(strategies.POD_NODE_NAMES))
+    @action(name=strategies.POD_NODE_NAMES)
     def get_node(self, name: str) -> None:
         """Read one NodeInfo, a ghost or an unknown name included (v1.36 on)."""
         self.take(Step("get_node", {"name": name}))
@@ -461,10 +459,8 @@ class ConformanceMachine(CheckedMachine):
         pod=PODS,
         fitting=FITTING,
         data=DRAWS,
-        group=st.sampled_from(strategies.GROUPS),
-        op=st.sampled_from(
-            ("add_pod_group_member", "update_pod_group_member", "remove_pod_group_member")
-        ),
+        group=strategies.GROUPS,
+        op=("add_pod_group_member", "update_pod_group_member", "remove_pod_group_member"),
     )
     def pod_group_member_event(
         self, *, pod: Pod, fitting: bool, data: Drawing, group: str, op: str
@@ -503,7 +499,7 @@ class ConformanceMachine(CheckedMachine):
     @action(
         pod=PODS,
         data=DRAWS,
-        group=st.sampled_from(strategies.GROUPS),
+        group=strategies.GROUPS,
         size=st.integers(min_value=1, max_value=len(strategies.UIDS)),
         ending=GANG_ENDINGS,
         with_object=st.booleans(),
@@ -597,11 +593,11 @@ class ConformanceMachine(CheckedMachine):
 
     @only_in("has_pod_group_objects")
     @action(
-        name=st.sampled_from(strategies.GROUPS),
-        namespace=st.sampled_from(strategies.NAMESPACES),
+        name=strategies.GROUPS,
+        namespace=strategies.NAMESPACES,
         parent=PARENTS,
-        op=st.sampled_from(("add_pod_group", "update_pod_group", "remove_pod_group")),
-        changed=st.sampled_from((False, False, False, True)),
+        op=("add_pod_group", "update_pod_group", "remove_pod_group"),
+        changed=(False, False, False, True),
     )
     def pod_group_event(
         self, name: str, namespace: str, parent: str | None, op: str, changed: bool
@@ -624,13 +620,11 @@ class ConformanceMachine(CheckedMachine):
 
     @only_in("has_pod_group_objects")
     @action(
-        name=st.sampled_from(strategies.COMPOSITES),
-        namespace=st.sampled_from(strategies.NAMESPACES),
+        name=strategies.COMPOSITES,
+        namespace=strategies.NAMESPACES,
         parent=PARENTS,
-        op=st.sampled_from(
-            ("add_composite_pod_group", "update_composite_pod_group", "remove_composite_pod_group")
-        ),
-        changed=st.sampled_from((False, False, False, True)),
+        op=("add_composite_pod_group", "update_composite_pod_group", "remove_composite_pod_group"),
+        changed=(False, False, False, True),
     )
     def composite_pod_group_event(
         self, name: str, namespace: str, parent: str | None, op: str, changed: bool
@@ -651,16 +645,14 @@ class ConformanceMachine(CheckedMachine):
 
     @only_in("has_pod_groups")
     @action(
-        op=st.sampled_from(
-            (
-                "get_pod_group_state",
-                "get_pod_group",
-                "get_composite_pod_group_state",
-                "get_composite_pod_group",
-            )
+        op=(
+            "get_pod_group_state",
+            "get_pod_group",
+            "get_composite_pod_group_state",
+            "get_composite_pod_group",
         ),
-        namespace=st.sampled_from(strategies.NAMESPACES),
-        name=st.sampled_from((*strategies.GROUPS, *strategies.COMPOSITES)),
+        namespace=strategies.NAMESPACES,
+        name=(*strategies.GROUPS, *strategies.COMPOSITES),
     )
     def pod_group_lister(self, op: str, namespace: str, name: str) -> None:
         """Ask one of the pod-group listers about a group or composite, held or not."""
@@ -668,9 +660,9 @@ class ConformanceMachine(CheckedMachine):
 
     @only_in("has_pod_group_objects")
     @action(
-        kind=st.sampled_from(ENTITY_KINDS),
-        namespace=st.sampled_from(strategies.NAMESPACES),
-        name=st.sampled_from((*strategies.GROUPS, *strategies.COMPOSITES)),
+        kind=ENTITY_KINDS,
+        namespace=strategies.NAMESPACES,
+        name=(*strategies.GROUPS, *strategies.COMPOSITES),
     )
     def root_key_lister(self, kind: str, namespace: str, name: str) -> None:
         """Ask where the hierarchy above a group, composite or pod ends (GetRootKeyForGroup)."""
