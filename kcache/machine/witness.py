@@ -165,7 +165,7 @@ def _candidates(
         ([change, _update(name)] for change in changes for name in names),
         ([_update(name), _update(name)] for name in names),
         ([_update(name), change, _update(name)] for name in names for change in changes),
-        _after_revival(machine, trace, _revival(probe), names),
+        _after_revival(machine, trace, _revival(probe, trace), names),
     )
     room = MAX_TRACE_STEPS - len(trace.steps) - 1
     yield from itertools.islice(
@@ -177,18 +177,36 @@ def _update(name: str) -> Step:
     return Step("update_snapshot", {"snapshot": name})
 
 
-def _revival(probe: CheckedMachine) -> list[Step]:
-    """Steps that make the trace's nodes live again, then add one more ahead of them.
+def _revival(probe: CheckedMachine, trace: Trace) -> list[Step]:
+    """Steps that bring back, as the trace last gave them, every node and pod it gave that
+    the caches no longer hold (a node that only ever held pods gets another node's object
+    under its name), then add one node more, ahead of them all.
 
     A corruption in a node the trace removed (a ghost kept for its pods) or
-    in the order of nodes shows in a snapshot only once those nodes are live
-    and a newer node stands before them."""
-    live = set(probe.live_nodes())
-    known = sorted(probe.last_node.items())
-    revival = [Step("add_node", {"node": node}) for name, node in known if name not in live]
-    unused = _unused_names(probe)
-    if known and unused:
-        revival.append(Step("add_node", {"node": renamed(known[0][1], unused[0])}))
+    in the order of nodes shows in a snapshot only once those nodes are live,
+    hold pods, and a newer node stands before them."""
+    nodes: dict[str, Node] = {}
+    pods: dict[str, Pod] = {}
+    for step in trace.steps:
+        for value in step.args.values():
+            if isinstance(value, Node):
+                nodes[value.name] = value
+            elif isinstance(value, Pod) and value.uid and value.node_name:
+                pods[value.uid] = value
+    if not nodes:
+        return []
+    template = next(iter(nodes.values()))
+    absent = sorted((set(probe.spec_dump().nodes) | set(nodes)) - set(probe.live_nodes()))
+    revival = [
+        Step("add_node", {"node": nodes.get(name) or renamed(template, name)}) for name in absent
+    ]
+    held = {pod.uid for pod in probe.held()}
+    revival += [
+        Step("add_pod", {"pod": pod}) for uid, pod in sorted(pods.items()) if uid not in held
+    ]
+    unused = [name for name in _unused_names(probe) if name not in nodes]
+    if unused:
+        revival.append(Step("add_node", {"node": renamed(template, unused[0])}))
     return revival
 
 

@@ -71,9 +71,9 @@ def test_two_nodes_counted_alike_are_carried_to_a_snapshot_that_misses_a_third()
 
 def test_a_node_left_behind_is_carried_to_a_snapshot_after_the_nodes_are_revived() -> None:
     """NoMoveToHeadOnPodRemoval: a removed node keeps its place in the list (only the check
-    sees it while every node is a ghost); once the node is added again with a newer one
-    before it, a snapshot misses a pod's removal from it.  Replay fails at the update that
-    pins that snapshot, so the trace ends there."""
+    sees it while every node is a ghost); once both ghosts are nodes again with a newer one
+    before them, a snapshot misses a pod's removal from the node behind.  Replay fails at
+    the update that pins that snapshot, so the trace ends there."""
     steps = [
         Step("add_node", {"node": node("n1")}),
         Step("add_pod", {"pod": pod("u1", node="n1")}),
@@ -91,16 +91,50 @@ def test_a_node_left_behind_is_carried_to_a_snapshot_after_the_nodes_are_revived
     ]
     assert extension == [
         ("add_node", "n1"),
+        ("add_node", "n2"),
         ("add_node", "n3"),
         ("update_snapshot", None),
         ("remove_pod", "p-u1"),
         ("update_snapshot", None),
     ]
-    assert (found.step, found.op) == (8, "update_snapshot")
-    assert "[at step 3 (remove_node)]; extended by 5 steps to a black-box difference: " in str(
+    assert (found.step, found.op) == (9, "update_snapshot")
+    assert "[at step 3 (remove_node)]; extended by 6 steps to a black-box difference: " in str(
         found
     )
-    assert found.trace["name"].endswith(" diverges from the spec at step 8 (update_snapshot)")
+    assert found.trace["name"].endswith(" diverges from the spec at step 9 (update_snapshot)")
+    trace = from_json(loads(dumps(found.trace)))
+    against_bug = replay_trace(trace, NoMoveToHeadOnPodRemoval)
+    assert (against_bug.verdict, against_bug.steps_run) == (Verdict.FAILED, 10)
+    assert replay_trace(trace, SpecCache).verdict is Verdict.PASSED
+    assert replay_trace(trace, ImplCache).verdict is Verdict.PASSED
+
+
+def test_a_forgotten_pod_is_added_again_to_show_its_node_left_behind() -> None:
+    """NoMoveToHeadOnPodRemoval after a forget: the emptied node stays behind a newer one
+    (only the check sees it, no pod is left to lose); the forgotten pod added again, one
+    node more, and a snapshot misses that pod's removal."""
+    steps = [
+        Step("add_node", {"node": node("n1")}),
+        Step("assume_pod", {"pod": pod("u1", node="n1")}),
+        Step("add_node", {"node": node("n2")}),
+        Step("forget_pod", {"pod": pod("u1", node="n1")}),
+    ]
+    failure, machine = _failing(NoMoveToHeadOnPodRemoval, steps)
+    assert "impl.check_invariants() failed" in str(failure)
+
+    found = witnessed(failure, machine, NoMoveToHeadOnPodRemoval)
+
+    extension = [
+        (step["op"], (step.get("node") or step.get("pod") or {}).get("metadata", {}).get("name"))
+        for step in found.trace["steps"][4:]
+    ]
+    assert extension == [
+        ("add_pod", "p-u1"),
+        ("add_node", "n3"),
+        ("update_snapshot", None),
+        ("remove_pod", "p-u1"),
+        ("update_snapshot", None),
+    ]
     trace = from_json(loads(dumps(found.trace)))
     against_bug = replay_trace(trace, NoMoveToHeadOnPodRemoval)
     assert (against_bug.verdict, against_bug.steps_run) == (Verdict.FAILED, 9)
