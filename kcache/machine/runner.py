@@ -34,6 +34,7 @@ from kcache.machine.profiles import PROFILES
 from kcache.machine.recorder import ConformanceError, FailureRecorder
 from kcache.machine.rules import conformance_machine
 from kcache.machine.scheduling import scheduler_machine
+from kcache.machine.witness import witnessed
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.traces.replay import Verdict, replay_trace, representation_checked
@@ -208,7 +209,7 @@ def run_conformance(
         shrunk = failure
         if not interrupted and shrink:  # else keep what there is: pruning replays many times
             try:
-                failure = pruned(shrunk, factory, machine.reference)
+                failure = witnessed(pruned(shrunk, factory, machine.reference), machine, factory)
             except KeyboardInterrupt:
                 interrupted = True
             except KcacheError as broken:  # the target broke while pruning: keep the shrunk one

@@ -346,6 +346,40 @@ def test_failure_only_the_cache_check_sees_recommends_check_invariants(
     assert main(["replay", str(trace), "--impl", target, "--check-invariants"]) == 1
 
 
+@pytest.mark.parametrize("bug", ["PerNodeGeneration", "ImageCountKeptOnRemoval"])
+def test_failure_only_the_cache_check_sees_is_extended_to_one_replay_shows(
+    bug: str, capsys: pytest.CaptureFixture[str], own_folder: Path
+) -> None:
+    """A seeded bug whose shrunk failure only check_invariants() sees is written as that
+    trace extended by a few steps until the observations differ: it replays failing without
+    --check-invariants and passes on the spec and on impl; its first steps alone still need
+    --check-invariants, so the message keeps the white-box failure's step and text."""
+    target = f"kcache.seeded.bugs:{bug}"
+    assert conform("--impl", target, "--max-examples", "300", "--seed", "6") == 1
+    out = capsys.readouterr().out
+    extended = re.search(
+        r"impl\.check_invariants\(\) failed: .+ \[at step (\d+) \(\w+\)\]; "
+        r"extended by (\d+) steps to a black-box difference: ",
+        out,
+    )
+    assert extended is not None, out
+    assert "replay shows it at step " in out
+    assert "--check-invariants" not in out
+    (trace,) = (own_folder / "kcache-failures").glob("*.json")
+    assert main(["replay", str(trace), "--impl", target]) == 1
+    assert main(["replay", str(trace), "--impl", "spec"]) == 0
+    assert main(["replay", str(trace), "--impl", "impl"]) == 0
+    data = json.loads(trace.read_text(encoding="utf-8"))
+    white_box_step, added = int(extended[1]), int(extended[2])
+    assert len(data["steps"]) == white_box_step + 1 + added
+    first = own_folder / "first-steps.json"
+    first.write_text(
+        json.dumps({**data, "steps": data["steps"][: white_box_step + 1]}), encoding="utf-8"
+    )
+    assert main(["replay", str(first), "--impl", target]) == 0
+    assert main(["replay", str(first), "--impl", target, "--check-invariants"]) == 1
+
+
 def test_failure_no_replay_shows_is_flagged() -> None:
     """When neither replay shows the failure, the report says what the trace cannot carry."""
     failure = Failure(trace_path=Path("t.json"), step=2, op="observe", message="snapshot changed")
