@@ -523,12 +523,14 @@ class Cache:
             return sum(len(item.info.pods) for item in self._node_infos.items.values())
 
     def dump(self) -> Dump:
-        """Fresh clones of every NodeInfo (image counts current) and the assumed keys."""
+        """Every NodeInfo as it is now (image counts current) and the assumed keys.
+
+        Upstream clones each NodeInfo for its caller; a view is already a copy the cache
+        never touches again, so it is taken from the live NodeInfo under the read lock.
+        """
         with self._lock.read:
             return Dump(
-                nodes={
-                    name: item.info.clone().view() for name, item in self._node_infos.items.items()
-                },
+                nodes={name: item.info.view() for name, item in self._node_infos.items.items()},
                 assumed_pods=frozenset(self._assumed_pods),
             )
 
