@@ -81,6 +81,7 @@ func handshake() map[string]any {
 		"name":           "upstream k8s.io/kubernetes " + upstreamVersion(),
 		"releases":       []string{release},
 		"batch":          true,
+		"sequence":       true,
 		"scheduler":      true,
 	}
 }

@@ -103,6 +103,9 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 	if r.op == "batch" {
 		return s.batch(r), false
 	}
+	if r.op == "sequence" {
+		return s.sequence(r), false
+	}
 	run, known := operations[r.op]
 	if !known {
 		return failure(protocolErrorf("unknown op %q", r.op)), false
@@ -153,6 +156,45 @@ func (s *session) batch(r request) map[string]any {
 		}
 	}
 	return map[string]any{"ok": true, "answers": answers}
+}
+
+// sequence answers each request of "requests" in turn as if it had come on
+// its own line, changes included, and stops after a fatal answer: the cache
+// that gave it is gone.
+func (s *session) sequence(r request) map[string]any {
+	var lines []json.RawMessage
+	if err := r.decode("requests", &lines); err != nil {
+		return failure(err)
+	}
+	answers := make([]map[string]any, 0, len(lines))
+	for _, line := range lines {
+		step, err := parseRequest(line)
+		var answer map[string]any
+		switch {
+		case err != nil:
+			answer = failure(err)
+		case !inSequence(step.op):
+			answer = failure(protocolErrorf("sequence: %q is not a cache request", step.op))
+		default:
+			answer, _ = s.handle(line)
+		}
+		answers = append(answers, answer)
+		if _, fatal := answer["fatal"]; fatal {
+			break
+		}
+	}
+	return map[string]any{"ok": true, "answers": answers}
+}
+
+// inSequence says whether a sequence may carry op: a change of the cache or a
+// read, not the session's own requests nor a scheduler's.
+func inSequence(op string) bool {
+	switch op {
+	case "init", "quit", "batch", "sequence", "new_scheduler", "schedule_one", "schedule_pod":
+		return false
+	}
+	_, known := operations[op]
+	return known
 }
 
 // guarded runs one step, turning upstream's exits and Go panics into fatalError.

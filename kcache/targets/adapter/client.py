@@ -29,7 +29,7 @@ import attrs
 
 from kcache import exact_json
 from kcache.errors import AdapterError
-from kcache.ops import OPS
+from kcache.ops import MUTATORS, OPS, Outcome, Run, call
 from kcache.spec.errors import Fatal
 from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import RELEASES, Release
@@ -43,6 +43,7 @@ from kcache.targets.adapter.wire import (
     PROTOCOL_VERSION,
     READ_ANSWERS,
     READ_REQUESTS,
+    SEQUENCE,
     request_fields,
     seconds_text,
     shape_error,
@@ -140,6 +141,8 @@ class AdapterProcess:
         self.name, self.releases = self._check_handshake(handshake)
         #: whether it takes several reads in one `batch` request
         self.batches = handshake.get("batch") is True
+        #: whether it runs several requests, changes included, in one `sequence` request
+        self.sequences = handshake.get("sequence") is True
         #: whether it runs scheduling cycles itself (`new_scheduler`, `schedule_one`, ...)
         self.schedules = handshake.get("scheduler") is True
         #: bumped by every `init`: a cache from an older init must not be used
@@ -483,6 +486,10 @@ class AdapterCache:
         self._snapshots = 0
         #: answers to reads since the last request that changed the cache, by request line
         self._read_answers: dict[str, dict[str, Any]] = {}
+        #: reads to ask in the same `sequence` as the next request that changes the cache
+        self._riders: dict[str, dict[str, Any]] = {}
+        #: requests that change the cache, held back by `replay` to go as one `sequence`
+        self._held: list[dict[str, Any]] | None = None
 
     @property
     def release(self) -> Release:
@@ -501,6 +508,11 @@ class AdapterCache:
         message = {"op": op, **fields}
         if op not in READ_ANSWERS:
             self._read_answers.clear()
+            if self._held is not None:
+                self._held.append(message)
+                return {"ok": True}
+            if self._riders:
+                return self._outcome(op, self._with_riders(message))
             return self._outcome(op, self.process.request(message))
         line = exact_json.dumps(message)
         answer = self._read_answers.get(line)
@@ -514,29 +526,96 @@ class AdapterCache:
         Their answers serve the calls that follow until the cache changes.  An
         adapter without `batch` is asked nothing here: each read goes alone.
         """
+        self._riders = {}
         if not self.process.batches:
             return
+        wanted = self._requests(reads, self._read_answers)
+        if len(wanted) < 2:
+            return
+        answers = self._answers(BATCH, [*wanted.values()])
+        if len(answers) != len(wanted):
+            self.process.fail(f"the answer to {BATCH} lacks one answer per read: {_quote(answers)}")
+        self._read_answers.update(zip(wanted, answers, strict=True))
+
+    def prefetch_with_next_change(self, reads: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
+        """Ask these reads in the same `sequence` request as the next change of the cache, so a
+        step and the observation after it cost one round trip (section 2.4 of the protocol).
+
+        The adapter runs them after the change, whatever its outcome; their
+        answers then serve the calls that follow, as `prefetch`'s do.  An
+        adapter without `sequence` is asked nothing here.
+        """
+        if self.process.sequences:  # every answer kept now is out of date after the change
+            self._riders = self._requests(reads, kept={})
+
+    def _requests(
+        self, reads: Sequence[tuple[str, tuple[Any, ...]]], kept: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The requests of `reads` whose answers are not in `kept`, by request line."""
         wanted = {}
         for op, values in reads:
             request, fields = self._request_of(op, values)
             message = {"op": request, **fields}
             line = exact_json.dumps(message)
-            if line not in self._read_answers:
+            if line not in kept:
                 wanted[line] = message
-        if len(wanted) < 2:
-            return
-        answer = self._outcome(
-            BATCH, self.process.request({"op": BATCH, "requests": [*wanted.values()]})
-        )
+        return wanted
+
+    def _with_riders(self, change: dict[str, Any]) -> dict[str, Any]:
+        """Send `change` and the waiting reads as one `sequence`; keep the reads' answers."""
+        riders, self._riders = self._riders, {}
+        answers = self._answers(SEQUENCE, [change, *riders.values()])
+        if not answers or (len(answers) != len(riders) + 1 and "fatal" not in answers[0]):
+            self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")
+        self._read_answers.update(zip(riders, answers[1:], strict=False))
+        return answers[0]
+
+    def _answers(self, op: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The answers to a `batch` or `sequence` of `requests`, each checked for its shape."""
+        answer = self._outcome(op, self.process.request({"op": op, "requests": requests}))
         answers = answer.get("answers")
-        if not isinstance(answers, list) or len(answers) != len(wanted):
-            self.process.fail(f"the answer to {BATCH} lacks one answer per read: {_quote(answer)}")
-        for line, each in zip(wanted, answers, strict=True):
+        if not isinstance(answers, list) or len(answers) > len(requests):
+            self.process.fail(f"the answer to {op} has no list of answers: {_quote(answer)}")
+        for each in answers:
             if not isinstance(each, dict) or not isinstance(each.get("ok"), bool):
-                self.process.fail(f'an answer in {BATCH} has no "ok": {_quote(each)}')
+                self.process.fail(f'an answer in {op} has no "ok": {_quote(each)}')
             if "protocol_error" in each:
-                self.process.fail(f"it refused a read in {BATCH}: {each['protocol_error']}")
-            self._read_answers[line] = each
+                self.process.fail(f"it refused a request in {op}: {each['protocol_error']}")
+        return answers
+
+    def replay(self, run: Run, steps: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Outcome]:
+        """Apply `steps` (`(op, args)`) to `run`, this cache's run, and say how each ended, as
+        `call(run.apply, op, args)` one by one would, in one `sequence` request when the
+        adapter offers it and every step is one change of the cache (no reads, no cycles).
+        """
+        if not self.process.sequences or any(op not in MUTATORS for op, _ in steps):
+            return [call(run.apply, op, args)[0] for op, args in steps]
+        held: list[dict[str, Any]] = []
+        #: per step: how many requests were held back once it was made, and its local outcome
+        sent: list[tuple[int, Outcome]] = []
+        self._held = held
+        try:  # each step's request is held back; a step refused before it is sent is its own
+            for op, args in steps:
+                outcome, _ = call(run.apply, op, args)
+                sent.append((len(held), outcome))
+        finally:
+            self._held = None
+        answers = self._answers(SEQUENCE, held) if held else []
+        if len(answers) != len(held) and not (answers and "fatal" in answers[-1]):
+            self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")
+        outcomes: list[Outcome] = []
+        before = 0
+        for after, local in sent:
+            if after == before:  # nothing was sent for this step
+                outcomes.append(local)
+                continue
+            message = held[before]
+            before = after
+            if before > len(answers):  # after a fatal answer: the cache has ended
+                outcomes.append(call(self.request, message["op"])[0])
+            else:
+                outcomes.append(call(self._outcome, message["op"], answers[before - 1])[0])
+        return outcomes
 
     def _outcome(self, op: str, answer: dict[str, Any]) -> dict[str, Any]:
         """`answer` if it succeeded; else its error raised as its spec.errors class, or `Fatal`."""

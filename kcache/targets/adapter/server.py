@@ -28,6 +28,7 @@ from kcache.targets.adapter.wire import (
     PROTOCOL_VERSION,
     READ_ANSWERS,
     REQUESTS,
+    SEQUENCE,
     error_class_name,
 )
 
@@ -61,6 +62,8 @@ class Session:
             return None
         if isinstance(request, dict) and request.get("op") == BATCH:
             return self._batch(request)
+        if isinstance(request, dict) and request.get("op") == SEQUENCE:
+            return self._sequence(request)
         return self._respond(request)
 
     def _batch(self, request: Mapping[str, Any]) -> Answer:
@@ -77,6 +80,22 @@ class Session:
                 for read in reads
             ],
         }
+
+    def _sequence(self, request: Mapping[str, Any]) -> Answer:
+        """Each request of `requests` run in turn and answered as if alone, up to a fatal one."""
+        steps = request.get("requests")
+        if not isinstance(steps, list) or set(request) != {"op", "requests"}:
+            return {"ok": False, "protocol_error": f'{SEQUENCE} takes one key, "requests": a list'}
+        answers = []
+        for step in steps:
+            if isinstance(step, dict) and step.get("op") in REQUESTS:
+                answers.append(self._respond(step))
+            else:
+                refused = f"{SEQUENCE}: not a cache request: {json.dumps(step)}"
+                answers.append({"ok": False, "protocol_error": refused})
+            if "fatal" in answers[-1]:
+                break
+        return {"ok": True, "answers": answers}
 
     def _respond(self, request: object) -> Answer:
         try:
@@ -171,6 +190,7 @@ def serve(factory: CacheFactory, name: str, requests: Iterable[str], answers: Te
         "name": name,
         "releases": list(targets.modelled_releases(factory)),
         "batch": True,
+        "sequence": True,
     }
     _send(answers, handshake)
     session = Session(factory)

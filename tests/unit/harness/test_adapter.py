@@ -15,6 +15,7 @@ from helpers.paths import TESTS
 
 from kcache import exact_json
 from kcache.errors import AdapterError
+from kcache.ops import Outcome, Run, call
 from kcache.spec.cache import Cache
 from kcache.spec.errors import Fatal, PodNotFoundError, TransitionError, UnsupportedOperation
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
@@ -133,6 +134,100 @@ class TestClient:
         cache.forget_pod(pod("u1", "n1"))
         assert cache.pod_count() == 0
         assert sent == ["batch", "forget_pod", "dump"]
+
+    def test_a_change_and_the_reads_after_it_take_one_request(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Reads sent with the next change run after it, whatever its outcome, and answer the
+        calls that follow; a refused change still brings them, a read not sent goes alone."""
+        sent: list[dict[str, Any]] = []
+        process = cache.process
+        ask = process.request
+        monkeypatch.setattr(
+            process,
+            "request",
+            lambda message, timeout=None: sent.append(message) or ask(message, timeout),
+        )
+        cache.add_node(node("n1"))
+        cache.dump()  # kept, and out of date once the next change is made
+        reads = [("dump", ()), ("get_pod", (pod("u1"),)), ("is_assumed_pod", (pod("u1"),))]
+        cache.prefetch_with_next_change(reads)
+        cache.assume_pod(pod("u1", "n1"))
+        assert [message["op"] for message in sent] == ["add_node", "dump", "sequence"]
+        assert [each["op"] for each in sent[-1]["requests"]] == [
+            "assume_pod",
+            "dump",
+            "get_pod",
+            "is_assumed_pod",
+        ]
+        assert (cache.pod_count(), cache.is_assumed_pod(pod("u1"))) == (1, True)
+        assert cache.get_pod(pod("u1")) == pod("u1", "n1")
+        assert len(sent) == 3
+        cache.prefetch_with_next_change(reads)
+        with pytest.raises(TransitionError):
+            cache.assume_pod(pod("u1", "n1"))
+        assert cache.pod_count() == 1
+        assert cache.is_assumed_pod(pod("u2")) is False
+        assert [message["op"] for message in sent[3:]] == ["sequence", "is_assumed_pod"]
+
+    def test_pod_reads_carry_the_pods_key_alone(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """get_pod and is_assumed_pod send what upstream looks the pod up by (its UID) and
+        names it by (namespace and name), not the whole object."""
+        sent: list[dict[str, Any]] = []
+        process = cache.process
+        ask = process.request
+        monkeypatch.setattr(
+            process,
+            "request",
+            lambda message, timeout=None: sent.append(message) or ask(message, timeout),
+        )
+        cache.add_pod(pod("u1", "n1"))
+        assert cache.get_pod(pod("u1", "elsewhere")) == pod("u1", "n1")
+        with pytest.raises(PodNotFoundError, match=r"pod u9\(default/p\) does not exist"):
+            cache.get_pod(pod("u9"))
+        assert cache.is_assumed_pod(pod("u1", "elsewhere")) is False
+        key = {"metadata": {"uid": "u1", "namespace": "default", "name": "p"}}
+        assert sent[1:] == [
+            {"op": "get_pod", "pod": key},
+            {"op": "get_pod", "pod": {"metadata": {**key["metadata"], "uid": "u9"}}},
+            {"op": "is_assumed_pod", "pod": key},
+        ]
+
+    def test_replay_sends_the_steps_as_one_sequence_with_their_outcomes(
+        self, spec_server: AdapterFactory, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`replay` gives each step the outcome it has one by one: refusals, a fatal one, and
+        after it the ended cache's; with a read among the steps, each goes alone."""
+        steps: list[tuple[str, dict[str, Any]]] = [
+            ("add_node", {"node": node("n1")}),
+            ("add_pod", {"pod": pod("u1", "n1")}),
+            ("add_pod", {"pod": pod("u1", "n1")}),
+            ("update_snapshot", {"snapshot": "s1"}),
+            ("update_pod", {"old": pod("u1", "n1"), "new": pod("u1", "n2")}),
+            ("remove_node", {"node": node("n1")}),
+        ]
+        one_by_one = Run(spec_server(ttl=Decimal(0), release=V1_35))
+        expected = [call(one_by_one.apply, op, args)[0] for op, args in steps]
+        assert [o.kind for o in expected] == ["ok", "ok", "error", "ok", "fatal", "crash"]
+        sent: list[str] = []
+        process = spec_server.process
+        ask = process.request
+        monkeypatch.setattr(
+            process,
+            "request",
+            lambda message, timeout=None: sent.append(message["op"]) or ask(message, timeout),
+        )
+        run = Run(spec_server(ttl=Decimal(0), release=V1_35))
+        assert run.cache.replay(run, steps) == expected
+        assert sent == ["init", "sequence"]
+        assert list(run.snapshots) == ["s1"]
+        sent.clear()
+        run = Run(spec_server(ttl=Decimal(0), release=V1_36))  # get_node: v1.36 on
+        with_read = [*steps[:2], ("get_node", {"name": "n1"})]
+        assert run.cache.replay(run, with_read) == [Outcome("ok")] * 3
+        assert sent == ["init", "add_node", "add_pod", "get_node"]
 
     def test_get_pod_answers_the_cached_version_whole(self, cache: AdapterCache) -> None:
         """The pod the cache holds comes back, not the argument: requests, ports, affinity."""
@@ -318,6 +413,7 @@ class TestServer:
                 "name": "test",
                 "releases": ["v1.35", "v1.36", "v1.37"],
                 "batch": True,
+                "sequence": True,
             }
         ]
 
@@ -356,6 +452,52 @@ class TestServer:
         assert refused["protocol_error"].startswith("batch: not a read: ")
         assert read["nodes"] == dump["nodes"] == {}
         assert bare["protocol_error"] == 'batch takes one key, "requests": a list'
+
+    def test_sequence_answers_each_request_as_if_alone_up_to_a_fatal_one(self) -> None:
+        """A sequence runs changes and reads in turn, each answered as alone; after a fatal
+        answer it stops, and the cache is gone."""
+        placed = '{"metadata": {"name": "p", "uid": "u1"}, "spec": {"nodeName": "n1"}}'
+        add = '{"op": "add_pod", "pod": ' + placed + "}"
+        steps = [
+            '{"op": "init", "release": "v1.37"}',
+            '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}',
+            add,
+            add,
+            '{"op": "dump"}',
+            '{"op": "update_snapshot", "snapshot": "s1"}',
+            '{"op": "view_snapshot", "snapshot": "s1"}',
+        ]
+        alone = self.serve(*steps)[1:]
+        _, sequence = self.serve(
+            steps[0], '{"op": "sequence", "requests": [' + ", ".join(steps[1:]) + "]}"
+        )[1:]
+        assert sequence == {"ok": True, "answers": alone[1:]}
+        assert alone[3]["error"]["class"] == "TransitionError"
+        moved = placed.replace('"n1"', '"n2"')
+        fatal = '{"op": "update_pod", "old": ' + placed + ', "new": ' + moved + "}"
+        _, ended, after = self.serve(
+            steps[0],
+            '{"op": "sequence", "requests": [' + f'{add}, {fatal}, {{"op": "dump"}}' + "]}",
+            '{"op": "dump"}',
+        )[1:]
+        assert [sorted(answer) for answer in ended["answers"]] == [["ok"], ["fatal", "ok"]]
+        assert "send init first" in after["protocol_error"]
+
+    def test_sequence_carries_cache_requests_only(self) -> None:
+        """init, batch or another sequence in a sequence is refused and not run."""
+        init = '{"op": "init", "release": "v1.37"}'
+        inner = [init, '{"op": "batch", "requests": []}', '{"op": "dump"}']
+        _, _, sequence, bare = self.serve(
+            init,
+            '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}',
+            '{"op": "sequence", "requests": [' + ", ".join(inner) + "]}",
+            '{"op": "sequence"}',
+        )[1:]
+        refused_init, refused_batch, dump = sequence["answers"]
+        assert refused_init["protocol_error"].startswith("sequence: not a cache request: ")
+        assert refused_batch["protocol_error"].startswith("sequence: not a cache request: ")
+        assert dump["node_count"] == 1
+        assert bare["protocol_error"] == 'sequence takes one key, "requests": a list'
 
     def test_protocol_errors(self) -> None:
         """Unparseable requests, unknown ops and ops before init are protocol errors."""
