@@ -31,6 +31,7 @@ from kcache import exact_json
 from kcache.errors import AdapterError
 from kcache.ops import MUTATORS, OPS, Outcome, Run, call
 from kcache.spec.errors import Fatal
+from kcache.spec.objects import Pod
 from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import RELEASES, Release
 from kcache.spec.scheduler.config import SchedulerConfig
@@ -40,6 +41,8 @@ from kcache.targets.adapter.wire import (
     ANSWER_SHAPES,
     BATCH,
     ERROR_CLASSES,
+    KEYED_BY_POD,
+    POD_KEY_FIELDS,
     PROTOCOL_VERSION,
     READ_ANSWERS,
     READ_REQUESTS,
@@ -148,14 +151,19 @@ class AdapterProcess:
         #: bumped by every `init`: a cache from an older init must not be used
         self.epoch = 0
 
-    def request(self, message: Mapping[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """Send one request and return its answer (`protocol_error` is an AdapterError)."""
+    def request(
+        self, message: Mapping[str, Any], timeout: float | None = None, *, encoded: str = ""
+    ) -> dict[str, Any]:
+        """Send one request and return its answer (`protocol_error` is an AdapterError).
+
+        `encoded`: `message` as one JSON line already, when the caller has it.
+        """
         op = message["op"]
         if self._failure is not None:
             raise AdapterError(f"adapter {self.command}: unusable after: {self._failure}")
         self._check_nothing_unasked()
         try:
-            line = (exact_json.dumps(message) + "\n").encode()
+            line = ((encoded or exact_json.dumps(message)) + "\n").encode()
         except (RecursionError, ValueError) as error:  # kcache's own limits: not the adapter's
             raise AdapterError(f"adapter {self.command}: cannot encode {op}: {error}") from None
         deadline = time.monotonic() + (timeout or self.step_timeout)
@@ -486,6 +494,11 @@ class AdapterCache:
         self._snapshots = 0
         #: answers to reads since the last request that changed the cache, by request line
         self._read_answers: dict[str, dict[str, Any]] = {}
+        #: what those answers were read as, by request line and op (`dump`'s answer is read
+        #: for `dump`, `node_count` and `pod_count`): each answer is checked and read once
+        self._read_results: dict[tuple[str, str], Any] = {}
+        #: each read's request line and message, made once: an observation repeats them
+        self._read_lines: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
         #: reads to ask in the same `sequence` as the next request that changes the cache
         self._riders: dict[str, dict[str, Any]] = {}
         #: requests that change the cache, held back by `replay` to go as one `sequence`
@@ -501,24 +514,32 @@ class AdapterCache:
         A read asked again before anything changed the cache is answered from
         the first answer (reads change nothing, and the clock is virtual).
         """
+        message = {"op": op, **fields}
+        if op in READ_ANSWERS:
+            return self._ask(exact_json.dumps(message), message)
+        self._check_usable()
+        self._read_answers.clear()
+        self._read_results.clear()
+        if self._held is not None:
+            self._held.append(message)
+            return {"ok": True}
+        if self._riders:
+            return self._outcome(op, self._with_riders(message))
+        return self._outcome(op, self.process.request(message))
+
+    def _check_usable(self) -> None:
         if self._epoch != self.process.epoch:
             raise RuntimeError("a newer cache from the same adapter factory replaced this one")
         if self._ended_by is not None:
             raise RuntimeError(f"this cache ended with a fatal outcome: {self._ended_by}")
-        message = {"op": op, **fields}
-        if op not in READ_ANSWERS:
-            self._read_answers.clear()
-            if self._held is not None:
-                self._held.append(message)
-                return {"ok": True}
-            if self._riders:
-                return self._outcome(op, self._with_riders(message))
-            return self._outcome(op, self.process.request(message))
-        line = exact_json.dumps(message)
+
+    def _ask(self, line: str, message: dict[str, Any]) -> dict[str, Any]:
+        """The read `message` (encoded as `line`), answered from a kept answer if there is one."""
+        self._check_usable()
         answer = self._read_answers.get(line)
         if answer is None:
-            answer = self._read_answers[line] = self.process.request(message)
-        return self._outcome(op, answer)
+            answer = self._read_answers[line] = self.process.request(message, encoded=line)
+        return self._outcome(message["op"], answer)
 
     def prefetch(self, reads: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
         """Ask the adapter for these reads (`(op, arguments)`) in one `batch` request.
@@ -532,7 +553,7 @@ class AdapterCache:
         wanted = self._requests(reads, self._read_answers)
         if len(wanted) < 2:
             return
-        answers = self._answers(BATCH, [*wanted.values()])
+        answers = self._answers(BATCH, [*wanted])
         if len(answers) != len(wanted):
             self.process.fail(f"the answer to {BATCH} lacks one answer per read: {_quote(answers)}")
         self._read_answers.update(zip(wanted, answers, strict=True))
@@ -554,27 +575,40 @@ class AdapterCache:
         """The requests of `reads` whose answers are not in `kept`, by request line."""
         wanted = {}
         for op, values in reads:
-            request, fields = self._request_of(op, values)
-            message = {"op": request, **fields}
-            line = exact_json.dumps(message)
+            line, message = self._read_request(op, values)
             if line not in kept:
                 wanted[line] = message
         return wanted
 
+    def _read_request(self, op: str, values: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
+        """The request line and message of the read `op(values)`; those an observation makes
+        every step (no arguments, a snapshot, a pod's key) are made once per cache."""
+        key = _read_key(op, values)
+        made = self._read_lines.get(key) if key is not None else None
+        if made is None:
+            request, fields = self._request_of(op, values)
+            message = {"op": request, **fields}
+            made = (exact_json.dumps(message), message)
+            if key is not None:
+                self._read_lines[key] = made
+        return made
+
     def _with_riders(self, change: dict[str, Any]) -> dict[str, Any]:
         """Send `change` and the waiting reads as one `sequence`; keep the reads' answers."""
         riders, self._riders = self._riders, {}
-        answers = self._answers(SEQUENCE, [change, *riders.values()])
+        answers = self._answers(SEQUENCE, [exact_json.dumps(change), *riders])
         if not answers or (len(answers) != len(riders) + 1 and "fatal" not in answers[0]):
             self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")
         self._read_answers.update(zip(riders, answers[1:], strict=False))
         return answers[0]
 
-    def _answers(self, op: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The answers to a `batch` or `sequence` of `requests`, each checked for its shape."""
-        answer = self._outcome(op, self.process.request({"op": op, "requests": requests}))
+    def _answers(self, op: str, lines: list[str]) -> list[dict[str, Any]]:
+        """The answers to a `batch` or `sequence` of requests (each one encoded JSON line),
+        each checked for its shape."""
+        encoded = f'{{"op":"{op}","requests":[{",".join(lines)}]}}'
+        answer = self._outcome(op, self.process.request({"op": op}, encoded=encoded))
         answers = answer.get("answers")
-        if not isinstance(answers, list) or len(answers) > len(requests):
+        if not isinstance(answers, list) or len(answers) > len(lines):
             self.process.fail(f"the answer to {op} has no list of answers: {_quote(answer)}")
         for each in answers:
             if not isinstance(each, dict) or not isinstance(each.get("ok"), bool):
@@ -600,7 +634,7 @@ class AdapterCache:
                 sent.append((len(held), outcome))
         finally:
             self._held = None
-        answers = self._answers(SEQUENCE, held) if held else []
+        answers = self._answers(SEQUENCE, [exact_json.dumps(m) for m in held]) if held else []
         if len(answers) != len(held) and not (answers and "fatal" in answers[-1]):
             self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")
         outcomes: list[Outcome] = []
@@ -647,10 +681,14 @@ class AdapterCache:
         this (`_as_requests` below), so an op added to `kcache.ops.OPS` needs
         nothing here.
         """
-        request, fields = self._request_of(op, values)
-        answer = self.request(request, **fields)
         if op not in READ_REQUESTS:
+            request, fields = self._request_of(op, values)
+            self.request(request, **fields)
             return None
+        line, message = self._read_request(op, values)
+        answer = self._ask(line, message)
+        if (line, op) in self._read_results:
+            return self._read_results[line, op]
         key = READ_ANSWERS.get(op, op)
         codec = OPS[op].result
         assert codec is not None
@@ -658,9 +696,10 @@ class AdapterCache:
         if shape is not None:
             problem = shape_error(answer if key is None else answer.get(key), shape, key or "")
             if problem is not None:
-                self.process.fail(f"the answer to {request} has the wrong shape: {problem}")
+                self.process.fail(f"the answer to {message['op']} has the wrong shape: {problem}")
         # a manifest that does not read as a pod, a wrong type: the adapter's fault
-        return self.read(answer, key, codec.from_json)
+        result = self._read_results[line, op] = self.read(answer, key, codec.from_json)
+        return result
 
     def _request_of(self, op: str, values: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
         """The request that runs the cache method `op` on `values`, and its fields."""
@@ -695,6 +734,23 @@ class SchedulingAdapterCache(AdapterCache):
         """A scheduler of the adapter's own over this cache, with a snapshot of its own."""
         self._schedulers += 1
         return AdapterScheduler(self, config, claims, f"c{self._schedulers}")
+
+
+def _read_key(op: str, values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """What the request of the read `op(values)` depends on, when that is cheap to tell: the
+    op alone, a snapshot's name, the key of the pod a `KEYED_BY_POD` read looks up."""
+    if not values:
+        return (op,)
+    if len(values) != 1:
+        return None
+    (value,) = values
+    if isinstance(value, AdapterSnapshot):
+        return (op, value.name)
+    if op in KEYED_BY_POD and isinstance(value, Pod):
+        metadata = value.manifest.get("metadata")
+        if isinstance(metadata, Mapping):
+            return (op, *(metadata.get(field) for field in POD_KEY_FIELDS))
+    return None
 
 
 def _as_request(op: str) -> Callable[..., Any]:

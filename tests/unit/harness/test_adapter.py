@@ -21,7 +21,7 @@ from kcache.spec.errors import Fatal, PodNotFoundError, TransitionError, Unsuppo
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36
 from kcache.targets.adapter import server
-from kcache.targets.adapter.client import AdapterCache, AdapterFactory
+from kcache.targets.adapter.client import AdapterCache, AdapterFactory, AdapterProcess
 from kcache.traces import trace
 from kcache.traces.replay import Verdict, replay_trace
 
@@ -38,6 +38,23 @@ def pod(uid: str, node: str = "n1") -> Any:
 
 def node(name: str) -> Any:
     return node_from_manifest({"metadata": {"name": name}})
+
+
+def _recorded(process: AdapterProcess, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every request `process` sends from now on, as the adapter reads it."""
+    sent: list[dict[str, Any]] = []
+    ask = process.request
+
+    def request(message: Any, timeout: float | None = None, *, encoded: str = "") -> Any:
+        sent.append(exact_json.loads(encoded) if encoded else dict(message))
+        return ask(message, timeout, encoded=encoded)
+
+    monkeypatch.setattr(process, "request", request)
+    return sent
+
+
+def _ops(sent: list[dict[str, Any]]) -> list[str]:
+    return [message["op"] for message in sent]
 
 
 @pytest.fixture(scope="module")
@@ -105,14 +122,7 @@ class TestClient:
     ) -> None:
         """`prefetch` asks every read in one batch; the reads then answer from it, errors
         included, until a change, after which they are asked again."""
-        sent: list[str] = []
-        process = cache.process
-        ask = process.request
-        monkeypatch.setattr(
-            process,
-            "request",
-            lambda message, timeout=None: sent.append(message["op"]) or ask(message, timeout),
-        )
+        sent = _recorded(cache.process, monkeypatch)
         cache.add_node(node("n1"))
         cache.assume_pod(pod("u1", "n1"))
         snapshot = cache.new_snapshot()
@@ -120,7 +130,7 @@ class TestClient:
         sent.clear()
         reads = [("dump", ()), ("get_pod", (pod("u1"),)), ("get_pod", (pod("u9"),))]
         cache.prefetch([*reads, ("is_assumed_pod", (pod("u1"),)), ("view_snapshot", (snapshot,))])
-        assert sent == ["batch"]
+        assert _ops(sent) == ["batch"]
         assert (cache.node_count(), cache.pod_count(), cache.is_assumed_pod(pod("u1"))) == (
             1,
             1,
@@ -130,30 +140,23 @@ class TestClient:
         with pytest.raises(PodNotFoundError):
             cache.get_pod(pod("u9"))
         assert snapshot.view().node_list == ("n1",)
-        assert sent == ["batch"]
+        assert _ops(sent) == ["batch"]
         cache.forget_pod(pod("u1", "n1"))
         assert cache.pod_count() == 0
-        assert sent == ["batch", "forget_pod", "dump"]
+        assert _ops(sent) == ["batch", "forget_pod", "dump"]
 
     def test_a_change_and_the_reads_after_it_take_one_request(
         self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """Reads sent with the next change run after it, whatever its outcome, and answer the
         calls that follow; a refused change still brings them, a read not sent goes alone."""
-        sent: list[dict[str, Any]] = []
-        process = cache.process
-        ask = process.request
-        monkeypatch.setattr(
-            process,
-            "request",
-            lambda message, timeout=None: sent.append(message) or ask(message, timeout),
-        )
+        sent = _recorded(cache.process, monkeypatch)
         cache.add_node(node("n1"))
         cache.dump()  # kept, and out of date once the next change is made
         reads = [("dump", ()), ("get_pod", (pod("u1"),)), ("is_assumed_pod", (pod("u1"),))]
         cache.prefetch_with_next_change(reads)
         cache.assume_pod(pod("u1", "n1"))
-        assert [message["op"] for message in sent] == ["add_node", "dump", "sequence"]
+        assert _ops(sent) == ["add_node", "dump", "sequence"]
         assert [each["op"] for each in sent[-1]["requests"]] == [
             "assume_pod",
             "dump",
@@ -168,21 +171,14 @@ class TestClient:
             cache.assume_pod(pod("u1", "n1"))
         assert cache.pod_count() == 1
         assert cache.is_assumed_pod(pod("u2")) is False
-        assert [message["op"] for message in sent[3:]] == ["sequence", "is_assumed_pod"]
+        assert _ops(sent[3:]) == ["sequence", "is_assumed_pod"]
 
     def test_pod_reads_carry_the_pods_key_alone(
         self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """get_pod and is_assumed_pod send what upstream looks the pod up by (its UID) and
         names it by (namespace and name), not the whole object."""
-        sent: list[dict[str, Any]] = []
-        process = cache.process
-        ask = process.request
-        monkeypatch.setattr(
-            process,
-            "request",
-            lambda message, timeout=None: sent.append(message) or ask(message, timeout),
-        )
+        sent = _recorded(cache.process, monkeypatch)
         cache.add_pod(pod("u1", "n1"))
         assert cache.get_pod(pod("u1", "elsewhere")) == pod("u1", "n1")
         with pytest.raises(PodNotFoundError, match=r"pod u9\(default/p\) does not exist"):
@@ -211,23 +207,16 @@ class TestClient:
         one_by_one = Run(spec_server(ttl=Decimal(0), release=V1_35))
         expected = [call(one_by_one.apply, op, args)[0] for op, args in steps]
         assert [o.kind for o in expected] == ["ok", "ok", "error", "ok", "fatal", "crash"]
-        sent: list[str] = []
-        process = spec_server.process
-        ask = process.request
-        monkeypatch.setattr(
-            process,
-            "request",
-            lambda message, timeout=None: sent.append(message["op"]) or ask(message, timeout),
-        )
+        sent = _recorded(spec_server.process, monkeypatch)
         run = Run(spec_server(ttl=Decimal(0), release=V1_35))
         assert run.cache.replay(run, steps) == expected
-        assert sent == ["init", "sequence"]
+        assert _ops(sent) == ["init", "sequence"]
         assert list(run.snapshots) == ["s1"]
         sent.clear()
         run = Run(spec_server(ttl=Decimal(0), release=V1_36))  # get_node: v1.36 on
         with_read = [*steps[:2], ("get_node", {"name": "n1"})]
         assert run.cache.replay(run, with_read) == [Outcome("ok")] * 3
-        assert sent == ["init", "add_node", "add_pod", "get_node"]
+        assert _ops(sent) == ["init", "add_node", "add_pod", "get_node"]
 
     def test_get_pod_answers_the_cached_version_whole(self, cache: AdapterCache) -> None:
         """The pod the cache holds comes back, not the argument: requests, ports, affinity."""
