@@ -82,6 +82,7 @@ func handshake() map[string]any {
 		"releases":       []string{release},
 		"batch":          true,
 		"sequence":       true,
+		"unchanged":      true,
 		"scheduler":      true,
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -34,6 +35,9 @@ type session struct {
 	gates      gateSettings
 	log        *stepLog
 	logger     klog.Logger
+	// answered holds, per read request line, the last answer a batch or
+	// sequence asking for "unchanged" gave it, encoded; init forgets them.
+	answered map[string][]byte
 }
 
 func newSession(logs io.Writer) *session {
@@ -118,7 +122,7 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 		if errors.As(err, new(fatalError)) {
 			// Upstream would be gone; its state may be half-changed.
 			s.stopSchedulers()
-			s.cache, s.snapshots, s.schedulers = nil, nil, nil
+			s.cache, s.snapshots, s.schedulers, s.answered = nil, nil, nil, nil
 		}
 		return failure(err), false
 	}
@@ -143,7 +147,11 @@ func (s *session) batch(r request) map[string]any {
 	if err := r.decode("requests", &lines); err != nil {
 		return failure(err)
 	}
-	answers := make([]map[string]any, len(lines))
+	unchanged, err := r.flag("unchanged")
+	if err != nil {
+		return failure(err)
+	}
+	answers := make([]any, len(lines))
 	for i, line := range lines {
 		read, err := parseRequest(line)
 		switch {
@@ -152,10 +160,33 @@ func (s *session) batch(r request) map[string]any {
 		case !reads[read.op]:
 			answers[i] = failure(protocolErrorf("batch: %q is not a read", read.op))
 		default:
-			answers[i], _ = s.handle(line)
+			answer, _ := s.handle(line)
+			answers[i] = s.readAnswer(line, answer, unchanged)
 		}
 	}
 	return map[string]any{"ok": true, "answers": answers}
+}
+
+// readAnswer is the answer to the read request line, or, when unchanged is
+// asked for and the answer encodes to the bytes last given to the same line,
+// {"ok": true, "unchanged": true}: the client already holds it.
+func (s *session) readAnswer(line []byte, answer map[string]any, unchanged bool) any {
+	if !unchanged || answer["ok"] != true {
+		return answer
+	}
+	encoded, err := json.Marshal(answer)
+	if err != nil {
+		return answer
+	}
+	key := string(line)
+	if previous, seen := s.answered[key]; seen && bytes.Equal(previous, encoded) {
+		return map[string]any{"ok": true, "unchanged": true}
+	}
+	if s.answered == nil {
+		s.answered = map[string][]byte{}
+	}
+	s.answered[key] = encoded
+	return json.RawMessage(encoded)
 }
 
 // sequence answers each request of "requests" in turn as if it had come on
@@ -166,7 +197,11 @@ func (s *session) sequence(r request) map[string]any {
 	if err := r.decode("requests", &lines); err != nil {
 		return failure(err)
 	}
-	answers := make([]map[string]any, 0, len(lines))
+	unchanged, err := r.flag("unchanged")
+	if err != nil {
+		return failure(err)
+	}
+	answers := make([]any, 0, len(lines))
 	for _, line := range lines {
 		step, err := parseRequest(line)
 		var answer map[string]any
@@ -178,9 +213,13 @@ func (s *session) sequence(r request) map[string]any {
 		default:
 			answer, _ = s.handle(line)
 		}
-		answers = append(answers, answer)
 		if _, fatal := answer["fatal"]; fatal {
-			break
+			return map[string]any{"ok": true, "answers": append(answers, answer)}
+		}
+		if err == nil && reads[step.op] {
+			answers = append(answers, s.readAnswer(line, answer, unchanged))
+		} else {
+			answers = append(answers, answer)
 		}
 	}
 	return map[string]any{"ok": true, "answers": answers}
@@ -236,6 +275,7 @@ func (s *session) init(r request) (map[string]any, error) {
 		return nil, protocolErrorf("init: feature_gates: %v", err)
 	}
 	s.cache = newCache(ttl)
+	s.answered = nil
 	s.snapshots = map[string]*cache.Snapshot{}
 	s.schedulers = map[string]*cycleScheduler{}
 	return nil, nil

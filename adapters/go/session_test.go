@@ -394,3 +394,36 @@ func TestSequenceRefusesTheSessionsOwnRequests(t *testing.T) {
 		t.Errorf("dump after the refusals = %v, want the node added before them", dump)
 	}
 }
+
+func TestReadsAnsweredTheSameBeforeAnswerUnchangedWhenAsked(t *testing.T) {
+	reads := `{"op": "dump"}, {"op": "view_snapshot", "snapshot": "s1"}`
+	asked := `{"op": "batch", "requests": [` + reads + `], "unchanged": true}`
+	changed := oneLine(`{"op": "sequence", "requests": [{"op": "add_node", "node": ` + nodeN1 + `}, ` + reads + `], "unchanged": true}`)
+	got := answers(t, initRequest(), asked, asked, changed, changed, initRequest(), asked,
+		`{"op": "batch", "requests": [`+reads+`]}`)
+	unchanged := map[string]any{"ok": true, "unchanged": true}
+	inner := func(i int) []any {
+		list, _ := got[i]["answers"].([]any)
+		return list
+	}
+	first := inner(1)
+	if len(first) != 2 || reflect.DeepEqual(first[0], unchanged) {
+		t.Fatalf("first batch answers = %v, want the answers whole", first)
+	}
+	if again := inner(2); !reflect.DeepEqual(again, []any{unchanged, unchanged}) {
+		t.Errorf("the same batch again = %v, want both unchanged", again)
+	}
+	added := inner(3)
+	if dump, _ := added[1].(map[string]any); dump["node_count"] != float64(1) || !reflect.DeepEqual(added[2], unchanged) {
+		t.Errorf("after add_node = %v, want the new dump whole and the snapshot unchanged", added)
+	}
+	if same := inner(4); !reflect.DeepEqual(same[1:], []any{unchanged, unchanged}) {
+		t.Errorf("a second add_node of the same node = %v, want the reads unchanged", same)
+	}
+	if afterInit := inner(6); !reflect.DeepEqual(afterInit, first) {
+		t.Errorf("after init = %v, want the answers whole again: %v", afterInit, first)
+	}
+	if plain := inner(7); !reflect.DeepEqual(plain, first) {
+		t.Errorf("a batch not asking for unchanged = %v, want the answers whole: %v", plain, first)
+	}
+}

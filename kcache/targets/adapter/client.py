@@ -47,6 +47,7 @@ from kcache.targets.adapter.wire import (
     READ_ANSWERS,
     READ_REQUESTS,
     SEQUENCE,
+    UNCHANGED,
     request_fields,
     seconds_text,
     shape_error,
@@ -146,6 +147,8 @@ class AdapterProcess:
         self.batches = handshake.get("batch") is True
         #: whether it runs several requests, changes included, in one `sequence` request
         self.sequences = handshake.get("sequence") is True
+        #: whether a batch or sequence may answer a read it answered the same before `unchanged`
+        self.unchanged = handshake.get("unchanged") is True
         #: whether it runs scheduling cycles itself (`new_scheduler`, `schedule_one`, ...)
         self.schedules = handshake.get("scheduler") is True
         #: bumped by every `init`: a cache from an older init must not be used
@@ -494,9 +497,13 @@ class AdapterCache:
         self._snapshots = 0
         #: answers to reads since the last request that changed the cache, by request line
         self._read_answers: dict[str, dict[str, Any]] = {}
-        #: what those answers were read as, by request line and op (`dump`'s answer is read
-        #: for `dump`, `node_count` and `pod_count`): each answer is checked and read once
-        self._read_results: dict[tuple[str, str], Any] = {}
+        #: what answers were read as, by request line and op (`dump`'s answer is read for
+        #: `dump`, `node_count` and `pod_count`), with the answer read: each answer is checked
+        #: and read once, and once more only when the adapter answers something new
+        self._read_results: dict[tuple[str, str], tuple[dict[str, Any], Any]] = {}
+        #: per read request line, the last answer a batch or sequence gave it: what an
+        #: `unchanged` answer stands for
+        self._last_answers: dict[str, dict[str, Any]] = {}
         #: each read's request line and message, made once: an observation repeats them
         self._read_lines: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
         #: reads to ask in the same `sequence` as the next request that changes the cache
@@ -519,7 +526,6 @@ class AdapterCache:
             return self._ask(exact_json.dumps(message), message)
         self._check_usable()
         self._read_answers.clear()
-        self._read_results.clear()
         if self._held is not None:
             self._held.append(message)
             return {"ok": True}
@@ -553,7 +559,7 @@ class AdapterCache:
         wanted = self._requests(reads, self._read_answers)
         if len(wanted) < 2:
             return
-        answers = self._answers(BATCH, [*wanted])
+        answers = self._answers(BATCH, [*wanted], first_read=0)
         if len(answers) != len(wanted):
             self.process.fail(f"the answer to {BATCH} lacks one answer per read: {_quote(answers)}")
         self._read_answers.update(zip(wanted, answers, strict=True))
@@ -596,25 +602,33 @@ class AdapterCache:
     def _with_riders(self, change: dict[str, Any]) -> dict[str, Any]:
         """Send `change` and the waiting reads as one `sequence`; keep the reads' answers."""
         riders, self._riders = self._riders, {}
-        answers = self._answers(SEQUENCE, [exact_json.dumps(change), *riders])
+        answers = self._answers(SEQUENCE, [exact_json.dumps(change), *riders], first_read=1)
         if not answers or (len(answers) != len(riders) + 1 and "fatal" not in answers[0]):
             self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")
         self._read_answers.update(zip(riders, answers[1:], strict=False))
         return answers[0]
 
-    def _answers(self, op: str, lines: list[str]) -> list[dict[str, Any]]:
-        """The answers to a `batch` or `sequence` of requests (each one encoded JSON line),
-        each checked for its shape."""
-        encoded = f'{{"op":"{op}","requests":[{",".join(lines)}]}}'
+    def _answers(self, op: str, lines: list[str], first_read: int) -> list[dict[str, Any]]:
+        """The answers to a `batch` or `sequence` of requests (each one encoded JSON line,
+        reads from `first_read` on), each checked for its shape; an `unchanged` answer to a
+        read is replaced by the answer it stands for."""
+        unchanged = ',"unchanged":true' if self.process.unchanged else ""
+        encoded = f'{{"op":"{op}","requests":[{",".join(lines)}]{unchanged}}}'
         answer = self._outcome(op, self.process.request({"op": op}, encoded=encoded))
         answers = answer.get("answers")
         if not isinstance(answers, list) or len(answers) > len(lines):
             self.process.fail(f"the answer to {op} has no list of answers: {_quote(answer)}")
-        for each in answers:
+        for index, (line, each) in enumerate(zip(lines, answers, strict=False)):
             if not isinstance(each, dict) or not isinstance(each.get("ok"), bool):
                 self.process.fail(f'an answer in {op} has no "ok": {_quote(each)}')
             if "protocol_error" in each:
                 self.process.fail(f"it refused a request in {op}: {each['protocol_error']}")
+            if each == UNCHANGED and unchanged:
+                if index < first_read or line not in self._last_answers:
+                    self.process.fail(f"it answered {_quote(line)} unchanged, never answered")
+                answers[index] = self._last_answers[line]
+            elif index >= first_read and each["ok"] and unchanged:
+                self._last_answers[line] = each
         return answers
 
     def replay(self, run: Run, steps: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Outcome]:
@@ -634,7 +648,8 @@ class AdapterCache:
                 sent.append((len(held), outcome))
         finally:
             self._held = None
-        answers = self._answers(SEQUENCE, [exact_json.dumps(m) for m in held]) if held else []
+        lines = [exact_json.dumps(message) for message in held]
+        answers = self._answers(SEQUENCE, lines, first_read=len(lines)) if held else []
         if len(answers) != len(held) and not (answers and "fatal" in answers[-1]):
             self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")
         outcomes: list[Outcome] = []
@@ -687,8 +702,9 @@ class AdapterCache:
             return None
         line, message = self._read_request(op, values)
         answer = self._ask(line, message)
-        if (line, op) in self._read_results:
-            return self._read_results[line, op]
+        read, result = self._read_results.get((line, op), (None, None))
+        if read is answer:  # this very answer was read before: it came back `unchanged`
+            return result
         key = READ_ANSWERS.get(op, op)
         codec = OPS[op].result
         assert codec is not None
@@ -698,7 +714,8 @@ class AdapterCache:
             if problem is not None:
                 self.process.fail(f"the answer to {message['op']} has the wrong shape: {problem}")
         # a manifest that does not read as a pod, a wrong type: the adapter's fault
-        result = self._read_results[line, op] = self.read(answer, key, codec.from_json)
+        result = self.read(answer, key, codec.from_json)
+        self._read_results[line, op] = (answer, result)
         return result
 
     def _request_of(self, op: str, values: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:

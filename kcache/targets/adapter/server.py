@@ -29,6 +29,7 @@ from kcache.targets.adapter.wire import (
     READ_ANSWERS,
     REQUESTS,
     SEQUENCE,
+    UNCHANGED,
     error_class_name,
 )
 
@@ -45,6 +46,9 @@ class Session:
     def __init__(self, factory: CacheFactory) -> None:
         self.factory = factory
         self._run: Run | None = None
+        #: per read request (as a line), the last answer a batch or sequence asking for
+        #: `unchanged` gave it, encoded; `init` forgets them
+        self._answered: dict[str, str] = {}
 
     @property
     def run(self) -> Run:
@@ -68,13 +72,13 @@ class Session:
 
     def _batch(self, request: Mapping[str, Any]) -> Answer:
         """Each read of `requests` answered as if it came alone."""
-        reads = request.get("requests")
-        if not isinstance(reads, list) or set(request) != {"op", "requests"}:
-            return {"ok": False, "protocol_error": f'{BATCH} takes one key, "requests": a list'}
+        reads, unchanged = request.get("requests"), request.get("unchanged", False)
+        if not isinstance(reads, list) or not _several(request, unchanged):
+            return {"ok": False, "protocol_error": f"{BATCH} {_SEVERAL_KEYS}"}
         return {
             "ok": True,
             "answers": [
-                self._respond(read)
+                self._read(read, unchanged)
                 if isinstance(read, dict) and read.get("op") in READ_ANSWERS
                 else {"ok": False, "protocol_error": f"{BATCH}: not a read: {json.dumps(read)}"}
                 for read in reads
@@ -83,12 +87,14 @@ class Session:
 
     def _sequence(self, request: Mapping[str, Any]) -> Answer:
         """Each request of `requests` run in turn and answered as if alone, up to a fatal one."""
-        steps = request.get("requests")
-        if not isinstance(steps, list) or set(request) != {"op", "requests"}:
-            return {"ok": False, "protocol_error": f'{SEQUENCE} takes one key, "requests": a list'}
+        steps, unchanged = request.get("requests"), request.get("unchanged", False)
+        if not isinstance(steps, list) or not _several(request, unchanged):
+            return {"ok": False, "protocol_error": f"{SEQUENCE} {_SEVERAL_KEYS}"}
         answers = []
         for step in steps:
-            if isinstance(step, dict) and step.get("op") in REQUESTS:
+            if isinstance(step, dict) and step.get("op") in READ_ANSWERS:
+                answers.append(self._read(step, unchanged))
+            elif isinstance(step, dict) and step.get("op") in REQUESTS:
                 answers.append(self._respond(step))
             else:
                 refused = f"{SEQUENCE}: not a cache request: {json.dumps(step)}"
@@ -96,6 +102,17 @@ class Session:
             if "fatal" in answers[-1]:
                 break
         return {"ok": True, "answers": answers}
+
+    def _read(self, read: Mapping[str, Any], unchanged: bool) -> Answer:
+        """The answer to `read`, or `UNCHANGED` when asked for and it is the one last given."""
+        answer = self._respond(read)
+        if not unchanged or not answer["ok"]:
+            return answer
+        line, text = exact_json.dumps(read), exact_json.dumps(answer)
+        if self._answered.get(line) == text:
+            return dict(UNCHANGED)
+        self._answered[line] = text
+        return answer
 
     def _respond(self, request: object) -> Answer:
         try:
@@ -159,9 +176,17 @@ class Session:
             configured = RELEASES[release].with_gates(gates)
         except ValueError as error:
             raise _RefusedError(f"init: feature_gates: {error}") from None
-        self._run = None
+        self._run, self._answered = None, {}
         self._run = Run(self.factory(ttl=ttl, release=configured))
         return {}
+
+
+_SEVERAL_KEYS = 'takes "requests", a list, and "unchanged" (optional), a boolean'
+
+
+def _several(request: Mapping[str, Any], unchanged: object) -> bool:
+    """Whether a batch or sequence has its keys right (besides `requests` being a list)."""
+    return set(request) <= {"op", "requests", "unchanged"} and isinstance(unchanged, bool)
 
 
 def _arguments(op: str, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,6 +216,7 @@ def serve(factory: CacheFactory, name: str, requests: Iterable[str], answers: Te
         "releases": list(targets.modelled_releases(factory)),
         "batch": True,
         "sequence": True,
+        "unchanged": True,
     }
     _send(answers, handshake)
     session = Session(factory)

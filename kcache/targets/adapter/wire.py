@@ -87,6 +87,9 @@ BATCH = "batch"
 #: the request that runs several requests in order, changes included, and answers each as if it
 #: came alone, stopping after a fatal answer; offered with `"sequence": true` (section 2.4)
 SEQUENCE = "sequence"
+#: the answer to a read of a batch or sequence that asked for `"unchanged": true`, when the
+#: answer is the one last given to the same read line (section 2.5)
+UNCHANGED: Mapping[str, Any] = {"ok": True, "unchanged": True}
 #: the reads whose answer depends only on the pod's key: kcache sends them the pod's metadata
 #: alone, as upstream's GetPod and IsAssumedPod look the pod up by its UID and name it by
 #: namespace and name in their errors

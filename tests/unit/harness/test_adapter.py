@@ -218,6 +218,24 @@ class TestClient:
         assert run.cache.replay(run, with_read) == [Outcome("ok")] * 3
         assert _ops(sent) == ["init", "add_node", "add_pod", "get_node"]
 
+    def test_unchanged_answers_are_read_once(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A read the adapter answers `unchanged` gives the result read from its last answer:
+        the very same object, not read again; a changed answer is read anew."""
+        sent = _recorded(cache.process, monkeypatch)
+        reads = [("dump", ()), ("get_pod", (pod("u1"),)), ("is_assumed_pod", (pod("u1"),))]
+        cache.add_pod(pod("u1", "n1"))
+        cache.prefetch(reads)
+        dump, held = cache.dump(), cache.get_pod(pod("u1"))
+        cache.prefetch_with_next_change(reads)
+        cache.add_node(node("n1"))
+        assert sent[-1]["unchanged"] is True
+        assert cache.get_pod(pod("u1")) is held
+        assert cache.dump() is not dump
+        assert cache.dump().nodes["n1"].has_node is True
+        assert (cache.pod_count(), cache.is_assumed_pod(pod("u1"))) == (1, False)
+
     def test_get_pod_answers_the_cached_version_whole(self, cache: AdapterCache) -> None:
         """The pod the cache holds comes back, not the argument: requests, ports, affinity."""
         held = pod_from_manifest(
@@ -352,6 +370,13 @@ class TestBrokenAdapters:
         finally:
             factory.close()
 
+    def test_unchanged_for_a_read_never_answered(self) -> None:
+        """`unchanged` for a read the adapter never answered stands for nothing: broken."""
+        with AdapterFactory([*BROKEN, "unchanged-unasked"]) as factory:
+            cache = factory(ttl=Decimal(0), release=V1_35)
+            with pytest.raises(AdapterError, match="unchanged, never answered"):
+                cache.prefetch([("dump", ()), ("get_pod", (pod("u1"),))])
+
     def test_missing_command(self, tmp_path: Path) -> None:
         """A command that does not exist cannot start."""
         factory = AdapterFactory([str(tmp_path / "no-such-adapter")])
@@ -403,6 +428,7 @@ class TestServer:
                 "releases": ["v1.35", "v1.36", "v1.37"],
                 "batch": True,
                 "sequence": True,
+                "unchanged": True,
             }
         ]
 
@@ -440,7 +466,9 @@ class TestServer:
         refused, read = batch["answers"]
         assert refused["protocol_error"].startswith("batch: not a read: ")
         assert read["nodes"] == dump["nodes"] == {}
-        assert bare["protocol_error"] == 'batch takes one key, "requests": a list'
+        assert bare["protocol_error"] == (
+            'batch takes "requests", a list, and "unchanged" (optional), a boolean'
+        )
 
     def test_sequence_answers_each_request_as_if_alone_up_to_a_fatal_one(self) -> None:
         """A sequence runs changes and reads in turn, each answered as alone; after a fatal
@@ -472,6 +500,27 @@ class TestServer:
         assert [sorted(answer) for answer in ended["answers"]] == [["ok"], ["fatal", "ok"]]
         assert "send init first" in after["protocol_error"]
 
+    def test_a_read_answered_the_same_before_answers_unchanged_when_asked(self) -> None:
+        """With `unchanged`, a read whose answer is the one last given to the same read in a
+        batch or sequence since init answers `unchanged`; a new answer comes whole."""
+        add = '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}'
+        reads = '{"op": "dump"}, {"op": "view_snapshot", "snapshot": "s1"}'
+        asked = '{"op": "batch", "requests": [' + reads + '], "unchanged": true}'
+        changed = '{"op": "sequence", "requests": [' + add + ", " + reads + '], "unchanged": true}'
+        init = '{"op": "init", "release": "v1.37"}'
+        answers = self.serve(init, asked, asked, changed, changed, init, asked)[1:]
+        first, again, added, same = (answer["answers"] for answer in answers[1:5])
+        after_init = answers[6]["answers"]
+        unchanged = {"ok": True, "unchanged": True}
+        assert first[0]["nodes"] == {} and first[1]["snapshot"]["node_list"] == []
+        assert again == [unchanged, unchanged]
+        assert added[0] == {"ok": True} and added[1]["nodes"]["n1"]["has_node"] is True
+        assert added[2] == unchanged  # the snapshot was not updated
+        assert same == [{"ok": True}, unchanged, unchanged]
+        assert after_init == first
+        plain = '{"op": "batch", "requests": [' + reads + "]}"
+        assert self.serve(init, plain, plain)[3]["answers"] == first
+
     def test_sequence_carries_cache_requests_only(self) -> None:
         """init, batch or another sequence in a sequence is refused and not run."""
         init = '{"op": "init", "release": "v1.37"}'
@@ -486,7 +535,9 @@ class TestServer:
         assert refused_init["protocol_error"].startswith("sequence: not a cache request: ")
         assert refused_batch["protocol_error"].startswith("sequence: not a cache request: ")
         assert dump["node_count"] == 1
-        assert bare["protocol_error"] == 'sequence takes one key, "requests": a list'
+        assert bare["protocol_error"] == (
+            'sequence takes "requests", a list, and "unchanged" (optional), a boolean'
+        )
 
     def test_protocol_errors(self) -> None:
         """Unparseable requests, unknown ops and ops before init are protocol errors."""
