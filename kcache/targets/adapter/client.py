@@ -29,7 +29,7 @@ import attrs
 
 from kcache import exact_json
 from kcache.errors import AdapterError
-from kcache.ops import MUTATORS, OPS, Outcome, Run, call
+from kcache.ops import OPS, Outcome, Run, call
 from kcache.spec.errors import Fatal
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import SchedulerCache
@@ -508,7 +508,7 @@ class AdapterCache:
         self._read_lines: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
         #: reads to ask in the same `sequence` as the next request that changes the cache
         self._riders: dict[str, dict[str, Any]] = {}
-        #: requests that change the cache, held back by `replay` to go as one `sequence`
+        #: requests held back by `replay` to go as one `sequence`
         self._held: list[dict[str, Any]] | None = None
 
     @property
@@ -522,13 +522,12 @@ class AdapterCache:
         the first answer (reads change nothing, and the clock is virtual).
         """
         message = {"op": op, **fields}
+        if self._held is not None:
+            return self._hold(message)
         if op in READ_ANSWERS:
             return self._ask(exact_json.dumps(message), message)
         self._check_usable()
         self._read_answers.clear()
-        if self._held is not None:
-            self._held.append(message)
-            return {"ok": True}
         if self._riders:
             return self._outcome(op, self._with_riders(message))
         return self._outcome(op, self.process.request(message))
@@ -538,6 +537,13 @@ class AdapterCache:
             raise RuntimeError("a newer cache from the same adapter factory replaced this one")
         if self._ended_by is not None:
             raise RuntimeError(f"this cache ended with a fatal outcome: {self._ended_by}")
+
+    def _hold(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Keep `message` for `replay`'s sequence; its outcome is taken from the answer."""
+        self._check_usable()
+        assert self._held is not None
+        self._held.append(message)
+        return {"ok": True}
 
     def _ask(self, line: str, message: dict[str, Any]) -> dict[str, Any]:
         """The read `message` (encoded as `line`), answered from a kept answer if there is one."""
@@ -608,11 +614,13 @@ class AdapterCache:
         self._read_answers.update(zip(riders, answers[1:], strict=False))
         return answers[0]
 
-    def _answers(self, op: str, lines: list[str], first_read: int) -> list[dict[str, Any]]:
-        """The answers to a `batch` or `sequence` of requests (each one encoded JSON line,
-        reads from `first_read` on), each checked for its shape; an `unchanged` answer to a
-        read is replaced by the answer it stands for."""
-        unchanged = ',"unchanged":true' if self.process.unchanged else ""
+    def _answers(self, op: str, lines: list[str], first_read: int | None) -> list[dict[str, Any]]:
+        """The answers to a `batch` or `sequence` of requests (each one encoded JSON line), each
+        checked for its shape.  The requests from `first_read` on are reads the cache keeps
+        answers to: an `unchanged` answer to one is replaced by the answer it stands for
+        (None: no such reads, and no `unchanged` asked for)."""
+        asks = self.process.unchanged and first_read is not None
+        unchanged = ',"unchanged":true' if asks else ""
         encoded = f'{{"op":"{op}","requests":[{",".join(lines)}]{unchanged}}}'
         answer = self._outcome(op, self.process.request({"op": op}, encoded=encoded))
         answers = answer.get("answers")
@@ -623,20 +631,23 @@ class AdapterCache:
                 self.process.fail(f'an answer in {op} has no "ok": {_quote(each)}')
             if "protocol_error" in each:
                 self.process.fail(f"it refused a request in {op}: {each['protocol_error']}")
-            if each == UNCHANGED and unchanged:
-                if index < first_read or line not in self._last_answers:
+            if first_read is None or index < first_read or not asks:
+                continue
+            if each == UNCHANGED:
+                if line not in self._last_answers:
                     self.process.fail(f"it answered {_quote(line)} unchanged, never answered")
                 answers[index] = self._last_answers[line]
-            elif index >= first_read and each["ok"] and unchanged:
+            elif each["ok"]:
                 self._last_answers[line] = each
         return answers
 
     def replay(self, run: Run, steps: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Outcome]:
         """Apply `steps` (`(op, args)`) to `run`, this cache's run, and say how each ended, as
         `call(run.apply, op, args)` one by one would, in one `sequence` request when the
-        adapter offers it and every step is one change of the cache (no reads, no cycles).
+        adapter offers it and no step is a scheduling cycle (whose requests depend on the
+        answers before them).  The answers of reads among the steps give their outcomes only.
         """
-        if not self.process.sequences or any(op not in MUTATORS for op, _ in steps):
+        if not self.process.sequences or any(OPS[op].cycle for op, _ in steps):
             return [call(run.apply, op, args)[0] for op, args in steps]
         held: list[dict[str, Any]] = []
         #: per step: how many requests were held back once it was made, and its local outcome
@@ -649,7 +660,7 @@ class AdapterCache:
         finally:
             self._held = None
         lines = [exact_json.dumps(message) for message in held]
-        answers = self._answers(SEQUENCE, lines, first_read=len(lines)) if held else []
+        answers = self._answers(SEQUENCE, lines, first_read=None) if held else []
         if len(answers) != len(held) and not (answers and "fatal" in answers[-1]):
             self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")
         outcomes: list[Outcome] = []
@@ -701,6 +712,9 @@ class AdapterCache:
             self.request(request, **fields)
             return None
         line, message = self._read_request(op, values)
+        if self._held is not None:
+            self._hold(message)
+            return None
         answer = self._ask(line, message)
         read, result = self._read_results.get((line, op), (None, None))
         if read is answer:  # this very answer was read before: it came back `unchanged`

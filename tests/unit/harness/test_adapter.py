@@ -19,7 +19,7 @@ from kcache.ops import Outcome, Run, call
 from kcache.spec.cache import Cache
 from kcache.spec.errors import Fatal, PodNotFoundError, TransitionError, UnsupportedOperation
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
-from kcache.spec.releases import V1_35, V1_36
+from kcache.spec.releases import V1_35, V1_36, V1_37
 from kcache.targets.adapter import server
 from kcache.targets.adapter.client import AdapterCache, AdapterFactory, AdapterProcess
 from kcache.traces import trace
@@ -195,7 +195,8 @@ class TestClient:
         self, spec_server: AdapterFactory, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """`replay` gives each step the outcome it has one by one: refusals, a fatal one, and
-        after it the ended cache's; with a read among the steps, each goes alone."""
+        after it the ended cache's, reads among them; with a scheduling cycle among the steps,
+        each goes alone."""
         steps: list[tuple[str, dict[str, Any]]] = [
             ("add_node", {"node": node("n1")}),
             ("add_pod", {"pod": pod("u1", "n1")}),
@@ -214,9 +215,17 @@ class TestClient:
         assert list(run.snapshots) == ["s1"]
         sent.clear()
         run = Run(spec_server(ttl=Decimal(0), release=V1_36))  # get_node: v1.36 on
-        with_read = [*steps[:2], ("get_node", {"name": "n1"})]
-        assert run.cache.replay(run, with_read) == [Outcome("ok")] * 3
-        assert _ops(sent) == ["init", "add_node", "add_pod", "get_node"]
+        reads = [("get_node", {"name": "n1"}), ("get_node", {"name": "n9"})]
+        outcomes = run.cache.replay(run, [*steps[:2], *reads, *reads])
+        missing = "NodeNotFoundError"
+        assert [o.error_class for o in outcomes] == ["", "", "", missing, "", missing]
+        assert _ops(sent) == ["init", "sequence"]
+        assert "unchanged" not in sent[-1]  # the same read twice answers whole each time
+        sent.clear()
+        run = Run(spec_server(ttl=Decimal(0), release=V1_37))
+        cycle = ("schedule_one", {"pod": pod("u2", "")})
+        assert run.cache.replay(run, [steps[0], cycle]) == [Outcome("ok")] * 2
+        assert _ops(sent)[:2] == ["init", "add_node"]
 
     def test_unchanged_answers_are_read_once(
         self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
