@@ -46,6 +46,7 @@ from kcache.targets.adapter.wire import (
     PROTOCOL_VERSION,
     READ_ANSWERS,
     READ_REQUESTS,
+    REQUESTS,
     SEQUENCE,
     UNCHANGED,
     request_fields,
@@ -528,8 +529,9 @@ class AdapterCache:
             return self._ask(exact_json.dumps(message), message)
         self._check_usable()
         self._read_answers.clear()
-        if self._riders:
-            return self._outcome(op, self._with_riders(message))
+        riders, self._riders = self._riders, {}
+        if riders and op in REQUESTS:  # a scheduler's request goes alone, and drops them
+            return self._outcome(op, self._with_riders(message, riders))
         return self._outcome(op, self.process.request(message))
 
     def _check_usable(self) -> None:
@@ -605,9 +607,8 @@ class AdapterCache:
                 self._read_lines[key] = made
         return made
 
-    def _with_riders(self, change: dict[str, Any]) -> dict[str, Any]:
-        """Send `change` and the waiting reads as one `sequence`; keep the reads' answers."""
-        riders, self._riders = self._riders, {}
+    def _with_riders(self, change: dict[str, Any], riders: dict[str, Any]) -> dict[str, Any]:
+        """Send `change` and the reads `riders` as one `sequence`; keep the reads' answers."""
         answers = self._answers(SEQUENCE, [exact_json.dumps(change), *riders], first_read=1)
         if not answers or (len(answers) != len(riders) + 1 and "fatal" not in answers[0]):
             self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")

@@ -173,6 +173,23 @@ class TestClient:
         assert cache.is_assumed_pod(pod("u2")) is False
         assert _ops(sent[3:]) == ["sequence", "is_assumed_pod"]
 
+    def test_reads_waiting_for_a_change_never_ride_with_a_schedulers_request(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A sequence carries cache requests only: a scheduler's request goes alone, and the
+        waiting reads are dropped rather than sent with a later change."""
+        sent: list[dict[str, Any]] = []
+
+        def request(message: Any, timeout: float | None = None, *, encoded: str = "") -> Any:
+            sent.append(exact_json.loads(encoded) if encoded else dict(message))
+            return {"ok": True}
+
+        monkeypatch.setattr(cache.process, "request", request)
+        cache.prefetch_with_next_change([("dump", ()), ("get_pod", (pod("u1"),))])
+        cache.request("new_scheduler", scheduler="c1")
+        cache.add_node(node("n1"))
+        assert _ops(sent) == ["new_scheduler", "add_node"]
+
     def test_pod_reads_carry_the_pods_key_alone(
         self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
     ) -> None:
