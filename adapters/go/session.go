@@ -38,6 +38,8 @@ type session struct {
 	// answered holds, per read request line, the last answer a batch or
 	// sequence asking for "unchanged" gave it, encoded; init forgets them.
 	answered map[string][]byte
+	// skipFatalReads is set while a sequence asking for "optional_reads" runs.
+	skipFatalReads bool
 }
 
 func newSession(logs io.Writer) *session {
@@ -120,6 +122,11 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 	reply, err := s.guarded(run, r)
 	if err != nil {
 		if errors.As(err, new(fatalError)) {
+			if s.skipFatalReads && reads[r.op] {
+				// A read kcache asked ahead of its need changes nothing: skip it,
+				// keep the cache, and let kcache ask again when it needs it.
+				return map[string]any{"ok": false, "skipped": true}, false
+			}
 			// Upstream would be gone; its state may be half-changed.
 			s.stopSchedulers()
 			s.cache, s.snapshots, s.schedulers, s.answered = nil, nil, nil, nil
@@ -201,6 +208,12 @@ func (s *session) sequence(r request) map[string]any {
 	if err != nil {
 		return failure(err)
 	}
+	optional, err := r.flag("optional_reads")
+	if err != nil {
+		return failure(err)
+	}
+	s.skipFatalReads = optional
+	defer func() { s.skipFatalReads = false }()
 	answers := make([]any, 0, len(lines))
 	for _, line := range lines {
 		step, err := parseRequest(line)

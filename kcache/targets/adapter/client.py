@@ -48,6 +48,7 @@ from kcache.targets.adapter.wire import (
     READ_REQUESTS,
     REQUESTS,
     SEQUENCE,
+    SKIPPED,
     UNCHANGED,
     request_fields,
     seconds_text,
@@ -608,21 +609,33 @@ class AdapterCache:
         return made
 
     def _with_riders(self, change: dict[str, Any], riders: dict[str, Any]) -> dict[str, Any]:
-        """Send `change` and the reads `riders` as one `sequence`; keep the reads' answers."""
-        answers = self._answers(SEQUENCE, [exact_json.dumps(change), *riders], first_read=1)
+        """Send `change` and the reads `riders` as one `sequence`; keep the reads' answers.
+
+        The reads are optional: one that would end the cache is skipped and
+        asked again when it is needed, since the caller might not have asked
+        it at this point at all (a rule may take another step first).
+        """
+        lines = [exact_json.dumps(change), *riders]
+        answers = self._answers(SEQUENCE, lines, first_read=1, optional_reads=True)
         if not answers or (len(answers) != len(riders) + 1 and "fatal" not in answers[0]):
             self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")
-        self._read_answers.update(zip(riders, answers[1:], strict=False))
+        for line, answer in zip(riders, answers[1:], strict=False):
+            if answer != SKIPPED:
+                self._read_answers[line] = answer
         return answers[0]
 
-    def _answers(self, op: str, lines: list[str], first_read: int | None) -> list[dict[str, Any]]:
+    def _answers(
+        self, op: str, lines: list[str], first_read: int | None, *, optional_reads: bool = False
+    ) -> list[dict[str, Any]]:
         """The answers to a `batch` or `sequence` of requests (each one encoded JSON line), each
         checked for its shape.  The requests from `first_read` on are reads the cache keeps
         answers to: an `unchanged` answer to one is replaced by the answer it stands for
-        (None: no such reads, and no `unchanged` asked for)."""
+        (None: no such reads, and no `unchanged` asked for).  `optional_reads`: reads that
+        would be fatal answer `SKIPPED` instead."""
         asks = self.process.unchanged and first_read is not None
-        unchanged = ',"unchanged":true' if asks else ""
-        encoded = f'{{"op":"{op}","requests":[{",".join(lines)}]{unchanged}}}'
+        flags = ',"unchanged":true' if asks else ""
+        flags += ',"optional_reads":true' if optional_reads else ""
+        encoded = f'{{"op":"{op}","requests":[{",".join(lines)}]{flags}}}'
         answer = self._outcome(op, self.process.request({"op": op}, encoded=encoded))
         answers = answer.get("answers")
         if not isinstance(answers, list) or len(answers) > len(lines):

@@ -29,6 +29,7 @@ from kcache.targets.adapter.wire import (
     READ_ANSWERS,
     REQUESTS,
     SEQUENCE,
+    SKIPPED,
     UNCHANGED,
     error_class_name,
 )
@@ -73,8 +74,8 @@ class Session:
     def _batch(self, request: Mapping[str, Any]) -> Answer:
         """Each read of `requests` answered as if it came alone."""
         reads, unchanged = request.get("requests"), request.get("unchanged", False)
-        if not isinstance(reads, list) or not _several(request, unchanged):
-            return {"ok": False, "protocol_error": f"{BATCH} {_SEVERAL_KEYS}"}
+        if not isinstance(reads, list) or not _several(request, "unchanged"):
+            return {"ok": False, "protocol_error": f"{BATCH} {_BATCH_KEYS}"}
         return {
             "ok": True,
             "answers": [
@@ -88,12 +89,13 @@ class Session:
     def _sequence(self, request: Mapping[str, Any]) -> Answer:
         """Each request of `requests` run in turn and answered as if alone, up to a fatal one."""
         steps, unchanged = request.get("requests"), request.get("unchanged", False)
-        if not isinstance(steps, list) or not _several(request, unchanged):
-            return {"ok": False, "protocol_error": f"{SEQUENCE} {_SEVERAL_KEYS}"}
+        if not isinstance(steps, list) or not _several(request, "unchanged", "optional_reads"):
+            return {"ok": False, "protocol_error": f"{SEQUENCE} {_SEQUENCE_KEYS}"}
+        optional = request.get("optional_reads", False)
         answers = []
         for step in steps:
             if isinstance(step, dict) and step.get("op") in READ_ANSWERS:
-                answers.append(self._read(step, unchanged))
+                answers.append(self._read(step, unchanged, optional))
             elif isinstance(step, dict) and step.get("op") in REQUESTS:
                 answers.append(self._respond(step))
             else:
@@ -103,9 +105,10 @@ class Session:
                 break
         return {"ok": True, "answers": answers}
 
-    def _read(self, read: Mapping[str, Any], unchanged: bool) -> Answer:
-        """The answer to `read`, or `UNCHANGED` when asked for and it is the one last given."""
-        answer = self._respond(read)
+    def _read(self, read: Mapping[str, Any], unchanged: bool, optional: bool = False) -> Answer:
+        """The answer to `read`, or `UNCHANGED` when asked for and it is the one last given;
+        an `optional` read that would be fatal is `SKIPPED`, the cache kept."""
+        answer = self._respond(read, optional)
         if not unchanged or not answer["ok"]:
             return answer
         line, text = exact_json.dumps(read), exact_json.dumps(answer)
@@ -114,7 +117,7 @@ class Session:
         self._answered[line] = text
         return answer
 
-    def _respond(self, request: object) -> Answer:
+    def _respond(self, request: object, optional: bool = False) -> Answer:
         try:
             if not isinstance(request, dict) or not isinstance(request.get("op"), str):
                 raise _RefusedError('a request is a JSON object with an "op" string')
@@ -122,6 +125,8 @@ class Session:
         except CacheError as error:
             return {"ok": False, "error": {"class": error_class_name(error), "message": str(error)}}
         except Fatal as error:
+            if optional:  # a read asked ahead of its need changes nothing: skip it
+                return dict(SKIPPED)
             self._run = None
             return {"ok": False, "fatal": str(error)}
         except (_RefusedError, KcacheError, ObjectError) as error:
@@ -181,12 +186,17 @@ class Session:
         return {}
 
 
-_SEVERAL_KEYS = 'takes "requests", a list, and "unchanged" (optional), a boolean'
+_BATCH_KEYS = 'takes "requests", a list, and "unchanged" (optional), a boolean'
+_SEQUENCE_KEYS = (
+    'takes "requests", a list, and "unchanged" and "optional_reads" (optional), booleans'
+)
 
 
-def _several(request: Mapping[str, Any], unchanged: object) -> bool:
+def _several(request: Mapping[str, Any], *flags: str) -> bool:
     """Whether a batch or sequence has its keys right (besides `requests` being a list)."""
-    return set(request) <= {"op", "requests", "unchanged"} and isinstance(unchanged, bool)
+    return set(request) <= {"op", "requests", *flags} and all(
+        isinstance(request.get(flag, False), bool) for flag in flags
+    )
 
 
 def _arguments(op: str, request: Mapping[str, Any]) -> dict[str, Any]:

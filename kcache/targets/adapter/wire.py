@@ -90,6 +90,9 @@ SEQUENCE = "sequence"
 #: the answer to a read of a batch or sequence that asked for `"unchanged": true`, when the
 #: answer is the one last given to the same read line (section 2.5)
 UNCHANGED: Mapping[str, Any] = {"ok": True, "unchanged": True}
+#: the answer to a read of a sequence sent with `"optional_reads": true` that would have been
+#: fatal: the read is skipped and the cache kept, since kcache asked it ahead of its need
+SKIPPED: Mapping[str, Any] = {"ok": False, "skipped": True}
 #: the reads whose answer depends only on the pod's key: kcache sends them the pod's metadata
 #: alone, as upstream's GetPod and IsAssumedPod look the pod up by its UID and name it by
 #: namespace and name in their errors

@@ -190,6 +190,27 @@ class TestClient:
         cache.add_node(node("n1"))
         assert _ops(sent) == ["new_scheduler", "add_node"]
 
+    def test_a_skipped_read_is_asked_again_when_needed(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Reads ride with a change as optional; one the adapter skipped is not kept, so the
+        call that needs it asks the adapter again, alone."""
+        sent: list[dict[str, Any]] = []
+        dump = {"ok": True, "nodes": {}, "assumed": [], "node_count": 0, "pod_count": 0}
+
+        def request(message: Any, timeout: float | None = None, *, encoded: str = "") -> Any:
+            sent.append(exact_json.loads(encoded) if encoded else dict(message))
+            if message["op"] == "sequence":
+                return {"ok": True, "answers": [{"ok": True}, {"ok": False, "skipped": True}]}
+            return dump
+
+        monkeypatch.setattr(cache.process, "request", request)
+        cache.prefetch_with_next_change([("dump", ())])
+        cache.add_node(node("n1"))
+        assert sent[-1]["optional_reads"] is True
+        assert cache.node_count() == 0
+        assert _ops(sent) == ["sequence", "dump"]
+
     def test_pod_reads_carry_the_pods_key_alone(
         self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -547,6 +568,28 @@ class TestServer:
         plain = '{"op": "batch", "requests": [' + reads + "]}"
         assert self.serve(init, plain, plain)[3]["answers"] == first
 
+    def test_an_optional_read_that_would_be_fatal_is_skipped_and_the_cache_kept(self) -> None:
+        """With `optional_reads`, a read of a sequence that would end the cache answers
+        `skipped` and the cache stays; without it, the same read ends the cache."""
+
+        class DumpPanics(Cache):
+            def dump(self) -> Any:
+                raise Fatal("the dump panicked")
+
+        init = '{"op": "init", "release": "v1.37"}'
+        add = '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}'
+        reads = '{"op": "dump"}, {"op": "get_node", "name": "n1"}'
+        optional = '{"op": "sequence", "requests": [' + add + ", " + reads + "]"
+        optional += ', "optional_reads": true}'
+        plain = '{"op": "sequence", "requests": [' + reads + "]}"
+        _, _, kept, ended, after = self.serve(
+            init, optional, plain, '{"op": "dump"}', impl=DumpPanics
+        )
+        assert kept["answers"][:2] == [{"ok": True}, {"ok": False, "skipped": True}]
+        assert kept["answers"][2]["node"]["has_node"] is True
+        assert ended["answers"] == [{"ok": False, "fatal": "the dump panicked"}]
+        assert "send init first" in after["protocol_error"]
+
     def test_sequence_carries_cache_requests_only(self) -> None:
         """init, batch or another sequence in a sequence is refused and not run."""
         init = '{"op": "init", "release": "v1.37"}'
@@ -562,7 +605,8 @@ class TestServer:
         assert refused_batch["protocol_error"].startswith("sequence: not a cache request: ")
         assert dump["node_count"] == 1
         assert bare["protocol_error"] == (
-            'sequence takes "requests", a list, and "unchanged" (optional), a boolean'
+            'sequence takes "requests", a list, and "unchanged" and "optional_reads" '
+            "(optional), booleans"
         )
 
     def test_protocol_errors(self) -> None:
