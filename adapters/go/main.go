@@ -81,6 +81,8 @@ func handshake() map[string]any {
 		"name":           "upstream k8s.io/kubernetes " + upstreamVersion(),
 		"releases":       []string{release},
 		"batch":          true,
+		"sequence":       true,
+		"unchanged":      true,
 		"scheduler":      true,
 	}
 }

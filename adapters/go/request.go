@@ -68,6 +68,15 @@ func (r request) optionalNode(key string) (*v1.Node, error) {
 	return r.node(key)
 }
 
+// flag reads an optional boolean; absent or null is false.
+func (r request) flag(key string) (bool, error) {
+	var value bool
+	if _, ok := r.present(key); !ok {
+		return false, nil
+	}
+	return value, r.decode(key, &value)
+}
+
 func (r request) str(key string) (string, error) {
 	var value string
 	return value, r.decode(key, &value)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -34,6 +35,11 @@ type session struct {
 	gates      gateSettings
 	log        *stepLog
 	logger     klog.Logger
+	// answered holds, per read request line, the last answer a batch or
+	// sequence asking for "unchanged" gave it, encoded; init forgets them.
+	answered map[string][]byte
+	// skipFatalReads is set while a sequence asking for "optional_reads" runs.
+	skipFatalReads bool
 }
 
 func newSession(logs io.Writer) *session {
@@ -103,6 +109,9 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 	if r.op == "batch" {
 		return s.batch(r), false
 	}
+	if r.op == "sequence" {
+		return s.sequence(r), false
+	}
 	run, known := operations[r.op]
 	if !known {
 		return failure(protocolErrorf("unknown op %q", r.op)), false
@@ -113,9 +122,14 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 	reply, err := s.guarded(run, r)
 	if err != nil {
 		if errors.As(err, new(fatalError)) {
+			if s.skipFatalReads && reads[r.op] {
+				// A read kcache asked ahead of its need changes nothing: skip it,
+				// keep the cache, and let kcache ask again when it needs it.
+				return map[string]any{"ok": false, "skipped": true}, false
+			}
 			// Upstream would be gone; its state may be half-changed.
 			s.stopSchedulers()
-			s.cache, s.snapshots, s.schedulers = nil, nil, nil
+			s.cache, s.snapshots, s.schedulers, s.answered = nil, nil, nil, nil
 		}
 		return failure(err), false
 	}
@@ -140,7 +154,11 @@ func (s *session) batch(r request) map[string]any {
 	if err := r.decode("requests", &lines); err != nil {
 		return failure(err)
 	}
-	answers := make([]map[string]any, len(lines))
+	unchanged, err := r.flag("unchanged")
+	if err != nil {
+		return failure(err)
+	}
+	answers := make([]any, len(lines))
 	for i, line := range lines {
 		read, err := parseRequest(line)
 		switch {
@@ -149,10 +167,86 @@ func (s *session) batch(r request) map[string]any {
 		case !reads[read.op]:
 			answers[i] = failure(protocolErrorf("batch: %q is not a read", read.op))
 		default:
-			answers[i], _ = s.handle(line)
+			answer, _ := s.handle(line)
+			answers[i] = s.readAnswer(line, answer, unchanged)
 		}
 	}
 	return map[string]any{"ok": true, "answers": answers}
+}
+
+// readAnswer is the answer to the read request line, or, when unchanged is
+// asked for and the answer encodes to the bytes last given to the same line,
+// {"ok": true, "unchanged": true}: the client already holds it.
+func (s *session) readAnswer(line []byte, answer map[string]any, unchanged bool) any {
+	if !unchanged || answer["ok"] != true {
+		return answer
+	}
+	encoded, err := json.Marshal(answer)
+	if err != nil {
+		return answer
+	}
+	key := string(line)
+	if previous, seen := s.answered[key]; seen && bytes.Equal(previous, encoded) {
+		return map[string]any{"ok": true, "unchanged": true}
+	}
+	if s.answered == nil {
+		s.answered = map[string][]byte{}
+	}
+	s.answered[key] = encoded
+	return json.RawMessage(encoded)
+}
+
+// sequence answers each request of "requests" in turn as if it had come on
+// its own line, changes included, and stops after a fatal answer: the cache
+// that gave it is gone.
+func (s *session) sequence(r request) map[string]any {
+	var lines []json.RawMessage
+	if err := r.decode("requests", &lines); err != nil {
+		return failure(err)
+	}
+	unchanged, err := r.flag("unchanged")
+	if err != nil {
+		return failure(err)
+	}
+	optional, err := r.flag("optional_reads")
+	if err != nil {
+		return failure(err)
+	}
+	s.skipFatalReads = optional
+	defer func() { s.skipFatalReads = false }()
+	answers := make([]any, 0, len(lines))
+	for _, line := range lines {
+		step, err := parseRequest(line)
+		var answer map[string]any
+		switch {
+		case err != nil:
+			answer = failure(err)
+		case !inSequence(step.op):
+			answer = failure(protocolErrorf("sequence: %q is not a cache request", step.op))
+		default:
+			answer, _ = s.handle(line)
+		}
+		if _, fatal := answer["fatal"]; fatal {
+			return map[string]any{"ok": true, "answers": append(answers, answer)}
+		}
+		if err == nil && reads[step.op] {
+			answers = append(answers, s.readAnswer(line, answer, unchanged))
+		} else {
+			answers = append(answers, answer)
+		}
+	}
+	return map[string]any{"ok": true, "answers": answers}
+}
+
+// inSequence says whether a sequence may carry op: a change of the cache or a
+// read, not the session's own requests nor a scheduler's.
+func inSequence(op string) bool {
+	switch op {
+	case "init", "quit", "batch", "sequence", "new_scheduler", "schedule_one", "schedule_pod":
+		return false
+	}
+	_, known := operations[op]
+	return known
 }
 
 // guarded runs one step, turning upstream's exits and Go panics into fatalError.
@@ -194,6 +288,7 @@ func (s *session) init(r request) (map[string]any, error) {
 		return nil, protocolErrorf("init: feature_gates: %v", err)
 	}
 	s.cache = newCache(ttl)
+	s.answered = nil
 	s.snapshots = map[string]*cache.Snapshot{}
 	s.schedulers = map[string]*cycleScheduler{}
 	return nil, nil

@@ -336,3 +336,94 @@ func TestBatchRefusesAnythingButReads(t *testing.T) {
 		t.Errorf("the refused add_node ran: dump = %v", got[2])
 	}
 }
+
+func TestSequenceAnswersEachRequestAsIfAloneUntilAFatalOne(t *testing.T) {
+	steps := []string{
+		oneLine(`{"op": "add_node", "node": ` + nodeN1 + `}`),
+		oneLine(`{"op": "assume_pod", "pod": ` + podU1 + `}`),
+		oneLine(`{"op": "assume_pod", "pod": ` + podU1 + `}`),
+		`{"op": "dump"}`,
+		`{"op": "is_assumed_pod", "pod": {"metadata": {"name": "p", "namespace": "default", "uid": "u1"}}}`,
+		`{"op": "update_snapshot", "snapshot": "s1"}`,
+		`{"op": "view_snapshot", "snapshot": "s1"}`,
+	}
+	alone := answers(t, append([]string{initRequest()}, steps...)...)[1:]
+	got := answers(t, initRequest(), `{"op": "sequence", "requests": [`+strings.Join(steps, ", ")+`]}`)[1]
+	if got["ok"] != true {
+		t.Fatalf("sequence answer = %v, want ok", got)
+	}
+	want := make([]any, len(alone))
+	for i, answer := range alone {
+		want[i] = answer
+	}
+	if !reflect.DeepEqual(got["answers"], want) {
+		t.Errorf("sequence answers = %v\nwant the answers alone: %v", got["answers"], want)
+	}
+	if refused, _ := want[2].(map[string]any); refused["ok"] != false {
+		t.Errorf("the second assume_pod = %v, want its error", refused)
+	}
+
+	fatal := answers(t, initRequest(), oneLine(`{"op": "sequence", "requests": [{"op": "add_pod", "pod": `+podU1+
+		`}, {"op": "update_pod", "old": `+podU1+`, "new": `+podU1OnN2+`}, {"op": "dump"}]}`), `{"op": "dump"}`)
+	inner, _ := fatal[1]["answers"].([]any)
+	if len(inner) != 2 {
+		t.Fatalf("sequence answers = %v, want two: the add and the fatal update, not the dump", fatal[1])
+	}
+	if last, _ := inner[1].(map[string]any); last["fatal"] == nil {
+		t.Errorf("update_pod in a sequence = %v, want fatal", last)
+	}
+	if message, _ := fatal[2]["protocol_error"].(string); !strings.Contains(message, "send init first") {
+		t.Errorf("after a fatal sequence, dump answered %v, want a demand for init", fatal[2])
+	}
+}
+
+func TestSequenceRefusesTheSessionsOwnRequests(t *testing.T) {
+	got := answers(t, initRequest(),
+		oneLine(`{"op": "sequence", "requests": [{"op": "add_node", "node": `+nodeN1+`}, {"op": "init"}, {"op": "batch", "requests": []}, {"op": "dump"}]}`))
+	inner, _ := got[1]["answers"].([]any)
+	if len(inner) != 4 {
+		t.Fatalf("sequence answers = %v, want four", got[1])
+	}
+	for i, op := range []string{"init", "batch"} {
+		refused, _ := inner[i+1].(map[string]any)
+		if message, _ := refused["protocol_error"].(string); !strings.Contains(message, `"`+op+`" is not a cache request`) {
+			t.Errorf("%s in a sequence = %v, want a protocol error", op, refused)
+		}
+	}
+	if dump, _ := inner[3].(map[string]any); dump["node_count"] != float64(1) {
+		t.Errorf("dump after the refusals = %v, want the node added before them", dump)
+	}
+}
+
+func TestReadsAnsweredTheSameBeforeAnswerUnchangedWhenAsked(t *testing.T) {
+	reads := `{"op": "dump"}, {"op": "view_snapshot", "snapshot": "s1"}`
+	asked := `{"op": "batch", "requests": [` + reads + `], "unchanged": true}`
+	changed := oneLine(`{"op": "sequence", "requests": [{"op": "add_node", "node": ` + nodeN1 + `}, ` + reads + `], "unchanged": true}`)
+	got := answers(t, initRequest(), asked, asked, changed, changed, initRequest(), asked,
+		`{"op": "batch", "requests": [`+reads+`]}`)
+	unchanged := map[string]any{"ok": true, "unchanged": true}
+	inner := func(i int) []any {
+		list, _ := got[i]["answers"].([]any)
+		return list
+	}
+	first := inner(1)
+	if len(first) != 2 || reflect.DeepEqual(first[0], unchanged) {
+		t.Fatalf("first batch answers = %v, want the answers whole", first)
+	}
+	if again := inner(2); !reflect.DeepEqual(again, []any{unchanged, unchanged}) {
+		t.Errorf("the same batch again = %v, want both unchanged", again)
+	}
+	added := inner(3)
+	if dump, _ := added[1].(map[string]any); dump["node_count"] != float64(1) || !reflect.DeepEqual(added[2], unchanged) {
+		t.Errorf("after add_node = %v, want the new dump whole and the snapshot unchanged", added)
+	}
+	if same := inner(4); !reflect.DeepEqual(same[1:], []any{unchanged, unchanged}) {
+		t.Errorf("a second add_node of the same node = %v, want the reads unchanged", same)
+	}
+	if afterInit := inner(6); !reflect.DeepEqual(afterInit, first) {
+		t.Errorf("after init = %v, want the answers whole again: %v", afterInit, first)
+	}
+	if plain := inner(7); !reflect.DeepEqual(plain, first) {
+		t.Errorf("a batch not asking for unchanged = %v, want the answers whole: %v", plain, first)
+	}
+}

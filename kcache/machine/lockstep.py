@@ -19,9 +19,9 @@ from hypothesis.stateful import RuleBasedStateMachine
 from kcache.errors import KcacheError
 from kcache.machine import coverage, strategies
 from kcache.machine.actions import Drawing, one_of
-from kcache.machine.observation import Allowance, Observation, compare_results, observe
+from kcache.machine.observation import Allowance, Observation, compare_results, observe, reads
 from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
-from kcache.ops import OPS, Outcome, Run, call
+from kcache.ops import MUTATORS, OPS, Outcome, Run, call
 from kcache.spec.lifecycle import NODE_GUARDS, Operation, State
 from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.protocol import CacheFactory, SchedulerCache
@@ -159,6 +159,7 @@ class LockstepMachine(RuleBasedStateMachine):
         self._spec_changed(step)
         if step.op == "cleanup" and len(self.spec_dump().assumed_pods) < assumed:
             self.recorder.coverage[coverage.EXPIRED] += 1
+        self._send_reads_with(step)
         try:
             impl_outcome, impl_result = call(self.impl_run.apply, step.op, step.args)
         except KcacheError as error:  # the target broke: name the step, keep the steps
@@ -204,6 +205,14 @@ class LockstepMachine(RuleBasedStateMachine):
         if spec_outcome.kind == "fatal":
             self._rebuild_after_fatal()
         return spec_outcome
+
+    def _send_reads_with(self, step: Step) -> None:
+        """Have a cache in another process run the observation's reads right after `step`, in
+        the same request: a step and the check after it then cost one round trip.  Reads the
+        step makes necessary (a snapshot it creates) are asked when observed."""
+        ride = getattr(self.impl, "prefetch_with_next_change", None)
+        if ride is not None and step.op in MUTATORS:
+            ride(reads(self.impl_run, self._observed_pods()))
 
     def _life_cycle_rows(self, step: Step) -> list[str]:
         """The life-cycle cells `step` is about to exercise, by what the spec holds now."""
@@ -267,11 +276,21 @@ class LockstepMachine(RuleBasedStateMachine):
         config = self._scheduler_config()
         spec = Run(self.reference(ttl=self.ttl, release=self.release), scheduler_config=config)
         impl = Run(self.factory(ttl=self.ttl, release=self.release), scheduler_config=config)
-        for recorded in self.steps:
+        steps = [(recorded.step.op, recorded.step.args) for recorded in self.steps]
+        replay = getattr(impl.cache, "replay", None)  # a cache in another process: one request
+        replayed = {
+            "spec": [call(spec.apply, op, args)[0] for op, args in steps],
+            self.target_name: (
+                replay(impl, steps)
+                if replay is not None
+                else [call(impl.apply, op, args)[0] for op, args in steps]
+            ),
+        }
+        for index, recorded in enumerate(self.steps):
             first = {"spec": recorded.outcome}
             first[self.target_name] = recorded.target_outcome or recorded.outcome
-            for side, run in (("spec", spec), (self.target_name, impl)):
-                outcome, _ = call(run.apply, recorded.step.op, recorded.step.args)
+            for side in ("spec", self.target_name):
+                outcome = replayed[side][index]
                 if outcome != first[side]:
                     self.fail(
                         f"replayed into a fresh {side} cache after a fatal step, {recorded.op} "
@@ -325,10 +344,14 @@ class LockstepMachine(RuleBasedStateMachine):
 
     # -- observing and failing ------------------------------------------------------------------
 
+    def _observed_pods(self) -> list[Pod]:
+        """The pods an observation asks both caches about: every known one with a UID."""
+        return [pod for uid, pod in sorted(self.known_pods.items()) if uid]
+
     def observations(self) -> tuple[Observation, Observation]:
         """What the spec and the target show now (read once per step)."""
         if self._observed is None:
-            known = [pod for uid, pod in sorted(self.known_pods.items()) if uid]
+            known = self._observed_pods()
             # an in-process target under --step-timeout reads under one deadline
             within_limit = getattr(self.impl, "within_limit", None)
             try:

@@ -34,6 +34,20 @@ class Observation:
     composite_pod_groups: dict[str, CompositePodGroupView] = attrs.field(factory=dict)
 
 
+def reads(run: Run, known_pods: Iterable[Pod]) -> list[tuple[str, tuple[Any, ...]]]:
+    """The cache reads (`(op, arguments)`) that `observe` makes of `run` now: what a cache in
+    another process is asked for in one request."""
+    known_pods = list(known_pods)
+    groups = run.cache.release.has_pod_groups
+    return [
+        ("dump", ()),
+        *(("get_pod", (pod,)) for pod in known_pods),
+        *(("is_assumed_pod", (pod,)) for pod in known_pods),
+        *(("view_snapshot", (snapshot,)) for snapshot in run.snapshots.values()),
+        *((("pod_groups", ()), ("composite_pod_groups", ())) if groups else ()),
+    ]
+
+
 def observe(
     run: Run,
     known_pods: Iterable[Pod],
@@ -51,15 +65,7 @@ def observe(
     groups = cache.release.has_pod_groups
     prefetch = getattr(cache, "prefetch", None)
     if prefetch is not None:  # a cache in another process: every read below in one request
-        prefetch(
-            [
-                ("dump", ()),
-                *(("get_pod", (pod,)) for pod in known_pods),
-                *(("is_assumed_pod", (pod,)) for pod in known_pods),
-                *(("view_snapshot", (snapshot,)) for snapshot in snapshots.values()),
-                *((("pod_groups", ()), ("composite_pod_groups", ())) if groups else ()),
-            ]
-        )
+        prefetch(reads(run, known_pods))
     pods: dict[str, tuple[Outcome, Pod | None]] = {}
     assumed: dict[str, tuple[Outcome, bool | None]] = {}
     for pod in known_pods:

@@ -29,8 +29,9 @@ import attrs
 
 from kcache import exact_json
 from kcache.errors import AdapterError
-from kcache.ops import OPS
+from kcache.ops import OPS, Outcome, Run, call
 from kcache.spec.errors import Fatal
+from kcache.spec.objects import Pod
 from kcache.spec.protocol import SchedulerCache
 from kcache.spec.releases import RELEASES, Release
 from kcache.spec.scheduler.config import SchedulerConfig
@@ -40,9 +41,15 @@ from kcache.targets.adapter.wire import (
     ANSWER_SHAPES,
     BATCH,
     ERROR_CLASSES,
+    KEYED_BY_POD,
+    POD_KEY_FIELDS,
     PROTOCOL_VERSION,
     READ_ANSWERS,
     READ_REQUESTS,
+    REQUESTS,
+    SEQUENCE,
+    SKIPPED,
+    UNCHANGED,
     request_fields,
     seconds_text,
     shape_error,
@@ -140,19 +147,28 @@ class AdapterProcess:
         self.name, self.releases = self._check_handshake(handshake)
         #: whether it takes several reads in one `batch` request
         self.batches = handshake.get("batch") is True
+        #: whether it runs several requests, changes included, in one `sequence` request
+        self.sequences = handshake.get("sequence") is True
+        #: whether a batch or sequence may answer a read it answered the same before `unchanged`
+        self.unchanged = handshake.get("unchanged") is True
         #: whether it runs scheduling cycles itself (`new_scheduler`, `schedule_one`, ...)
         self.schedules = handshake.get("scheduler") is True
         #: bumped by every `init`: a cache from an older init must not be used
         self.epoch = 0
 
-    def request(self, message: Mapping[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """Send one request and return its answer (`protocol_error` is an AdapterError)."""
+    def request(
+        self, message: Mapping[str, Any], timeout: float | None = None, *, encoded: str = ""
+    ) -> dict[str, Any]:
+        """Send one request and return its answer (`protocol_error` is an AdapterError).
+
+        `encoded`: `message` as one JSON line already, when the caller has it.
+        """
         op = message["op"]
         if self._failure is not None:
             raise AdapterError(f"adapter {self.command}: unusable after: {self._failure}")
         self._check_nothing_unasked()
         try:
-            line = (exact_json.dumps(message) + "\n").encode()
+            line = ((encoded or exact_json.dumps(message)) + "\n").encode()
         except (RecursionError, ValueError) as error:  # kcache's own limits: not the adapter's
             raise AdapterError(f"adapter {self.command}: cannot encode {op}: {error}") from None
         deadline = time.monotonic() + (timeout or self.step_timeout)
@@ -483,6 +499,19 @@ class AdapterCache:
         self._snapshots = 0
         #: answers to reads since the last request that changed the cache, by request line
         self._read_answers: dict[str, dict[str, Any]] = {}
+        #: what answers were read as, by request line and op (`dump`'s answer is read for
+        #: `dump`, `node_count` and `pod_count`), with the answer read: each answer is checked
+        #: and read once, and once more only when the adapter answers something new
+        self._read_results: dict[tuple[str, str], tuple[dict[str, Any], Any]] = {}
+        #: per read request line, the last answer a batch or sequence gave it: what an
+        #: `unchanged` answer stands for
+        self._last_answers: dict[str, dict[str, Any]] = {}
+        #: each read's request line and message, made once: an observation repeats them
+        self._read_lines: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
+        #: reads to ask in the same `sequence` as the next request that changes the cache
+        self._riders: dict[str, dict[str, Any]] = {}
+        #: requests held back by `replay` to go as one `sequence`
+        self._held: list[dict[str, Any]] | None = None
 
     @property
     def release(self) -> Release:
@@ -494,19 +523,38 @@ class AdapterCache:
         A read asked again before anything changed the cache is answered from
         the first answer (reads change nothing, and the clock is virtual).
         """
+        message = {"op": op, **fields}
+        if self._held is not None:
+            return self._hold(message)
+        if op in READ_ANSWERS:
+            return self._ask(exact_json.dumps(message), message)
+        self._check_usable()
+        self._read_answers.clear()
+        riders, self._riders = self._riders, {}
+        if riders and op in REQUESTS:  # a scheduler's request goes alone, and drops them
+            return self._outcome(op, self._with_riders(message, riders))
+        return self._outcome(op, self.process.request(message))
+
+    def _check_usable(self) -> None:
         if self._epoch != self.process.epoch:
             raise RuntimeError("a newer cache from the same adapter factory replaced this one")
         if self._ended_by is not None:
             raise RuntimeError(f"this cache ended with a fatal outcome: {self._ended_by}")
-        message = {"op": op, **fields}
-        if op not in READ_ANSWERS:
-            self._read_answers.clear()
-            return self._outcome(op, self.process.request(message))
-        line = exact_json.dumps(message)
+
+    def _hold(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Keep `message` for `replay`'s sequence; its outcome is taken from the answer."""
+        self._check_usable()
+        assert self._held is not None
+        self._held.append(message)
+        return {"ok": True}
+
+    def _ask(self, line: str, message: dict[str, Any]) -> dict[str, Any]:
+        """The read `message` (encoded as `line`), answered from a kept answer if there is one."""
+        self._check_usable()
         answer = self._read_answers.get(line)
         if answer is None:
-            answer = self._read_answers[line] = self.process.request(message)
-        return self._outcome(op, answer)
+            answer = self._read_answers[line] = self.process.request(message, encoded=line)
+        return self._outcome(message["op"], answer)
 
     def prefetch(self, reads: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
         """Ask the adapter for these reads (`(op, arguments)`) in one `batch` request.
@@ -514,29 +562,134 @@ class AdapterCache:
         Their answers serve the calls that follow until the cache changes.  An
         adapter without `batch` is asked nothing here: each read goes alone.
         """
+        self._riders = {}
         if not self.process.batches:
             return
-        wanted = {}
-        for op, values in reads:
-            request, fields = self._request_of(op, values)
-            message = {"op": request, **fields}
-            line = exact_json.dumps(message)
-            if line not in self._read_answers:
-                wanted[line] = message
+        wanted = self._requests(reads, self._read_answers)
         if len(wanted) < 2:
             return
-        answer = self._outcome(
-            BATCH, self.process.request({"op": BATCH, "requests": [*wanted.values()]})
-        )
+        answers = self._answers(BATCH, [*wanted], first_read=0)
+        if len(answers) != len(wanted):
+            self.process.fail(f"the answer to {BATCH} lacks one answer per read: {_quote(answers)}")
+        self._read_answers.update(zip(wanted, answers, strict=True))
+
+    def prefetch_with_next_change(self, reads: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
+        """Ask these reads in the same `sequence` request as the next change of the cache, so a
+        step and the observation after it cost one round trip (section 2.4 of the protocol).
+
+        The adapter runs them after the change, whatever its outcome; their
+        answers then serve the calls that follow, as `prefetch`'s do.  An
+        adapter without `sequence` is asked nothing here.
+        """
+        if self.process.sequences:  # every answer kept now is out of date after the change
+            self._riders = self._requests(reads, kept={})
+
+    def _requests(
+        self, reads: Sequence[tuple[str, tuple[Any, ...]]], kept: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The requests of `reads` whose answers are not in `kept`, by request line."""
+        wanted = {}
+        for op, values in reads:
+            line, message = self._read_request(op, values)
+            if line not in kept:
+                wanted[line] = message
+        return wanted
+
+    def _read_request(self, op: str, values: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
+        """The request line and message of the read `op(values)`; those an observation makes
+        every step (no arguments, a snapshot, a pod's key) are made once per cache."""
+        key = _read_key(op, values)
+        made = self._read_lines.get(key) if key is not None else None
+        if made is None:
+            request, fields = self._request_of(op, values)
+            message = {"op": request, **fields}
+            made = (exact_json.dumps(message), message)
+            if key is not None:
+                self._read_lines[key] = made
+        return made
+
+    def _with_riders(self, change: dict[str, Any], riders: dict[str, Any]) -> dict[str, Any]:
+        """Send `change` and the reads `riders` as one `sequence`; keep the reads' answers.
+
+        The reads are optional: one that would end the cache is skipped and
+        asked again when it is needed, since the caller might not have asked
+        it at this point at all (a rule may take another step first).
+        """
+        lines = [exact_json.dumps(change), *riders]
+        answers = self._answers(SEQUENCE, lines, first_read=1, optional_reads=True)
+        if not answers or (len(answers) != len(riders) + 1 and "fatal" not in answers[0]):
+            self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")
+        for line, answer in zip(riders, answers[1:], strict=False):
+            if answer != SKIPPED:
+                self._read_answers[line] = answer
+        return answers[0]
+
+    def _answers(
+        self, op: str, lines: list[str], first_read: int | None, *, optional_reads: bool = False
+    ) -> list[dict[str, Any]]:
+        """The answers to a `batch` or `sequence` of requests (each one encoded JSON line), each
+        checked for its shape.  The requests from `first_read` on are reads the cache keeps
+        answers to: an `unchanged` answer to one is replaced by the answer it stands for
+        (None: no such reads, and no `unchanged` asked for).  `optional_reads`: reads that
+        would be fatal answer `SKIPPED` instead."""
+        asks = self.process.unchanged and first_read is not None
+        flags = ',"unchanged":true' if asks else ""
+        flags += ',"optional_reads":true' if optional_reads else ""
+        encoded = f'{{"op":"{op}","requests":[{",".join(lines)}]{flags}}}'
+        answer = self._outcome(op, self.process.request({"op": op}, encoded=encoded))
         answers = answer.get("answers")
-        if not isinstance(answers, list) or len(answers) != len(wanted):
-            self.process.fail(f"the answer to {BATCH} lacks one answer per read: {_quote(answer)}")
-        for line, each in zip(wanted, answers, strict=True):
+        if not isinstance(answers, list) or len(answers) > len(lines):
+            self.process.fail(f"the answer to {op} has no list of answers: {_quote(answer)}")
+        for index, (line, each) in enumerate(zip(lines, answers, strict=False)):
             if not isinstance(each, dict) or not isinstance(each.get("ok"), bool):
-                self.process.fail(f'an answer in {BATCH} has no "ok": {_quote(each)}')
+                self.process.fail(f'an answer in {op} has no "ok": {_quote(each)}')
             if "protocol_error" in each:
-                self.process.fail(f"it refused a read in {BATCH}: {each['protocol_error']}")
-            self._read_answers[line] = each
+                self.process.fail(f"it refused a request in {op}: {each['protocol_error']}")
+            if first_read is None or index < first_read or not asks:
+                continue
+            if each == UNCHANGED:
+                if line not in self._last_answers:
+                    self.process.fail(f"it answered {_quote(line)} unchanged, never answered")
+                answers[index] = self._last_answers[line]
+            elif each["ok"]:
+                self._last_answers[line] = each
+        return answers
+
+    def replay(self, run: Run, steps: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Outcome]:
+        """Apply `steps` (`(op, args)`) to `run`, this cache's run, and say how each ended, as
+        `call(run.apply, op, args)` one by one would, in one `sequence` request when the
+        adapter offers it and no step is a scheduling cycle (whose requests depend on the
+        answers before them).  The answers of reads among the steps give their outcomes only.
+        """
+        if not self.process.sequences or any(OPS[op].cycle for op, _ in steps):
+            return [call(run.apply, op, args)[0] for op, args in steps]
+        held: list[dict[str, Any]] = []
+        #: per step: how many requests were held back once it was made, and its local outcome
+        sent: list[tuple[int, Outcome]] = []
+        self._held = held
+        try:  # each step's request is held back; a step refused before it is sent is its own
+            for op, args in steps:
+                outcome, _ = call(run.apply, op, args)
+                sent.append((len(held), outcome))
+        finally:
+            self._held = None
+        lines = [exact_json.dumps(message) for message in held]
+        answers = self._answers(SEQUENCE, lines, first_read=None) if held else []
+        if len(answers) != len(held) and not (answers and "fatal" in answers[-1]):
+            self.process.fail(f"the answer to {SEQUENCE} lacks an answer per request")
+        outcomes: list[Outcome] = []
+        before = 0
+        for after, local in sent:
+            if after == before:  # nothing was sent for this step
+                outcomes.append(local)
+                continue
+            message = held[before]
+            before = after
+            if before > len(answers):  # after a fatal answer: the cache has ended
+                outcomes.append(call(self.request, message["op"])[0])
+            else:
+                outcomes.append(call(self._outcome, message["op"], answers[before - 1])[0])
+        return outcomes
 
     def _outcome(self, op: str, answer: dict[str, Any]) -> dict[str, Any]:
         """`answer` if it succeeded; else its error raised as its spec.errors class, or `Fatal`."""
@@ -568,10 +721,18 @@ class AdapterCache:
         this (`_as_requests` below), so an op added to `kcache.ops.OPS` needs
         nothing here.
         """
-        request, fields = self._request_of(op, values)
-        answer = self.request(request, **fields)
         if op not in READ_REQUESTS:
+            request, fields = self._request_of(op, values)
+            self.request(request, **fields)
             return None
+        line, message = self._read_request(op, values)
+        if self._held is not None:
+            self._hold(message)
+            return None
+        answer = self._ask(line, message)
+        read, result = self._read_results.get((line, op), (None, None))
+        if read is answer:  # this very answer was read before: it came back `unchanged`
+            return result
         key = READ_ANSWERS.get(op, op)
         codec = OPS[op].result
         assert codec is not None
@@ -579,9 +740,11 @@ class AdapterCache:
         if shape is not None:
             problem = shape_error(answer if key is None else answer.get(key), shape, key or "")
             if problem is not None:
-                self.process.fail(f"the answer to {request} has the wrong shape: {problem}")
+                self.process.fail(f"the answer to {message['op']} has the wrong shape: {problem}")
         # a manifest that does not read as a pod, a wrong type: the adapter's fault
-        return self.read(answer, key, codec.from_json)
+        result = self.read(answer, key, codec.from_json)
+        self._read_results[line, op] = (answer, result)
+        return result
 
     def _request_of(self, op: str, values: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
         """The request that runs the cache method `op` on `values`, and its fields."""
@@ -616,6 +779,23 @@ class SchedulingAdapterCache(AdapterCache):
         """A scheduler of the adapter's own over this cache, with a snapshot of its own."""
         self._schedulers += 1
         return AdapterScheduler(self, config, claims, f"c{self._schedulers}")
+
+
+def _read_key(op: str, values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """What the request of the read `op(values)` depends on, when that is cheap to tell: the
+    op alone, a snapshot's name, the key of the pod a `KEYED_BY_POD` read looks up."""
+    if not values:
+        return (op,)
+    if len(values) != 1:
+        return None
+    (value,) = values
+    if isinstance(value, AdapterSnapshot):
+        return (op, value.name)
+    if op in KEYED_BY_POD and isinstance(value, Pod):
+        metadata = value.manifest.get("metadata")
+        if isinstance(metadata, Mapping):
+            return (op, *(metadata.get(field) for field in POD_KEY_FIELDS))
+    return None
 
 
 def _as_request(op: str) -> Callable[..., Any]:

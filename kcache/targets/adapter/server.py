@@ -28,6 +28,9 @@ from kcache.targets.adapter.wire import (
     PROTOCOL_VERSION,
     READ_ANSWERS,
     REQUESTS,
+    SEQUENCE,
+    SKIPPED,
+    UNCHANGED,
     error_class_name,
 )
 
@@ -44,6 +47,9 @@ class Session:
     def __init__(self, factory: CacheFactory) -> None:
         self.factory = factory
         self._run: Run | None = None
+        #: per read request (as a line), the last answer a batch or sequence asking for
+        #: `unchanged` gave it, encoded; `init` forgets them
+        self._answered: dict[str, str] = {}
 
     @property
     def run(self) -> Run:
@@ -61,24 +67,57 @@ class Session:
             return None
         if isinstance(request, dict) and request.get("op") == BATCH:
             return self._batch(request)
+        if isinstance(request, dict) and request.get("op") == SEQUENCE:
+            return self._sequence(request)
         return self._respond(request)
 
     def _batch(self, request: Mapping[str, Any]) -> Answer:
         """Each read of `requests` answered as if it came alone."""
-        reads = request.get("requests")
-        if not isinstance(reads, list) or set(request) != {"op", "requests"}:
-            return {"ok": False, "protocol_error": f'{BATCH} takes one key, "requests": a list'}
+        reads, unchanged = request.get("requests"), request.get("unchanged", False)
+        if not isinstance(reads, list) or not _several(request, "unchanged"):
+            return {"ok": False, "protocol_error": f"{BATCH} {_BATCH_KEYS}"}
         return {
             "ok": True,
             "answers": [
-                self._respond(read)
+                self._read(read, unchanged)
                 if isinstance(read, dict) and read.get("op") in READ_ANSWERS
                 else {"ok": False, "protocol_error": f"{BATCH}: not a read: {json.dumps(read)}"}
                 for read in reads
             ],
         }
 
-    def _respond(self, request: object) -> Answer:
+    def _sequence(self, request: Mapping[str, Any]) -> Answer:
+        """Each request of `requests` run in turn and answered as if alone, up to a fatal one."""
+        steps, unchanged = request.get("requests"), request.get("unchanged", False)
+        if not isinstance(steps, list) or not _several(request, "unchanged", "optional_reads"):
+            return {"ok": False, "protocol_error": f"{SEQUENCE} {_SEQUENCE_KEYS}"}
+        optional = request.get("optional_reads", False)
+        answers = []
+        for step in steps:
+            if isinstance(step, dict) and step.get("op") in READ_ANSWERS:
+                answers.append(self._read(step, unchanged, optional))
+            elif isinstance(step, dict) and step.get("op") in REQUESTS:
+                answers.append(self._respond(step))
+            else:
+                refused = f"{SEQUENCE}: not a cache request: {json.dumps(step)}"
+                answers.append({"ok": False, "protocol_error": refused})
+            if "fatal" in answers[-1]:
+                break
+        return {"ok": True, "answers": answers}
+
+    def _read(self, read: Mapping[str, Any], unchanged: bool, optional: bool = False) -> Answer:
+        """The answer to `read`, or `UNCHANGED` when asked for and it is the one last given;
+        an `optional` read that would be fatal is `SKIPPED`, the cache kept."""
+        answer = self._respond(read, optional)
+        if not unchanged or not answer["ok"]:
+            return answer
+        line, text = exact_json.dumps(read), exact_json.dumps(answer)
+        if self._answered.get(line) == text:
+            return dict(UNCHANGED)
+        self._answered[line] = text
+        return answer
+
+    def _respond(self, request: object, optional: bool = False) -> Answer:
         try:
             if not isinstance(request, dict) or not isinstance(request.get("op"), str):
                 raise _RefusedError('a request is a JSON object with an "op" string')
@@ -86,6 +125,8 @@ class Session:
         except CacheError as error:
             return {"ok": False, "error": {"class": error_class_name(error), "message": str(error)}}
         except Fatal as error:
+            if optional:  # a read asked ahead of its need changes nothing: skip it
+                return dict(SKIPPED)
             self._run = None
             return {"ok": False, "fatal": str(error)}
         except (_RefusedError, KcacheError, ObjectError) as error:
@@ -140,9 +181,22 @@ class Session:
             configured = RELEASES[release].with_gates(gates)
         except ValueError as error:
             raise _RefusedError(f"init: feature_gates: {error}") from None
-        self._run = None
+        self._run, self._answered = None, {}
         self._run = Run(self.factory(ttl=ttl, release=configured))
         return {}
+
+
+_BATCH_KEYS = 'takes "requests", a list, and "unchanged" (optional), a boolean'
+_SEQUENCE_KEYS = (
+    'takes "requests", a list, and "unchanged" and "optional_reads" (optional), booleans'
+)
+
+
+def _several(request: Mapping[str, Any], *flags: str) -> bool:
+    """Whether a batch or sequence has its keys right (besides `requests` being a list)."""
+    return set(request) <= {"op", "requests", *flags} and all(
+        isinstance(request.get(flag, False), bool) for flag in flags
+    )
 
 
 def _arguments(op: str, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -171,6 +225,8 @@ def serve(factory: CacheFactory, name: str, requests: Iterable[str], answers: Te
         "name": name,
         "releases": list(targets.modelled_releases(factory)),
         "batch": True,
+        "sequence": True,
+        "unchanged": True,
     }
     _send(answers, handshake)
     session = Session(factory)

@@ -84,19 +84,45 @@ READ_REQUESTS: Mapping[str, str] = {
 #: the request that carries several reads and answers each as if it came alone; an adapter
 #: offers it with `"batch": true` in its handshake (docs/adapter-protocol.md, section 2.2)
 BATCH = "batch"
+#: the request that runs several requests in order, changes included, and answers each as if it
+#: came alone, stopping after a fatal answer; offered with `"sequence": true` (section 2.4)
+SEQUENCE = "sequence"
+#: the answer to a read of a batch or sequence that asked for `"unchanged": true`, when the
+#: answer is the one last given to the same read line (section 2.5)
+UNCHANGED: Mapping[str, Any] = {"ok": True, "unchanged": True}
+#: the answer to a read of a sequence sent with `"optional_reads": true` that would have been
+#: fatal: the read is skipped and the cache kept, since kcache asked it ahead of its need
+SKIPPED: Mapping[str, Any] = {"ok": False, "skipped": True}
+#: the reads whose answer depends only on the pod's key: kcache sends them the pod's metadata
+#: alone, as upstream's GetPod and IsAssumedPod look the pod up by its UID and name it by
+#: namespace and name in their errors
+KEYED_BY_POD: frozenset[str] = frozenset({"get_pod", "is_assumed_pod"})
+#: the metadata fields those reads carry
+POD_KEY_FIELDS = ("uid", "namespace", "name")
 #: every op a request may name besides `init` and `quit`: each op that changes a cache, and the
 #: reads above (`observe` is kcache's own: it asks nothing of a cache)
 REQUESTS: frozenset[str] = MUTATORS | frozenset(READ_ANSWERS)
 
 
 def request_fields(op: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """An op's arguments as a request carries them: objects whole, times as decimal strings."""
+    """An op's arguments as a request carries them: objects whole (a pod a `KEYED_BY_POD` read
+    looks up: its key alone), times as decimal strings."""
     fields: dict[str, Any] = {}
     for argument in OPS[op].arguments:
         if argument.key in values:
             value = argument.codec.to_json(values[argument.key])
+            if op in KEYED_BY_POD and isinstance(value, Mapping):
+                value = pod_key(value)
             fields[argument.key] = seconds_text(value) if isinstance(value, Decimal) else value
     return fields
+
+
+def pod_key(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a pod manifest its cache key and its name in error texts come from."""
+    metadata = manifest.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return {"metadata": {}}
+    return {"metadata": {key: metadata[key] for key in POD_KEY_FIELDS if key in metadata}}
 
 
 # -- the shapes of answers ----------------------------------------------------------------------

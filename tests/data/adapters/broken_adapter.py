@@ -66,6 +66,18 @@ def crash_on_the_first_change() -> None:
         send(json.dumps(EMPTY_CACHE_READS[op]))
 
 
+def unchanged_unasked() -> None:
+    """Offers `unchanged`, then answers every read of a batch with it, none answered before."""
+    send(json.dumps({**HANDSHAKE, "batch": True, "unchanged": True}))
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["op"] == "batch":
+            unchanged = [{"ok": True, "unchanged": True}] * len(request["requests"])
+            send(json.dumps({"ok": True, "answers": unchanged}))
+        else:
+            send('{"ok": true}')
+
+
 def wrong_handshake() -> None:
     send('{"hello": "adapter"}')
     time.sleep(300)
@@ -87,6 +99,7 @@ BEHAVIOURS = {
     "silent": lambda: time.sleep(300),
     "wrong-handshake": wrong_handshake,
     "newer-protocol": newer_protocol,
+    "unchanged-unasked": unchanged_unasked,
 }
 
 BEHAVIOURS[sys.argv[1]]()

@@ -15,12 +15,13 @@ from helpers.paths import TESTS
 
 from kcache import exact_json
 from kcache.errors import AdapterError
+from kcache.ops import Outcome, Run, call
 from kcache.spec.cache import Cache
 from kcache.spec.errors import Fatal, PodNotFoundError, TransitionError, UnsupportedOperation
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
-from kcache.spec.releases import V1_35, V1_36
+from kcache.spec.releases import V1_35, V1_36, V1_37
 from kcache.targets.adapter import server
-from kcache.targets.adapter.client import AdapterCache, AdapterFactory
+from kcache.targets.adapter.client import AdapterCache, AdapterFactory, AdapterProcess
 from kcache.traces import trace
 from kcache.traces.replay import Verdict, replay_trace
 
@@ -37,6 +38,23 @@ def pod(uid: str, node: str = "n1") -> Any:
 
 def node(name: str) -> Any:
     return node_from_manifest({"metadata": {"name": name}})
+
+
+def _recorded(process: AdapterProcess, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every request `process` sends from now on, as the adapter reads it."""
+    sent: list[dict[str, Any]] = []
+    ask = process.request
+
+    def request(message: Any, timeout: float | None = None, *, encoded: str = "") -> Any:
+        sent.append(exact_json.loads(encoded) if encoded else dict(message))
+        return ask(message, timeout, encoded=encoded)
+
+    monkeypatch.setattr(process, "request", request)
+    return sent
+
+
+def _ops(sent: list[dict[str, Any]]) -> list[str]:
+    return [message["op"] for message in sent]
 
 
 @pytest.fixture(scope="module")
@@ -104,14 +122,7 @@ class TestClient:
     ) -> None:
         """`prefetch` asks every read in one batch; the reads then answer from it, errors
         included, until a change, after which they are asked again."""
-        sent: list[str] = []
-        process = cache.process
-        ask = process.request
-        monkeypatch.setattr(
-            process,
-            "request",
-            lambda message, timeout=None: sent.append(message["op"]) or ask(message, timeout),
-        )
+        sent = _recorded(cache.process, monkeypatch)
         cache.add_node(node("n1"))
         cache.assume_pod(pod("u1", "n1"))
         snapshot = cache.new_snapshot()
@@ -119,7 +130,7 @@ class TestClient:
         sent.clear()
         reads = [("dump", ()), ("get_pod", (pod("u1"),)), ("get_pod", (pod("u9"),))]
         cache.prefetch([*reads, ("is_assumed_pod", (pod("u1"),)), ("view_snapshot", (snapshot,))])
-        assert sent == ["batch"]
+        assert _ops(sent) == ["batch"]
         assert (cache.node_count(), cache.pod_count(), cache.is_assumed_pod(pod("u1"))) == (
             1,
             1,
@@ -129,10 +140,148 @@ class TestClient:
         with pytest.raises(PodNotFoundError):
             cache.get_pod(pod("u9"))
         assert snapshot.view().node_list == ("n1",)
-        assert sent == ["batch"]
+        assert _ops(sent) == ["batch"]
         cache.forget_pod(pod("u1", "n1"))
         assert cache.pod_count() == 0
-        assert sent == ["batch", "forget_pod", "dump"]
+        assert _ops(sent) == ["batch", "forget_pod", "dump"]
+
+    def test_a_change_and_the_reads_after_it_take_one_request(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Reads sent with the next change run after it, whatever its outcome, and answer the
+        calls that follow; a refused change still brings them, a read not sent goes alone."""
+        sent = _recorded(cache.process, monkeypatch)
+        cache.add_node(node("n1"))
+        cache.dump()  # kept, and out of date once the next change is made
+        reads = [("dump", ()), ("get_pod", (pod("u1"),)), ("is_assumed_pod", (pod("u1"),))]
+        cache.prefetch_with_next_change(reads)
+        cache.assume_pod(pod("u1", "n1"))
+        assert _ops(sent) == ["add_node", "dump", "sequence"]
+        assert [each["op"] for each in sent[-1]["requests"]] == [
+            "assume_pod",
+            "dump",
+            "get_pod",
+            "is_assumed_pod",
+        ]
+        assert (cache.pod_count(), cache.is_assumed_pod(pod("u1"))) == (1, True)
+        assert cache.get_pod(pod("u1")) == pod("u1", "n1")
+        assert len(sent) == 3
+        cache.prefetch_with_next_change(reads)
+        with pytest.raises(TransitionError):
+            cache.assume_pod(pod("u1", "n1"))
+        assert cache.pod_count() == 1
+        assert cache.is_assumed_pod(pod("u2")) is False
+        assert _ops(sent[3:]) == ["sequence", "is_assumed_pod"]
+
+    def test_reads_waiting_for_a_change_never_ride_with_a_schedulers_request(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A sequence carries cache requests only: a scheduler's request goes alone, and the
+        waiting reads are dropped rather than sent with a later change."""
+        sent: list[dict[str, Any]] = []
+
+        def request(message: Any, timeout: float | None = None, *, encoded: str = "") -> Any:
+            sent.append(exact_json.loads(encoded) if encoded else dict(message))
+            return {"ok": True}
+
+        monkeypatch.setattr(cache.process, "request", request)
+        cache.prefetch_with_next_change([("dump", ()), ("get_pod", (pod("u1"),))])
+        cache.request("new_scheduler", scheduler="c1")
+        cache.add_node(node("n1"))
+        assert _ops(sent) == ["new_scheduler", "add_node"]
+
+    def test_a_skipped_read_is_asked_again_when_needed(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Reads ride with a change as optional; one the adapter skipped is not kept, so the
+        call that needs it asks the adapter again, alone."""
+        sent: list[dict[str, Any]] = []
+        dump = {"ok": True, "nodes": {}, "assumed": [], "node_count": 0, "pod_count": 0}
+
+        def request(message: Any, timeout: float | None = None, *, encoded: str = "") -> Any:
+            sent.append(exact_json.loads(encoded) if encoded else dict(message))
+            if message["op"] == "sequence":
+                return {"ok": True, "answers": [{"ok": True}, {"ok": False, "skipped": True}]}
+            return dump
+
+        monkeypatch.setattr(cache.process, "request", request)
+        cache.prefetch_with_next_change([("dump", ())])
+        cache.add_node(node("n1"))
+        assert sent[-1]["optional_reads"] is True
+        assert cache.node_count() == 0
+        assert _ops(sent) == ["sequence", "dump"]
+
+    def test_pod_reads_carry_the_pods_key_alone(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """get_pod and is_assumed_pod send what upstream looks the pod up by (its UID) and
+        names it by (namespace and name), not the whole object."""
+        sent = _recorded(cache.process, monkeypatch)
+        cache.add_pod(pod("u1", "n1"))
+        assert cache.get_pod(pod("u1", "elsewhere")) == pod("u1", "n1")
+        with pytest.raises(PodNotFoundError, match=r"pod u9\(default/p\) does not exist"):
+            cache.get_pod(pod("u9"))
+        assert cache.is_assumed_pod(pod("u1", "elsewhere")) is False
+        key = {"metadata": {"uid": "u1", "namespace": "default", "name": "p"}}
+        assert sent[1:] == [
+            {"op": "get_pod", "pod": key},
+            {"op": "get_pod", "pod": {"metadata": {**key["metadata"], "uid": "u9"}}},
+            {"op": "is_assumed_pod", "pod": key},
+        ]
+
+    def test_replay_sends_the_steps_as_one_sequence_with_their_outcomes(
+        self, spec_server: AdapterFactory, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`replay` gives each step the outcome it has one by one: refusals, a fatal one, and
+        after it the ended cache's, reads among them; with a scheduling cycle among the steps,
+        each goes alone."""
+        steps: list[tuple[str, dict[str, Any]]] = [
+            ("add_node", {"node": node("n1")}),
+            ("add_pod", {"pod": pod("u1", "n1")}),
+            ("add_pod", {"pod": pod("u1", "n1")}),
+            ("update_snapshot", {"snapshot": "s1"}),
+            ("update_pod", {"old": pod("u1", "n1"), "new": pod("u1", "n2")}),
+            ("remove_node", {"node": node("n1")}),
+        ]
+        one_by_one = Run(spec_server(ttl=Decimal(0), release=V1_35))
+        expected = [call(one_by_one.apply, op, args)[0] for op, args in steps]
+        assert [o.kind for o in expected] == ["ok", "ok", "error", "ok", "fatal", "crash"]
+        sent = _recorded(spec_server.process, monkeypatch)
+        run = Run(spec_server(ttl=Decimal(0), release=V1_35))
+        assert run.cache.replay(run, steps) == expected
+        assert _ops(sent) == ["init", "sequence"]
+        assert list(run.snapshots) == ["s1"]
+        sent.clear()
+        run = Run(spec_server(ttl=Decimal(0), release=V1_36))  # get_node: v1.36 on
+        reads = [("get_node", {"name": "n1"}), ("get_node", {"name": "n9"})]
+        outcomes = run.cache.replay(run, [*steps[:2], *reads, *reads])
+        missing = "NodeNotFoundError"
+        assert [o.error_class for o in outcomes] == ["", "", "", missing, "", missing]
+        assert _ops(sent) == ["init", "sequence"]
+        assert "unchanged" not in sent[-1]  # the same read twice answers whole each time
+        sent.clear()
+        run = Run(spec_server(ttl=Decimal(0), release=V1_37))
+        cycle = ("schedule_one", {"pod": pod("u2", "")})
+        assert run.cache.replay(run, [steps[0], cycle]) == [Outcome("ok")] * 2
+        assert _ops(sent)[:2] == ["init", "add_node"]
+
+    def test_unchanged_answers_are_read_once(
+        self, cache: AdapterCache, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A read the adapter answers `unchanged` gives the result read from its last answer:
+        the very same object, not read again; a changed answer is read anew."""
+        sent = _recorded(cache.process, monkeypatch)
+        reads = [("dump", ()), ("get_pod", (pod("u1"),)), ("is_assumed_pod", (pod("u1"),))]
+        cache.add_pod(pod("u1", "n1"))
+        cache.prefetch(reads)
+        dump, held = cache.dump(), cache.get_pod(pod("u1"))
+        cache.prefetch_with_next_change(reads)
+        cache.add_node(node("n1"))
+        assert sent[-1]["unchanged"] is True
+        assert cache.get_pod(pod("u1")) is held
+        assert cache.dump() is not dump
+        assert cache.dump().nodes["n1"].has_node is True
+        assert (cache.pod_count(), cache.is_assumed_pod(pod("u1"))) == (1, False)
 
     def test_get_pod_answers_the_cached_version_whole(self, cache: AdapterCache) -> None:
         """The pod the cache holds comes back, not the argument: requests, ports, affinity."""
@@ -268,6 +417,13 @@ class TestBrokenAdapters:
         finally:
             factory.close()
 
+    def test_unchanged_for_a_read_never_answered(self) -> None:
+        """`unchanged` for a read the adapter never answered stands for nothing: broken."""
+        with AdapterFactory([*BROKEN, "unchanged-unasked"]) as factory:
+            cache = factory(ttl=Decimal(0), release=V1_35)
+            with pytest.raises(AdapterError, match="unchanged, never answered"):
+                cache.prefetch([("dump", ()), ("get_pod", (pod("u1"),))])
+
     def test_missing_command(self, tmp_path: Path) -> None:
         """A command that does not exist cannot start."""
         factory = AdapterFactory([str(tmp_path / "no-such-adapter")])
@@ -318,6 +474,8 @@ class TestServer:
                 "name": "test",
                 "releases": ["v1.35", "v1.36", "v1.37"],
                 "batch": True,
+                "sequence": True,
+                "unchanged": True,
             }
         ]
 
@@ -355,7 +513,101 @@ class TestServer:
         refused, read = batch["answers"]
         assert refused["protocol_error"].startswith("batch: not a read: ")
         assert read["nodes"] == dump["nodes"] == {}
-        assert bare["protocol_error"] == 'batch takes one key, "requests": a list'
+        assert bare["protocol_error"] == (
+            'batch takes "requests", a list, and "unchanged" (optional), a boolean'
+        )
+
+    def test_sequence_answers_each_request_as_if_alone_up_to_a_fatal_one(self) -> None:
+        """A sequence runs changes and reads in turn, each answered as alone; after a fatal
+        answer it stops, and the cache is gone."""
+        placed = '{"metadata": {"name": "p", "uid": "u1"}, "spec": {"nodeName": "n1"}}'
+        add = '{"op": "add_pod", "pod": ' + placed + "}"
+        steps = [
+            '{"op": "init", "release": "v1.37"}',
+            '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}',
+            add,
+            add,
+            '{"op": "dump"}',
+            '{"op": "update_snapshot", "snapshot": "s1"}',
+            '{"op": "view_snapshot", "snapshot": "s1"}',
+        ]
+        alone = self.serve(*steps)[1:]
+        _, sequence = self.serve(
+            steps[0], '{"op": "sequence", "requests": [' + ", ".join(steps[1:]) + "]}"
+        )[1:]
+        assert sequence == {"ok": True, "answers": alone[1:]}
+        assert alone[3]["error"]["class"] == "TransitionError"
+        moved = placed.replace('"n1"', '"n2"')
+        fatal = '{"op": "update_pod", "old": ' + placed + ', "new": ' + moved + "}"
+        _, ended, after = self.serve(
+            steps[0],
+            '{"op": "sequence", "requests": [' + f'{add}, {fatal}, {{"op": "dump"}}' + "]}",
+            '{"op": "dump"}',
+        )[1:]
+        assert [sorted(answer) for answer in ended["answers"]] == [["ok"], ["fatal", "ok"]]
+        assert "send init first" in after["protocol_error"]
+
+    def test_a_read_answered_the_same_before_answers_unchanged_when_asked(self) -> None:
+        """With `unchanged`, a read whose answer is the one last given to the same read in a
+        batch or sequence since init answers `unchanged`; a new answer comes whole."""
+        add = '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}'
+        reads = '{"op": "dump"}, {"op": "view_snapshot", "snapshot": "s1"}'
+        asked = '{"op": "batch", "requests": [' + reads + '], "unchanged": true}'
+        changed = '{"op": "sequence", "requests": [' + add + ", " + reads + '], "unchanged": true}'
+        init = '{"op": "init", "release": "v1.37"}'
+        answers = self.serve(init, asked, asked, changed, changed, init, asked)[1:]
+        first, again, added, same = (answer["answers"] for answer in answers[1:5])
+        after_init = answers[6]["answers"]
+        unchanged = {"ok": True, "unchanged": True}
+        assert first[0]["nodes"] == {} and first[1]["snapshot"]["node_list"] == []
+        assert again == [unchanged, unchanged]
+        assert added[0] == {"ok": True} and added[1]["nodes"]["n1"]["has_node"] is True
+        assert added[2] == unchanged  # the snapshot was not updated
+        assert same == [{"ok": True}, unchanged, unchanged]
+        assert after_init == first
+        plain = '{"op": "batch", "requests": [' + reads + "]}"
+        assert self.serve(init, plain, plain)[3]["answers"] == first
+
+    def test_an_optional_read_that_would_be_fatal_is_skipped_and_the_cache_kept(self) -> None:
+        """With `optional_reads`, a read of a sequence that would end the cache answers
+        `skipped` and the cache stays; without it, the same read ends the cache."""
+
+        class DumpPanics(Cache):
+            def dump(self) -> Any:
+                raise Fatal("the dump panicked")
+
+        init = '{"op": "init", "release": "v1.37"}'
+        add = '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}'
+        reads = '{"op": "dump"}, {"op": "get_node", "name": "n1"}'
+        optional = '{"op": "sequence", "requests": [' + add + ", " + reads + "]"
+        optional += ', "optional_reads": true}'
+        plain = '{"op": "sequence", "requests": [' + reads + "]}"
+        _, _, kept, ended, after = self.serve(
+            init, optional, plain, '{"op": "dump"}', impl=DumpPanics
+        )
+        assert kept["answers"][:2] == [{"ok": True}, {"ok": False, "skipped": True}]
+        assert kept["answers"][2]["node"]["has_node"] is True
+        assert ended["answers"] == [{"ok": False, "fatal": "the dump panicked"}]
+        assert "send init first" in after["protocol_error"]
+
+    def test_sequence_carries_cache_requests_only(self) -> None:
+        """init, batch or another sequence in a sequence is refused and not run."""
+        init = '{"op": "init", "release": "v1.37"}'
+        inner = [init, '{"op": "batch", "requests": []}', '{"op": "dump"}']
+        _, _, sequence, bare = self.serve(
+            init,
+            '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}',
+            '{"op": "sequence", "requests": [' + ", ".join(inner) + "]}",
+            '{"op": "sequence"}',
+        )[1:]
+        refused_init, refused_batch, dump = sequence["answers"]
+        assert refused_init["protocol_error"].startswith("sequence: not a cache request: ")
+        assert refused_batch["protocol_error"].startswith("sequence: not a cache request: ")
+        assert dump["node_count"] == 1
+        assert bare["protocol_error"] == (
+            'sequence takes "requests", a list, and "unchanged" and "optional_reads" '
+            "(optional), booleans"
+        )
 
     def test_protocol_errors(self) -> None:
         """Unparseable requests, unknown ops and ops before init are protocol errors."""
