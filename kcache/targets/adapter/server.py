@@ -107,7 +107,8 @@ class Session:
 
     def _read(self, read: Mapping[str, Any], unchanged: bool, optional: bool = False) -> Answer:
         """The answer to `read`, or `UNCHANGED` when asked for and it is the one last given;
-        an `optional` read that would be fatal is `SKIPPED`, the cache kept."""
+        an `optional` read that would be fatal, or that fails here, is `SKIPPED`, the cache
+        kept."""
         answer = self._respond(read, optional)
         if not unchanged or not answer["ok"]:
             return answer
@@ -132,6 +133,8 @@ class Session:
         except (_RefusedError, KcacheError, ObjectError) as error:
             return {"ok": False, "protocol_error": str(error)}
         except Exception as error:
+            if optional:  # nor a read this adapter could not make of the state in between
+                return dict(SKIPPED)
             traceback.print_exc()
             return {
                 "ok": False,

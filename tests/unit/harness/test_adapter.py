@@ -590,6 +590,30 @@ class TestServer:
         assert ended["answers"] == [{"ok": False, "fatal": "the dump panicked"}]
         assert "send init first" in after["protocol_error"]
 
+    def test_an_optional_read_the_adapter_cannot_make_is_skipped_and_the_cache_kept(
+        self,
+    ) -> None:
+        """With `optional_reads`, a read that fails in the adapter's own code (a view of a
+        state between two steps of a rule) answers `skipped`, and later requests still run;
+        asked plainly, the same read is the adapter's internal error."""
+
+        class DumpBreaks(Cache):
+            def dump(self) -> Any:
+                raise AssertionError("a list entry without a node")
+
+        init = '{"op": "init", "release": "v1.37"}'
+        add = '{"op": "add_node", "node": {"metadata": {"name": "n1"}}}'
+        optional = '{"op": "sequence", "requests": [' + add + ', {"op": "dump"}]'
+        optional += ', "optional_reads": true}'
+        _, _, kept, node, plain = self.serve(
+            init, optional, '{"op": "get_node", "name": "n1"}', '{"op": "dump"}', impl=DumpBreaks
+        )
+        assert kept["answers"] == [{"ok": True}, {"ok": False, "skipped": True}]
+        assert node["node"]["has_node"] is True
+        assert plain["protocol_error"] == (
+            "internal error: AssertionError: a list entry without a node"
+        )
+
     def test_sequence_carries_cache_requests_only(self) -> None:
         """init, batch or another sequence in a sequence is refused and not run."""
         init = '{"op": "init", "release": "v1.37"}'
