@@ -46,6 +46,7 @@ class Drawing(Protocol):
 class Acting(Protocol):
     """What `NEXT_STEP` needs of the machine it draws for."""
 
+    actions: tuple[Action, ...]
     swarm: tuple[Action, ...]
     drawn: dict[str, list[Any]]
 
@@ -134,7 +135,7 @@ _MACHINE = st.runner()
 @st.composite
 def _next_step(draw: st.DrawFn) -> tuple[Action, dict[str, Any]]:
     machine: Acting = draw(_MACHINE)
-    available = [each for each in machine.swarm if each.when is None or each.when(machine)]
+    available = available_actions(machine)
     chosen = available[draw(_below(len(available)))]
     arguments: dict[str, Any] = {}
     for key, how in chosen.arguments:
@@ -148,6 +149,16 @@ def _next_step(draw: st.DrawFn) -> tuple[Action, dict[str, Any]]:
         else:
             arguments[key] = draw(how)
     return chosen, arguments
+
+
+def available_actions(machine: Acting) -> list[Action]:
+    """The actions `machine` may take now: those of its swarm whose state allows them, or,
+    when the swarm kept only actions that wait for some state (`when`), the release's."""
+    return _available(machine.swarm, machine) or _available(machine.actions, machine)
+
+
+def _available(actions: tuple[Action, ...], machine: Acting) -> list[Action]:
+    return [each for each in actions if each.when is None or each.when(machine)]
 
 
 class Draws:

@@ -67,7 +67,7 @@ NEW_UIDS = (None, None, None, *strategies.UIDS)
 #: with a zone label that is fatal (§8.10), and every step before a fatal one is replayed
 NULL_OLD_NODES = (False,) * 7 + (True,)
 #: whether a forget names another node than the one the pod was assumed on (refused, §8.3)
-ELSEWHERE = (False, False, False, True)
+ELSEWHERE = (False, False, True)
 #: a PodGroup's or CompositePodGroup's parent: mostly none, else a composite name
 PARENTS = (None, None, *strategies.COMPOSITES)
 #: how a gang's scheduling cycle ends: all bound, one binding failing and the scheduler

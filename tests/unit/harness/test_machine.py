@@ -19,6 +19,7 @@ from hypothesis import find, given, settings
 
 from kcache.errors import AdapterError
 from kcache.impl.cache import Cache as ImplCache
+from kcache.machine.actions import available_actions
 from kcache.machine.observation import compare
 from kcache.machine.recorder import ConformanceError
 from kcache.machine.rules import ConformanceMachine, conformance_machine, gate_flips
@@ -415,3 +416,17 @@ def test_gate_flips_turn_on_what_a_flipped_gate_needs() -> None:
     accepted()
     kept_off()
     assert find(gate_flips(V1_37), lambda flips: flips.get("CompositePodGroup", False))
+
+
+def test_a_swarm_that_kept_only_waiting_actions_takes_the_releases() -> None:
+    """An example whose swarm kept only `update_snapshot_again`, before any update, still has
+    actions to take: every action of the release that needs no state."""
+    state = machine()
+    waiting = [each for each in state.actions if each.when is not None]
+    assert [each.name for each in waiting] == ["update_snapshot_again"]
+    state.swarm = tuple(waiting)
+    available = available_actions(state)
+    assert "update_snapshot_again" not in {each.name for each in available}
+    assert {"add_node", "assume_pod", "update_snapshot"} <= {each.name for each in available}
+    state.last_updated = "s1"
+    assert [each.name for each in available_actions(state)] == ["update_snapshot_again"]
