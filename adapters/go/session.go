@@ -150,11 +150,7 @@ var reads = map[string]bool{
 
 // batch answers each read of "requests" as if it had come on its own line.
 func (s *session) batch(r request) map[string]any {
-	var lines []json.RawMessage
-	if err := r.decode("requests", &lines); err != nil {
-		return failure(err)
-	}
-	unchanged, err := r.flag("unchanged")
+	lines, unchanged, err := several(r)
 	if err != nil {
 		return failure(err)
 	}
@@ -172,6 +168,17 @@ func (s *session) batch(r request) map[string]any {
 		}
 	}
 	return map[string]any{"ok": true, "answers": answers}
+}
+
+// several reads what a batch and a sequence share: their request lines, and
+// whether a read may answer "unchanged".
+func several(r request) ([]json.RawMessage, bool, error) {
+	var lines []json.RawMessage
+	if err := r.decode("requests", &lines); err != nil {
+		return nil, false, err
+	}
+	unchanged, err := r.flag("unchanged")
+	return lines, unchanged, err
 }
 
 // readAnswer is the answer to the read request line, or, when unchanged is
@@ -200,11 +207,7 @@ func (s *session) readAnswer(line []byte, answer map[string]any, unchanged bool)
 // its own line, changes included, and stops after a fatal answer: the cache
 // that gave it is gone.
 func (s *session) sequence(r request) map[string]any {
-	var lines []json.RawMessage
-	if err := r.decode("requests", &lines); err != nil {
-		return failure(err)
-	}
-	unchanged, err := r.flag("unchanged")
+	lines, unchanged, err := several(r)
 	if err != nil {
 		return failure(err)
 	}

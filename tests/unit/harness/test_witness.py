@@ -85,10 +85,7 @@ def test_a_node_left_behind_is_carried_to_a_snapshot_after_the_nodes_are_revived
 
     found = witnessed(failure, machine, NoMoveToHeadOnPodRemoval)
 
-    extension = [
-        (step["op"], (step.get("node") or step.get("pod") or {}).get("metadata", {}).get("name"))
-        for step in found.trace["steps"][4:]
-    ]
+    extension = _named_steps(found.trace["steps"][4:])
     assert extension == [
         ("add_node", "n1"),
         ("add_node", "n2"),
@@ -124,10 +121,7 @@ def test_a_forgotten_pod_is_added_again_to_show_its_node_left_behind() -> None:
 
     found = witnessed(failure, machine, NoMoveToHeadOnPodRemoval)
 
-    extension = [
-        (step["op"], (step.get("node") or step.get("pod") or {}).get("metadata", {}).get("name"))
-        for step in found.trace["steps"][4:]
-    ]
+    extension = _named_steps(found.trace["steps"][4:])
     assert extension == [
         ("add_pod", "p-u1"),
         ("add_node", "n3"),
@@ -194,3 +188,11 @@ def test_no_witness_makes_the_trace_longer_than_the_goal() -> None:
     failure, machine = _failing(PerNodeGeneration, steps)
     assert len(failure.trace["steps"]) == 11 == MAX_TRACE_STEPS - 1
     assert witnessed(failure, machine, PerNodeGeneration) is failure
+
+
+def _named_steps(steps: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
+    """Each written step's op with the name of the node or pod it carries, if any."""
+    return [
+        (step["op"], (step.get("node") or step.get("pod") or {}).get("metadata", {}).get("name"))
+        for step in steps
+    ]
