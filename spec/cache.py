@@ -491,9 +491,9 @@ class Cache:
             raise TypeError(f"{op}: the snapshot was not made by this cache's new_snapshot()")
         return snapshot
 
-    def _clone(self, name: str) -> NodeView | None:
+    def _clone(self, name: str) -> tuple[NodeView, tuple[Pod, ...]] | None:
         record = self.nodes.get(name)
-        return record.view(self._num_nodes) if record and record.node else None
+        return (record.view(self._num_nodes), record.pods) if record and record.node else None
 
     def dump(self) -> Dump:
         """Dump (§8.13): every NodeInfo, ghosts included, freshly cloned; the assumed keys."""

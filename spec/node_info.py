@@ -102,7 +102,7 @@ class NodeInfo:
             return edited, None
         index = uids.index(pod.uid)
         removed = self.pods[index]
-        remaining = _swap_remove(self.pods, index)
+        remaining = swap_remove(self.pods, index)
         ports = self.used_ports - set(removed.host_ports)
         return attrs.evolve(edited, pods=remaining, used_ports=ports), removed
 
@@ -129,7 +129,7 @@ class NodeInfo:
         )
 
 
-def _swap_remove(items: tuple[T, ...], index: int) -> tuple[T, ...]:
+def swap_remove(items: tuple[T, ...], index: int) -> tuple[T, ...]:
     """Go's delete-by-swap: the last item fills the hole."""
     *rest, last = items
     if index < len(rest):
@@ -142,7 +142,7 @@ def _add_one(uids: tuple[str, ...], uid: str, classified: bool) -> tuple[str, ..
 
 
 def _drop_one(uids: tuple[str, ...], uid: str, classified: bool) -> tuple[str, ...]:
-    return _swap_remove(uids, uids.index(uid)) if classified and uid in uids else uids
+    return swap_remove(uids, uids.index(uid)) if classified and uid in uids else uids
 
 
 def _requested(pods: Iterable[Pod]) -> Counter[str]:

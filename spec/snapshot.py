@@ -27,7 +27,7 @@ lists are data here too: equal to the derivation while forgets come in
 reverse order, holding the entries a forget out of order could not take back.
 The claim counts the snapshot's own edits make are the listed entries' too,
 but for an entry outside the node list and a forget given other claims than
-the assumed pod's; those are kept apart until a full rebuild.
+the pod it removes; those are kept apart until a full rebuild.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from kcache.spec.errors import (
     SnapshotAssumedPodNotFoundError,
     SnapshotInconsistentError,
 )
+from kcache.spec.node_info import swap_remove
 from kcache.spec.node_tree import NodeTree
 from kcache.spec.objects import Pod
 from kcache.spec.snapshot_assumed import (
@@ -66,8 +67,9 @@ from kcache.spec.views import (
 
 _log = logging.getLogger(__name__)
 
-#: a fresh clone of the cache's NodeInfo of that name; None when absent or a ghost
-Cloner = Callable[[str], NodeView | None]
+#: a fresh clone of the cache's NodeInfo of that name with the pods it lists; None when
+#: absent or a ghost
+Cloner = Callable[[str], tuple[NodeView, tuple[Pod, ...]] | None]
 
 
 @attrs.define(eq=False)
@@ -75,6 +77,8 @@ class Snapshot:
     """The target of `update_snapshot`: its name -> NodeInfo map and node list."""
 
     nodes: dict[str, NodeView] = attrs.field(factory=dict)
+    #: the pods each entry lists, in its order: a forget removes the first under the UID
+    entry_pods: dict[str, tuple[Pod, ...]] = attrs.field(factory=dict)
     node_list: tuple[str, ...] = ()
     #: names changed in the cache since the last update, least recent change first
     changed: dict[str, None] = attrs.field(factory=dict)
@@ -96,7 +100,7 @@ class Snapshot:
     #: while they are what the node list's entries say
     lists: dict[str, list[str]] | None = None
     #: claim counts the snapshot's own assumes and forgets made that its listed entries do
-    #: not show: an entry outside the node list, a forget given other claims than assumed
+    #: not show: an entry outside the node list, a forget given other claims than it removes
     claims_apart: Counter[str] = attrs.field(factory=Counter)
 
     def assume_pod(self, key: str, pod: Pod, *, non_host_scoped: bool) -> None:
@@ -110,6 +114,7 @@ class Snapshot:
             if field in appended:
                 lists[field].append(name)
         self.nodes[name] = after
+        self.entry_pods[name] = (*self.entry_pods.get(name, ()), pod)
         if name not in self.node_list:
             self.claims_apart.update(pod.pvc_keys)
         self.assumed[key] = AssumedPod(pod, appended)
@@ -133,18 +138,22 @@ class Snapshot:
         name = record.pod.node_name
         entry = self.nodes.get(name)
         if entry is not None:
-            edited, held = without_pod(entry, pod, record.pod, non_host_scoped=non_host_scoped)
+            listed = self.entry_pods[name]
+            index = next((i for i, held in enumerate(listed) if held.uid == pod.uid), None)
+            removed = None if index is None else listed[index]
+            edited = without_pod(entry, pod, removed, non_host_scoped=non_host_scoped)
             self.nodes[name] = edited
-            if not held and not entry.has_node:
+            if index is None and not entry.has_node:
                 raise Fatal("nil pointer dereference: NodeInfo.RemovePod on a node without node")
-            if not held:
+            if index is None:
                 raise PodNotOnNodeError(f"no corresponding pod {pod.name} in pods of node {name}")
+            self.entry_pods[name] = swap_remove(listed, index)
             self._pop_appends(name, record.appended_to)
             self.claims_apart.subtract(pod.pvc_keys)
             if name in self.node_list:
-                self.claims_apart.update(record.pod.pvc_keys)
+                self.claims_apart.update(listed[index].pvc_keys)
             if not edited.pods and not edited.has_node:
-                del self.nodes[name]
+                del self.nodes[name], self.entry_pods[name]
         if pod.scheduling_group is not None:  # the argument's say, the recorded pod's group
             self._settle_member(record.pod, group_forgotten)
 
@@ -202,7 +211,12 @@ class Snapshot:
         if self.backup is not None:
             raise MutationSessionError("cannot stack mutations")
         self.backup = _Held(
-            dict(self.nodes), self.node_list, dict(self.pod_groups), self.lists, self.claims_apart
+            dict(self.nodes),
+            dict(self.entry_pods),
+            self.node_list,
+            dict(self.pod_groups),
+            self.lists,
+            self.claims_apart,
         )
         self.claims_apart = Counter(self.claims_apart)
         self.nodes = {name: _counting_no_image_nodes(view) for name, view in self.nodes.items()}
@@ -212,9 +226,12 @@ class Snapshot:
         """EndMutations: put back what `start_mutations` kept."""
         if self.backup is None:
             raise MutationSessionError("no mutation session started")
-        self.nodes, self.node_list, self.pod_groups, self.lists, self.claims_apart = (
+        self.nodes, self.entry_pods, self.node_list = (
             self.backup.nodes,
+            self.backup.entry_pods,
             self.backup.node_list,
+        )
+        self.pod_groups, self.lists, self.claims_apart = (
             self.backup.pod_groups,
             self.backup.lists,
             self.backup.claims_apart,
@@ -268,8 +285,9 @@ class Snapshot:
         """
         rebuild = False
         for name in reversed(self.changed):
-            fresh = clone(name)
-            if fresh is not None:
+            cloned = clone(name)
+            if cloned is not None:
+                fresh, self.entry_pods[name] = cloned
                 old = self.nodes.get(name)
                 rebuild |= old is None
                 if old is not None and _flips(old, fresh):
@@ -308,6 +326,7 @@ class Snapshot:
                 return
             if clone(name) is None:
                 del self.nodes[name]
+                self.entry_pods.pop(name, None)
                 surplus -= 1
 
     def _listed(self, tree: NodeTree) -> tuple[str, ...]:
@@ -327,6 +346,7 @@ class _Held:
     """What a mutation session keeps of its snapshot."""
 
     nodes: dict[str, NodeView]
+    entry_pods: dict[str, tuple[Pod, ...]]
     node_list: tuple[str, ...]
     pod_groups: dict[str, PodGroupView]
     lists: dict[str, list[str]] | None

@@ -9,7 +9,9 @@ pops its key only when it is on top.  Upstream reports a forget out of that
 order in its log and carries on, so the model does too.
 
 A snapshot entry is a view, so adding and removing a pod is arithmetic on the
-view: the pod's requests, ports, claims and affinity classes.
+view: the pod's requests, ports, claims and affinity classes.  Removing goes
+by UID and takes the first pod the entry lists under it, whose own amounts
+leave; the snapshot keeps each entry's pods beside the view to find it.
 """
 
 from __future__ import annotations
@@ -74,13 +76,13 @@ def with_pod(view: NodeView, pod: Pod, *, non_host_scoped: bool) -> NodeView:
 
 
 def without_pod(
-    view: NodeView, pod: Pod, held: Pod, *, non_host_scoped: bool
-) -> tuple[NodeView, bool]:
-    """The entry after NodeInfo.RemovePod(`pod`), and whether it held the pod's UID.
+    view: NodeView, pod: Pod, removed: Pod | None, *, non_host_scoped: bool
+) -> NodeView:
+    """The entry after NodeInfo.RemovePod(`pod`); `removed`: the first pod it lists under the UID.
 
     The affinity lists lose the UID by the argument's classification even when
-    the UID is not held; `held` is the pod the snapshot assumed under that UID,
-    whose requests, ports and claims leave.
+    no pod is listed under it; the removed pod's own requests, ports and claims
+    leave, which are the argument's only when the entry listed the UID once.
     """
     edited = attrs.evolve(
         view,
@@ -94,20 +96,20 @@ def without_pod(
             non_host_scoped and pod.has_required_non_host_scoped_anti_affinity,
         ),
     )
-    if pod.uid not in view.pods:
-        return edited, False
+    if removed is None:
+        return edited
     return attrs.evolve(
         edited,
         pods=_drop(view.pods, pod.uid, True),
-        requested=_plus(view.requested, _requests(held), -1),
-        non_zero_requested=_plus(view.non_zero_requested, _non_zero(held), -1),
-        used_ports=view.used_ports - set(held.host_ports),
+        requested=_plus(view.requested, _requests(removed), -1),
+        non_zero_requested=_plus(view.non_zero_requested, _non_zero(removed), -1),
+        used_ports=view.used_ports - set(removed.host_ports),
         pvc_ref_counts={
             key: count
-            for key, count in _plus(view.pvc_ref_counts, Counter(held.pvc_keys), -1).items()
+            for key, count in _plus(view.pvc_ref_counts, Counter(removed.pvc_keys), -1).items()
             if count
         },
-    ), True
+    )
 
 
 def group_assumed(
