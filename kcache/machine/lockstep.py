@@ -165,10 +165,7 @@ class LockstepMachine(RuleBasedStateMachine):
         except KcacheError as error:  # the target broke: name the step, keep the steps
             done = [*self.steps, RecordedStep(step, spec_outcome, result=spec_result)]
             raise self._broken(error, done, f"step {len(self.steps)} ({step.op})") from error
-        view = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
-        if view is not None and spec_outcome.kind != "fatal":
-            held, error_class = self.spec_dump(), spec_outcome.error_class
-            self.recorder.coverage.update(coverage.snapshot_paths(before, view, held, error_class))
+        view = self._shown_snapshot(step, name, before, spec_outcome)
         accepted = self._acknowledged_outcome(step.op, spec_outcome, impl_outcome)
         if step.op == "update_snapshot" and accepted is not None:
             self.outrun.add(step.args["snapshot"])
@@ -181,7 +178,7 @@ class LockstepMachine(RuleBasedStateMachine):
                 snapshot_view=view,
                 result=spec_result,
                 target_outcome=None if accepted is None else impl_outcome,
-                outrun=name in self.outrun,
+                outrun=step.args.get("snapshot") in self.outrun,
             )
         )
         self.recorder.step_taken()
@@ -213,6 +210,23 @@ class LockstepMachine(RuleBasedStateMachine):
         ride = getattr(self.impl, "prefetch_with_next_change", None)
         if ride is not None and step.op in MUTATORS:
             ride(reads(self.impl_run, self._observed_pods()))
+
+    def _shown_snapshot(
+        self, step: Step, name: str | None, before: SnapshotView | None, outcome: Outcome
+    ) -> SnapshotView | None:
+        """The spec's view of the snapshot `step` updated (`name`; the path the update took
+        is counted), or assumed or forgot a pod in: what the written step pins."""
+        if name in self.spec_run.snapshots:
+            view = self.spec_run.snapshots[name].view()
+            if outcome.kind != "fatal":
+                held, error_class = self.spec_dump(), outcome.error_class
+                self.recorder.coverage.update(
+                    coverage.snapshot_paths(before, view, held, error_class)
+                )
+            return view
+        if OPS[step.op].result_after is not None and outcome.kind != "fatal":
+            return self.spec_views().get(step.args["snapshot"])
+        return None
 
     def _life_cycle_rows(self, step: Step) -> list[str]:
         """The life-cycle cells `step` is about to exercise, by what the spec holds now."""

@@ -39,7 +39,7 @@ class RecordedStep:
 
     step: Step
     outcome: Outcome
-    #: the spec's view of the updated snapshot, on `update_snapshot` steps
+    #: the spec's view of the snapshot the step updated, or assumed or forgot a pod in
     snapshot_view: SnapshotView | None = None
     #: what the call returned to the spec (get_node's NodeInfo), else None
     result: Any = None

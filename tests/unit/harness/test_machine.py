@@ -430,3 +430,24 @@ def test_a_swarm_that_kept_only_waiting_actions_takes_the_releases() -> None:
     assert {"add_node", "assume_pod", "update_snapshot"} <= {each.name for each in available}
     state.last_updated = "s1"
     assert [each.name for each in available_actions(state)] == ["update_snapshot_again"]
+
+
+@pytest.mark.parametrize("op", ["snapshot_assume_pod", "snapshot_forget_pod"])
+def test_a_snapshot_level_step_pins_the_view_it_returns(op: str) -> None:
+    """A written snapshot_assume_pod or snapshot_forget_pod step expects the snapshot's view
+    the spec returned, as update_snapshot does, so a trace replays what the machine saw."""
+    state = machine()
+    state.build(Decimal(0))
+    state.add_node(node("n1"))
+    state.take(Step("update_snapshot", {"snapshot": "s1"}))
+    placed = pod("u1", node="n1")
+    state.take(Step("snapshot_assume_pod", {"snapshot": "s1", "pod": placed}))
+    if op == "snapshot_forget_pod":
+        state.take(Step(op, {"snapshot": "s1", "pod": placed}))
+    (written,) = [
+        recorded.to_trace()["expect"] for recorded in state.steps if recorded.step.op == op
+    ]
+    assert written["error"] is False
+    assert written["snapshot"]["node_list"] == ["n1"]
+    held = ["u1"] if op == "snapshot_assume_pod" else []
+    assert written["snapshot"]["nodes"]["n1"]["pods"] == held
