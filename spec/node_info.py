@@ -97,12 +97,9 @@ class NodeInfo:
                 non_host_scoped and pod.has_required_non_host_scoped_anti_affinity,
             ),
         )
-        uids = [held.uid for held in self.pods]
-        if pod.uid not in uids:
+        remaining, removed = without_first(self.pods, pod.uid)
+        if removed is None:
             return edited, None
-        index = uids.index(pod.uid)
-        removed = self.pods[index]
-        remaining = swap_remove(self.pods, index)
         ports = self.used_ports - set(removed.host_ports)
         return attrs.evolve(edited, pods=remaining, used_ports=ports), removed
 
@@ -129,7 +126,16 @@ class NodeInfo:
         )
 
 
-def swap_remove(items: tuple[T, ...], index: int) -> tuple[T, ...]:
+def without_first(pods: tuple[Pod, ...], uid: str) -> tuple[tuple[Pod, ...], Pod | None]:
+    """RemovePod's lookup: `pods` without the first pod under `uid`, and that pod; `pods`
+    and None when none is listed under it."""
+    for index, held in enumerate(pods):
+        if held.uid == uid:
+            return _swap_remove(pods, index), held
+    return pods, None
+
+
+def _swap_remove(items: tuple[T, ...], index: int) -> tuple[T, ...]:
     """Go's delete-by-swap: the last item fills the hole."""
     *rest, last = items
     if index < len(rest):
@@ -142,7 +148,7 @@ def _add_one(uids: tuple[str, ...], uid: str, classified: bool) -> tuple[str, ..
 
 
 def _drop_one(uids: tuple[str, ...], uid: str, classified: bool) -> tuple[str, ...]:
-    return swap_remove(uids, uids.index(uid)) if classified and uid in uids else uids
+    return _swap_remove(uids, uids.index(uid)) if classified and uid in uids else uids
 
 
 def _requested(pods: Iterable[Pod]) -> Counter[str]:

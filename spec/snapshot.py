@@ -45,7 +45,7 @@ from kcache.spec.errors import (
     SnapshotAssumedPodNotFoundError,
     SnapshotInconsistentError,
 )
-from kcache.spec.node_info import swap_remove
+from kcache.spec.node_info import without_first
 from kcache.spec.node_tree import NodeTree
 from kcache.spec.objects import Pod
 from kcache.spec.snapshot_assumed import (
@@ -138,20 +138,18 @@ class Snapshot:
         name = record.pod.node_name
         entry = self.nodes.get(name)
         if entry is not None:
-            listed = self.entry_pods[name]
-            index = next((i for i, held in enumerate(listed) if held.uid == pod.uid), None)
-            removed = None if index is None else listed[index]
+            remaining, removed = without_first(self.entry_pods[name], pod.uid)
             edited = without_pod(entry, pod, removed, non_host_scoped=non_host_scoped)
             self.nodes[name] = edited
-            if index is None and not entry.has_node:
+            if removed is None and not entry.has_node:
                 raise Fatal("nil pointer dereference: NodeInfo.RemovePod on a node without node")
-            if index is None:
+            if removed is None:
                 raise PodNotOnNodeError(f"no corresponding pod {pod.name} in pods of node {name}")
-            self.entry_pods[name] = swap_remove(listed, index)
+            self.entry_pods[name] = remaining
             self._pop_appends(name, record.appended_to)
             self.claims_apart.subtract(pod.pvc_keys)
             if name in self.node_list:
-                self.claims_apart.update(listed[index].pvc_keys)
+                self.claims_apart.update(removed.pvc_keys)
             if not edited.pods and not edited.has_node:
                 del self.nodes[name], self.entry_pods[name]
         if pod.scheduling_group is not None:  # the argument's say, the recorded pod's group

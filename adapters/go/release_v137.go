@@ -67,11 +67,7 @@ func (s *session) endMutations(r request) (map[string]any, error) {
 // snapshotAssumePod and snapshotForgetPod are the snapshot's own AssumePod and
 // ForgetPod (v1.37), which a pod-group cycle uses to place its members.
 func (s *session) snapshotAssumePod(r request) (map[string]any, error) {
-	snapshot, err := s.snapshot(r)
-	if err != nil {
-		return nil, err
-	}
-	pod, err := r.pod("pod")
+	snapshot, pod, err := s.snapshotAndPod(r)
 	if err != nil {
 		return nil, err
 	}
@@ -83,13 +79,19 @@ func (s *session) snapshotAssumePod(r request) (map[string]any, error) {
 }
 
 func (s *session) snapshotForgetPod(r request) (map[string]any, error) {
-	snapshot, err := s.snapshot(r)
-	if err != nil {
-		return nil, err
-	}
-	pod, err := r.pod("pod")
+	snapshot, pod, err := s.snapshotAndPod(r)
 	if err != nil {
 		return nil, err
 	}
 	return nil, snapshot.ForgetPod(s.logger, pod)
+}
+
+// snapshotAndPod reads what a snapshot-level assume and forget both take.
+func (s *session) snapshotAndPod(r request) (*cache.Snapshot, *v1.Pod, error) {
+	snapshot, err := s.snapshot(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	pod, err := r.pod("pod")
+	return snapshot, pod, err
 }

@@ -157,7 +157,6 @@ class ConformanceMachine(CheckedMachine):
         run (whichever actions its swarm leaves out) is all snapshots."""
         self.build(ttl, gates)
         self.swarm = tuple(each for each, kept in zip(self.actions, swarm, strict=True) if kept)
-        self.swarm = self.swarm or self.actions
         for node in first_nodes:
             self.add_node(node)
         self.drawn["nodes"] = list(first_nodes)
