@@ -216,7 +216,12 @@ class Snapshot:
                 _name(info) for info in self.have_pods_with_required_non_host_scoped_anti_affinity
             ],
             used_pvcs=self.used_pvcs,
-            used_pvc_ref_counts=self.pvc_ref_counts,
+            # the totals are kept signed: a forget that removed another pod than it was given
+            # withdraws claims the entry still shows, and the entry's later re-clone withdraws
+            # them again; upstream keeps no count at or below 0
+            used_pvc_ref_counts={
+                key: count for key, count in self.pvc_ref_counts.items() if count > 0
+            },
             nodes={name: info.view() for name, info in self.node_infos.items()},
             pod_groups={f"{ns}/{name}": s.view() for (ns, name), s in self.pod_groups.items()},
             composite_pod_groups={
