@@ -14,6 +14,7 @@ import contextlib
 import functools
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from types import FrameType
@@ -34,24 +35,29 @@ class StepTimeout(Exception):  # noqa: N818 -- reads as the outcome it becomes: 
 def time_limited(factory: CacheFactory, seconds: float) -> Iterator[CacheFactory]:
     """`factory`, whose caches and snapshots answer each call within `seconds` or raise.
 
-    The SIGALRM handler is installed for the whole block rather than around
-    each call: a call then costs two `setitimer`s, where installing and
-    restoring a handler per call was a twentieth of a conformance run.
+    A watchdog checks the running call a few times per `seconds` (`_Watchdog`):
+    a call then costs two clock reads, where arming a timer per call was a
+    twentieth of a conformance run, and installing a handler per call another.
     """
-    alarm = _Alarm()
-    with alarm.installed():
-        yield cast(CacheFactory, _LimitedFactory(factory, seconds, alarm))
+    watchdog = _Watchdog(seconds)
+    with watchdog.installed():
+        yield cast(CacheFactory, _LimitedFactory(factory, watchdog))
 
 
-class _Alarm:
-    """The running call's deadline: SIGALRM raises `StepTimeout` into it, in the main thread."""
+class _Watchdog:
+    """The running call's deadline, in the main thread: a SIGALRM every `TICKS`-th of the
+    limit raises `StepTimeout` into a call that has run for the limit or longer, so a hung
+    call fails after between one and 1 + 1/`TICKS` times the limit."""
 
-    def __init__(self) -> None:
+    #: checks per limit
+    TICKS = 4
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
         self.what = ""
-        self.seconds = 0.0
+        #: when the running call, or the deadline it runs under (`within_limit`), began
+        self.started: float | None = None
         self.active = False
-        #: a deadline is running: calls made inside it run under it instead of their own
-        self.armed = False
         self.main_thread = threading.main_thread().ident
 
     @contextlib.contextmanager
@@ -59,7 +65,9 @@ class _Alarm:
         if threading.current_thread() is not threading.main_thread():
             yield  # signals reach the main thread only: other threads' calls run unlimited
             return
-        previous = signal.signal(signal.SIGALRM, self._expired)
+        previous = signal.signal(signal.SIGALRM, self._tick)
+        period = self.seconds / self.TICKS
+        signal.setitimer(signal.ITIMER_REAL, period, period)
         self.active = True
         try:
             yield
@@ -68,55 +76,53 @@ class _Alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
 
-    def _expired(self, signum: int, frame: FrameType | None) -> None:
-        raise StepTimeout(f"{self.what} did not return within {self.seconds:g} s (--step-timeout)")
+    def _tick(self, signum: int, frame: FrameType | None) -> None:
+        started = self.started
+        if started is not None and time.monotonic() - started >= self.seconds:
+            self.started = None  # one timeout per call
+            raise StepTimeout(
+                f"{self.what} did not return within {self.seconds:g} s (--step-timeout)"
+            )
 
-    def run(self, seconds: float, what: str, method: Callable[..., Any], *args: Any) -> Any:
-        """`method(*args)`, interrupted after `seconds` when called from the main thread.
-
-        Inside another call's deadline (`_Limited.within_limit`) it runs under that one,
-        named as itself, without two more `setitimer`s.
-        """
+    def run(self, what: str, method: Callable[..., Any], *args: Any) -> Any:
+        """`method(*args)`, interrupted once it has run for the limit when called from the
+        main thread.  Inside another call's deadline (`_Limited.within_limit`) it runs
+        under that one, named as itself."""
         if not self.active or threading.get_ident() != self.main_thread:
             return method(*args)
         self.what = what
-        if self.armed:
+        if self.started is not None:
             return method(*args)
-        self.seconds = seconds
-        self.armed = True
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        self.started = time.monotonic()
         try:
             return method(*args)
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            self.armed = False
+            self.started = None
 
 
 class _LimitedFactory:
-    def __init__(self, factory: CacheFactory, seconds: float, alarm: _Alarm) -> None:
+    def __init__(self, factory: CacheFactory, watchdog: _Watchdog) -> None:
         self.factory = factory
-        self.seconds = seconds
-        self.alarm = alarm
+        self.watchdog = watchdog
         self.releases = tuple(getattr(factory, "releases", RELEASES))
 
     def __call__(self, *, ttl: Decimal, release: Release) -> SchedulerCache:
         build = functools.partial(self.factory, ttl=ttl, release=release)
-        cache = self.alarm.run(self.seconds, "building the cache", build)
-        return cast(SchedulerCache, _Limited(cache, self.seconds, self.alarm))
+        cache = self.watchdog.run("building the cache", build)
+        return cast(SchedulerCache, _Limited(cache, self.watchdog))
 
 
 class _Limited:
     """A cache or snapshot whose every method call runs under the limit."""
 
-    def __init__(self, inner: Any, seconds: float, alarm: _Alarm) -> None:
+    def __init__(self, inner: Any, watchdog: _Watchdog) -> None:
         self._inner = inner
-        self._seconds = seconds
-        self._alarm = alarm
+        self._watchdog = watchdog
 
     def within_limit(self, what: str, reads: Callable[..., Any], *args: Any) -> Any:
         """`reads(*args)`, whose calls on this cache share one deadline: an observation
         makes a dozen reads per step, and a deadline each was a twentieth of a run."""
-        return self._alarm.run(self._seconds, what, reads, *args)
+        return self._watchdog.run(what, reads, *args)
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._inner, name)
@@ -127,16 +133,16 @@ class _Limited:
         return limited
 
     def _limited(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-        alarm, seconds = self._alarm, self._seconds
+        watchdog = self._watchdog
         if name == "new_snapshot":
 
             def make(*args: Any) -> Any:
-                return _Limited(alarm.run(seconds, name, method, *args), seconds, alarm)
+                return _Limited(watchdog.run(name, method, *args), watchdog)
 
             return make
 
         def call(*args: Any) -> Any:
             inner = [arg._inner if type(arg) is _Limited else arg for arg in args]
-            return alarm.run(seconds, name, method, *inner)
+            return watchdog.run(name, method, *inner)
 
         return call
