@@ -1,14 +1,16 @@
 """The conformance machine's actions: one table of what an example may do, drawn cheaply.
 
 Each action is a method of the machine marked with `@action`, which records
-how its arguments are drawn: a Hypothesis strategy, one of a tuple's values,
-or `NODES` / `PODS`, one of the node or pod values the example has met so far.  The machine has one
-Hypothesis rule, which draws the next action and its arguments with
-`NEXT_STEP`.  Hypothesis' own rule selection re-checks every rule's
-precondition and feature flag, and writes a choice for each, at every step:
-that was a sixth of a conformance run.  Swarm testing, which Hypothesis'
-feature flags gave, is kept: each example draws once which actions it leaves
-out (`swarms`), so that some examples dwell on few operations.
+how its arguments are drawn: a Hypothesis strategy, one of a sequence's
+values, or `NODES` / `PODS`, one of the node or pod values the example has
+met so far.  The machine has one Hypothesis rule, which takes one to
+`RUN_LENGTH` actions, each drawn with its arguments by `Draws.action`.
+Hypothesis' own rule selection re-checks every rule's precondition and
+feature flag, and writes a choice for each, at every step: that was a sixth
+of a conformance run; its bookkeeping of a step is shared by up to three
+actions.  Swarm testing, which Hypothesis' feature flags gave, is kept: each
+example draws once which actions it leaves out (`swarms`), so that some
+examples dwell on few operations.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ PODS = "pods"
 #: an argument the action draws more with, from what the machine holds (`Draws`)
 DRAWS = "draws"
 
-#: how an argument is drawn: by a strategy, as one of a tuple's values (the first is the
+#: how an argument is drawn: by a strategy, as one of a sequence's values (the first is the
 #: simplest), or from the machine (`NODES`, `PODS`, `DRAWS`)
-Drawn = st.SearchStrategy[Any] | tuple[Any, ...] | str
+Drawn = st.SearchStrategy[Any] | Sequence[Any] | str
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 _Value = TypeVar("_Value")
@@ -44,9 +46,11 @@ class Drawing(Protocol):
 
 
 class Acting(Protocol):
-    """What `NEXT_STEP` needs of the machine it draws for."""
+    """What `Draws.action` needs of the machine it draws for."""
 
-    actions: tuple[Action, ...]
+    @property
+    def actions(self) -> tuple[Action, ...]: ...
+
     swarm: tuple[Action, ...]
     drawn: dict[str, list[Any]]
 
@@ -128,29 +132,6 @@ def _below(count: int) -> st.SearchStrategy[int]:
     return st.integers(0, count - 1)
 
 
-#: the machine being run (`st.runner()` is a new strategy, to validate, at every call)
-_MACHINE = st.runner()
-
-
-@st.composite
-def _next_step(draw: st.DrawFn) -> tuple[Action, dict[str, Any]]:
-    machine: Acting = draw(_MACHINE)
-    available = available_actions(machine)
-    chosen = available[draw(_below(len(available)))]
-    arguments: dict[str, Any] = {}
-    for key, how in chosen.arguments:
-        if how == DRAWS:
-            arguments[key] = Draws(draw)
-        elif isinstance(how, str):
-            values = machine.drawn[how]
-            arguments[key] = values[draw(_below(len(values)))]
-        elif isinstance(how, tuple):
-            arguments[key] = how[draw(_below(len(how)))]
-        else:
-            arguments[key] = draw(how)
-    return chosen, arguments
-
-
 def available_actions(machine: Acting) -> list[Action]:
     """The actions `machine` may take now: those of its swarm whose state allows them, or,
     when the swarm kept only actions that wait for some state (`when`), the release's."""
@@ -162,22 +143,60 @@ def _available(actions: tuple[Action, ...], machine: Acting) -> list[Action]:
 
 
 class Draws:
-    """What an action draws with once it has looked at the machine's state: `st.data()`
-    without its drawn object, its bookkeeping and its span, at every step."""
+    """What the machine draws its actions with, during its one rule: `st.data()` without its
+    drawn object, its bookkeeping and its span, and indexes drawn as one bare choice."""
 
     def __init__(self, draw: st.DrawFn) -> None:
         self._draw = draw
+        # Hypothesis hands a composite the `draw` method of its ConjectureData.  An
+        # integer drawn on that is the choice `st.integers(0, n)` makes, shrinking to 0,
+        # without the span, validation and constant injection of a strategy's draw,
+        # which were a tenth of a conformance run.  Where `draw` is something else, the
+        # strategy is drawn.
+        self._draw_integer = getattr(getattr(draw, "__self__", None), "draw_integer", None)
 
     def draw(self, strategy: st.SearchStrategy[_Value], label: str | None = None) -> _Value:
         """A value of `strategy` (`label` names it, as `st.DataObject.draw` takes one)."""
         return self._draw(strategy)
 
+    def index(self, count: int) -> int:
+        """An index below `count`, shrinking towards 0."""
+        if self._draw_integer is None:
+            return self._draw(_below(count))
+        return int(self._draw_integer(0, count - 1))
 
-#: the next action of the machine being run, with its arguments
-NEXT_STEP = _next_step()
+    def action(self, machine: Acting) -> tuple[Action, dict[str, Any]]:
+        """The next action `machine` takes, with its arguments."""
+        available = available_actions(machine)
+        chosen = available[self.index(len(available))]
+        arguments: dict[str, Any] = {}
+        for key, how in chosen.arguments:
+            if how == DRAWS:
+                arguments[key] = self
+            elif isinstance(how, str):
+                values = machine.drawn[how]
+                arguments[key] = values[self.index(len(values))]
+            elif isinstance(how, Sequence):
+                arguments[key] = how[self.index(len(how))]
+            else:
+                arguments[key] = self._draw(how)
+        return chosen, arguments
+
+
+@st.composite
+def _drawing(draw: st.DrawFn) -> Draws:
+    return Draws(draw)
+
+
+#: what the machine's one rule draws its actions with
+DRAWING = _drawing()
+#: the most actions one rule takes (`ConformanceMachine.take_actions`)
+RUN_LENGTH = 3
 
 
 def one_of(data: Drawing, choices: Sequence[_Value], label: str) -> _Value:
     """One of `choices`, drawn without building a strategy for them: a new strategy is
     validated on its first draw, and the rules draw from a new list at every step."""
+    if isinstance(data, Draws):
+        return choices[data.index(len(choices))]
     return choices[data.draw(_below(len(choices)), label=label)]

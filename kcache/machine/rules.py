@@ -20,12 +20,14 @@ from hypothesis.stateful import initialize, rule
 
 from kcache.machine import strategies
 from kcache.machine.actions import (
+    DRAWING,
     DRAWS,
-    NEXT_STEP,
     NODES,
     PODS,
+    RUN_LENGTH,
     Action,
     Drawing,
+    Draws,
     action,
     actions_of,
     one_of,
@@ -162,21 +164,26 @@ class ConformanceMachine(CheckedMachine):
         self.drawn["nodes"] = list(first_nodes)
         self.drawn["pods"] = [self.known(pod) for pod in first_pods]
 
-    @rule(step=NEXT_STEP)
-    def next_step(self, step: tuple[Action, dict[str, Any]]) -> None:
-        """Take one action, drawn with its arguments by `NEXT_STEP`, and keep what it made."""
-        chosen, arguments = step
-        made = getattr(self, chosen.name)(**arguments)
-        if chosen.target is not None:
-            self.drawn[chosen.target].append(made)
+    @rule(draws=DRAWING)
+    def take_actions(self, draws: Draws) -> None:
+        """Take one to `RUN_LENGTH` actions, each drawn with its arguments, and keep what they
+        made.  The checks run after each action (Hypothesis runs them after the last), and
+        Hypothesis' bookkeeping of a step, as costly as an action, is shared."""
+        for taken in range(1 + draws.index(RUN_LENGTH)):
+            if taken:
+                self.every_check_holds()
+            chosen, arguments = draws.action(self)
+            made = getattr(self, chosen.name)(**arguments)
+            if chosen.target is not None:
+                self.drawn[chosen.target].append(made)
 
     # -- values the rules pick from ---------------------------------------------
 
-    @action(target=NODES, node=strategies.nodes())
+    @action(target=NODES, node=strategies.NODE_POOL)
     def new_node(self, node: Node) -> Node:
         return node
 
-    @action(target=PODS, pod=strategies.pods())
+    @action(target=PODS, pod=strategies.POD_POOL)
     def new_pod(self, pod: Pod) -> Pod:
         return self.known(pod)
 
@@ -384,7 +391,7 @@ class ConformanceMachine(CheckedMachine):
         pod=PODS,
         fitting=FITTING,
         data=DRAWS,
-        body=strategies.pod_specs(),
+        body=strategies.SPECS,
         new_uid=NEW_UIDS,
         new_node=MOVES,
         stale_old=st.booleans(),

@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 import json
 import random
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar, overload
 
 from hypothesis import strategies as st
 
@@ -23,6 +23,7 @@ from kcache.spec.objects import Node, Pod, node_from_manifest
 from kcache.spec.releases import Release
 
 Manifest = dict[str, Any]
+_Read = TypeVar("_Read")
 
 #: pod-group names, for pods' `spec.schedulingGroup` and PodGroup objects (None: no group)
 GROUPS = ("g1", "g2")
@@ -579,7 +580,30 @@ def _pooled_node(index: int) -> Node:
     return node_from_manifest(NODE_MANIFESTS[index])
 
 
+class Pool(Sequence[_Read]):
+    """A prepared pool's values, each read from its manifest on first use: what the
+    conformance machine's actions draw one of (`kcache.machine.actions`)."""
+
+    def __init__(self, manifests: Sequence[Manifest], read: Callable[[int], _Read]) -> None:
+        self._size = len(manifests)
+        self._read = read
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, index: int) -> _Read: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[_Read]: ...
+    def __getitem__(self, index: int | slice) -> _Read | Sequence[_Read]:
+        if isinstance(index, slice):
+            return [self._read(each) for each in range(self._size)[index]]
+        return self._read(range(self._size)[index])
+
+
 #: the prepared pools the strategies draw from, plainest first
 SPECS = _spec_pool()
 POD_MANIFESTS = _pod_pool(SPECS)
 NODE_MANIFESTS = _node_pool()
+POD_POOL = Pool(POD_MANIFESTS, _pooled_pod)
+NODE_POOL = Pool(NODE_MANIFESTS, _pooled_node)

@@ -16,10 +16,11 @@ import attrs
 import pytest
 from helpers.builders import node, pod
 from hypothesis import find, given, settings
+from hypothesis import strategies as st
 
 from kcache.errors import AdapterError
 from kcache.impl.cache import Cache as ImplCache
-from kcache.machine.actions import available_actions
+from kcache.machine.actions import DRAWING, Draws, available_actions
 from kcache.machine.observation import compare
 from kcache.machine.recorder import ConformanceError
 from kcache.machine.rules import ConformanceMachine, conformance_machine, gate_flips
@@ -451,3 +452,38 @@ def test_a_snapshot_level_step_pins_the_view_it_returns(op: str) -> None:
     assert written["snapshot"]["node_list"] == ["n1"]
     held = ["u1"] if op == "snapshot_assume_pod" else []
     assert written["snapshot"]["nodes"]["n1"]["pods"] == held
+
+
+class TestDraws:
+    """`Draws.index` is one integer choice, made on Hypothesis' data directly when it can."""
+
+    def test_an_index_shrinks_towards_zero(self) -> None:
+        """The smallest index meeting a condition is what shrinking finds."""
+        found = find(
+            DRAWING.map(lambda draws: draws.index(10)),
+            lambda index: index >= 4,
+            settings=settings(database=None, max_examples=500),
+        )
+        assert found == 4
+
+    def test_every_index_below_the_count_is_drawn(self) -> None:
+        seen = {
+            find(
+                DRAWING.map(lambda draws: draws.index(3)),
+                lambda index, wanted=wanted: index == wanted,
+                settings=settings(database=None, max_examples=500),
+            )
+            for wanted in range(3)
+        }
+        assert seen == {0, 1, 2}
+
+    def test_another_draw_function_draws_the_strategy(self) -> None:
+        """Where `draw` is not a method of Hypothesis' data, the index is drawn as a strategy."""
+        drawn: list[st.SearchStrategy[int]] = []
+
+        def draw(strategy: st.SearchStrategy[int]) -> int:
+            drawn.append(strategy)
+            return 2
+
+        assert Draws(draw).index(5) == 2
+        assert len(drawn) == 1

@@ -184,3 +184,25 @@ class TestAsReadBy:
     def test_with_pod_groups_the_pod_is_unchanged(self, release: Release) -> None:
         pod = strategies.read_pod(GROUPED)
         assert strategies.as_read_by(release, pod) is pod
+
+
+class TestPools:
+    """The machine's actions draw pooled pods and nodes as one index (`strategies.Pool`)."""
+
+    def test_a_pool_holds_each_manifest_read(self) -> None:
+        pods, nodes = strategies.POD_POOL, strategies.NODE_POOL
+        assert len(pods) == len(strategies.POD_MANIFESTS)
+        assert len(nodes) == len(strategies.NODE_MANIFESTS)
+        assert pods[0] == pod_from_manifest(strategies.POD_MANIFESTS[0])
+        assert pods[-1] == pod_from_manifest(strategies.POD_MANIFESTS[-1])
+        assert [node.name for node in nodes[:2]] == [
+            manifest["metadata"]["name"] for manifest in strategies.NODE_MANIFESTS[:2]
+        ]
+
+    def test_a_value_is_read_once(self) -> None:
+        """Reading a pod costs more than the step it takes part in."""
+        assert strategies.POD_POOL[3] is strategies.POD_POOL[3]
+
+    def test_past_the_end_is_an_index_error(self) -> None:
+        with pytest.raises(IndexError):
+            strategies.NODE_POOL[len(strategies.NODE_MANIFESTS)]
