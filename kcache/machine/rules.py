@@ -167,11 +167,12 @@ class ConformanceMachine(CheckedMachine):
     @rule(draws=DRAWING)
     def take_actions(self, draws: Draws) -> None:
         """Take one to `RUN_LENGTH` actions, each drawn with its arguments, and keep what they
-        made.  The checks run after each action (Hypothesis runs them after the last), and
-        Hypothesis' bookkeeping of a step, as costly as an action, is shared."""
+        made.  What a user sees is compared after each action; every check runs after the
+        last (Hypothesis runs them), and Hypothesis' bookkeeping of a step, as costly as an
+        action, is shared."""
         for taken in range(1 + draws.index(RUN_LENGTH)):
             if taken:
-                self.every_check_holds()
+                self.what_a_user_sees_agrees()
             chosen, arguments = draws.action(self)
             made = getattr(self, chosen.name)(**arguments)
             if chosen.target is not None:
