@@ -62,6 +62,7 @@ class Snapshot:
         "assumed_keys",
         "assumed_pods",
         "backup",
+        "cloned_claims",
         "composite_pod_groups",
         "counts_pvc_references",
         "generation",
@@ -90,6 +91,10 @@ class Snapshot:
         self.counts_pvc_references = counts_pvc_references
         self.used_pvcs: set[str] = set()
         self.pvc_ref_counts: dict[str, int] = {}
+        # v1.37: each entry's claim counts as last cloned from the cache; a re-clone moves
+        # the counts by the cache's change, not by what this snapshot's assumes and forgets
+        # did to the entry (upstream records the change as the cache makes it).
+        self.cloned_claims: dict[str, dict[str, int]] = {}
         self.generation = 0
         # Copies of the cache's pod-group and composite states, generations included.
         self.pod_groups: dict[GroupKey, PodGroupState] = {}
@@ -190,6 +195,7 @@ class Snapshot:
         self.listed = set(self.listed)
         self.used_pvcs = set(self.used_pvcs)
         self.pvc_ref_counts = dict(self.pvc_ref_counts)
+        self.cloned_claims = dict(self.cloned_claims)
         self.pod_groups = {key: state.clone() for key, state in self.pod_groups.items()}
         for field in _LISTED_BY:  # the lists, rebuilt over the copies in the kept order
             setattr(
@@ -241,7 +247,8 @@ class AssumedPodState:
 
 
 #: what a mutation session sets aside (upstream's snapshotBackupData, with impl's own
-#: `listed` and, until v1.36, `used_pvcs`); not the composites, not the generation
+#: `listed` and `cloned_claims` and, until v1.36, `used_pvcs`); not the composites, not the
+#: generation
 _SET_ASIDE = (
     "node_infos",
     "node_list",
@@ -251,6 +258,7 @@ _SET_ASIDE = (
     "have_pods_with_required_non_host_scoped_anti_affinity",
     "used_pvcs",
     "pvc_ref_counts",
+    "cloned_claims",
     "pod_groups",
 )
 
@@ -350,15 +358,18 @@ def _reclone(snapshot: Snapshot, existing: NodeInfo, live: NodeInfo) -> bool:
 
     Returns whether a derived list may have to change: an affinity list went
     from empty to not (or back), or, until v1.36, the entry's claims changed.
-    From v1.37 the PVC counts take the entry's difference at once, if listed.
+    From v1.37 the PVC counts take the cache's change since the entry was last
+    cloned at once, if listed.
     """
     changed = any(
         bool(getattr(existing, field)) != bool(getattr(live, field)) for field in _LISTED_BY
     )
     if snapshot.counts_pvc_references:
-        if _name(live) in snapshot.listed:
-            _count_claims(snapshot.pvc_ref_counts, existing.pvc_ref_counts, -1)
+        name = _name(live)
+        if name in snapshot.listed:
+            _count_claims(snapshot.pvc_ref_counts, snapshot.cloned_claims.get(name, {}), -1)
             _count_claims(snapshot.pvc_ref_counts, live.pvc_ref_counts, 1)
+        snapshot.cloned_claims[name] = dict(live.pvc_ref_counts)
     elif existing.pvc_ref_counts.keys() != live.pvc_ref_counts.keys():
         changed = True
     live.clone_into(existing)
@@ -412,6 +423,7 @@ def _rebuild_lists(snapshot: Snapshot, tree: NodeTree, rebuild_all: bool) -> Non
             snapshot.pvc_ref_counts = {}
             for info in node_list:
                 _count_claims(snapshot.pvc_ref_counts, info.pvc_ref_counts, 1)
+            snapshot.cloned_claims = {_name(info): dict(info.pvc_ref_counts) for info in node_list}
     snapshot.have_pods_with_affinity = [
         info for info in snapshot.node_list if info.pods_with_affinity
     ]

@@ -99,9 +99,13 @@ class Snapshot:
     #: the node lists by `LISTS` field, once a snapshot-level assume edited them; None
     #: while they are what the node list's entries say
     lists: dict[str, list[str]] | None = None
-    #: claim counts the snapshot's own assumes and forgets made that its listed entries do
-    #: not show: an entry outside the node list, a forget given other claims than it removes
-    claims_apart: Counter[str] = attrs.field(factory=Counter)
+    #: v1.37: each listed entry's claim counts as last cloned from the cache (or counted
+    #: by the last full rebuild): upstream's counts move with the cache's NodeInfos, not
+    #: with what the snapshot's own assumes and forgets did to its entries
+    cloned_claims: dict[str, Counter[str]] = attrs.field(factory=dict)
+    #: what the snapshot's own assumes added to its claim counts and its forgets took
+    #: away (the argument's claims, whichever pod the forget removed), until a full rebuild
+    claim_edits: Counter[str] = attrs.field(factory=Counter)
 
     def assume_pod(self, key: str, pod: Pod, *, non_host_scoped: bool) -> None:
         """Snapshot.AssumePod: the pod joins its node's entry (a node-less one if none)."""
@@ -115,8 +119,7 @@ class Snapshot:
                 lists[field].append(name)
         self.nodes[name] = after
         self.entry_pods[name] = (*self.entry_pods.get(name, ()), pod)
-        if name not in self.node_list:
-            self.claims_apart.update(pod.pvc_keys)
+        self.claim_edits.update(pod.pvc_keys)
         self.assumed[key] = AssumedPod(pod, appended)
         self.assumed_keys.append(key)
         self._settle_member(pod, group_assumed)
@@ -147,9 +150,7 @@ class Snapshot:
                 raise PodNotOnNodeError(f"no corresponding pod {pod.name} in pods of node {name}")
             self.entry_pods[name] = remaining
             self._pop_appends(name, record.appended_to)
-            self.claims_apart.subtract(pod.pvc_keys)
-            if name in self.node_list:
-                self.claims_apart.update(removed.pvc_keys)
+            self.claim_edits.subtract(pod.pvc_keys)
             if not edited.pods and not edited.has_node:
                 del self.nodes[name], self.entry_pods[name]
         if pod.scheduling_group is not None:  # the argument's say, the recorded pod's group
@@ -214,9 +215,11 @@ class Snapshot:
             self.node_list,
             dict(self.pod_groups),
             self.lists,
-            self.claims_apart,
+            self.cloned_claims,
+            self.claim_edits,
         )
-        self.claims_apart = Counter(self.claims_apart)
+        self.cloned_claims = dict(self.cloned_claims)
+        self.claim_edits = Counter(self.claim_edits)
         self.nodes = {name: _counting_no_image_nodes(view) for name, view in self.nodes.items()}
         self.lists = None
 
@@ -229,10 +232,11 @@ class Snapshot:
             self.backup.entry_pods,
             self.backup.node_list,
         )
-        self.pod_groups, self.lists, self.claims_apart = (
+        self.pod_groups, self.lists, self.cloned_claims, self.claim_edits = (
             self.backup.pod_groups,
             self.backup.lists,
-            self.backup.claims_apart,
+            self.backup.cloned_claims,
+            self.backup.claim_edits,
         )
         self.backup = None
 
@@ -245,9 +249,9 @@ class Snapshot:
         """What the snapshot holds, with the lists and PVC uses derived from its node list."""
         listed = [self.nodes[name] for name in self.node_list]
         counts: Counter[str] = Counter()
-        for node in listed:
-            counts.update(node.pvc_ref_counts)
-        counts.update(self.claims_apart)
+        for name in self.node_list:
+            counts.update(self.cloned_claims.get(name, {}))
+        counts.update(self.claim_edits)
         counts = +counts  # upstream deletes a count once it is 0 or less
         lists = self.lists or {field: _having(self.node_list, listed, field) for field in LISTS}
         return SnapshotView(
@@ -291,15 +295,14 @@ class Snapshot:
                 if old is not None and _flips(old, fresh):
                     self.lists = None
                 self.nodes[name] = fresh
+                self.cloned_claims[name] = Counter(fresh.pvc_ref_counts)
         self.changed.clear()
         surplus = len(self.nodes) - tree.num_nodes
         if surplus > 0:
             self._prune(surplus, clone)
             rebuild = True
         if rebuild:
-            self.node_list = self._listed(tree)
-            self.lists = None
-            self.claims_apart = Counter()
+            self._rebuild(tree)
         if len(self.node_list) != tree.num_nodes:
             message = (
                 f"snapshot state is not consistent, length of NodeInfoList={len(self.node_list)} "
@@ -307,9 +310,7 @@ class Snapshot:
                 f"NodeInfoMap={len(self.nodes)}, length of nodes in cache={cache_size}, "
                 "trying to recover"
             )
-            self.node_list = self._listed(tree)
-            self.lists = None
-            self.claims_apart = Counter()
+            self._rebuild(tree)
             raise SnapshotInconsistentError(message)
 
     def _prune(self, surplus: int, clone: Cloner) -> None:
@@ -326,6 +327,16 @@ class Snapshot:
                 del self.nodes[name]
                 self.entry_pods.pop(name, None)
                 surplus -= 1
+
+    def _rebuild(self, tree: NodeTree) -> None:
+        """The full rebuild: the node list in the tree's order, the lists from its entries,
+        and the claim counts from what the entries hold now."""
+        self.node_list = self._listed(tree)
+        self.lists = None
+        self.cloned_claims = {
+            name: Counter(self.nodes[name].pvc_ref_counts) for name in self.node_list
+        }
+        self.claim_edits = Counter()
 
     def _listed(self, tree: NodeTree) -> tuple[str, ...]:
         """The tree's interleaved order, keeping the names this snapshot has."""
@@ -348,7 +359,8 @@ class _Held:
     node_list: tuple[str, ...]
     pod_groups: dict[str, PodGroupView]
     lists: dict[str, list[str]] | None
-    claims_apart: Counter[str]
+    cloned_claims: dict[str, Counter[str]]
+    claim_edits: Counter[str]
 
 
 def _flips(old: NodeView, fresh: NodeView) -> bool:

@@ -409,8 +409,11 @@ def _reclone_adding_only(snapshot: Snapshot, existing: NodeInfo, live: NodeInfo)
         bool(getattr(existing, field)) != bool(getattr(live, field))
         for field in kcache.impl.snapshot._LISTED_BY
     )
-    if snapshot.counts_pvc_references and kcache.impl.snapshot._name(live) in snapshot.listed:
-        kcache.impl.snapshot._count_claims(snapshot.pvc_ref_counts, live.pvc_ref_counts, 1)
+    name = kcache.impl.snapshot._name(live)
+    if snapshot.counts_pvc_references:
+        if name in snapshot.listed:
+            kcache.impl.snapshot._count_claims(snapshot.pvc_ref_counts, live.pvc_ref_counts, 1)
+        snapshot.cloned_claims[name] = dict(live.pvc_ref_counts)
     live.clone_into(existing)
     return changed
 
@@ -420,8 +423,8 @@ class PvcCountsNotWithdrawnOnReclone(Cache):
     withdrawing its old ones.
 
     From v1.37 `update_snapshot` keeps the counts incrementally: for each
-    listed node it re-clones, it must subtract what the old copy counted and
-    add what the new one counts.  Adding alone counts every claim of a node
+    listed node it re-clones, it must subtract what the entry counted when
+    last cloned and add what the new clone counts.  Adding alone counts every claim of a node
     again at each update that touches the node, so a claim no pod uses any
     more stays "in use" and the counts drift from a fresh snapshot's.
 
