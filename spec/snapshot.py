@@ -151,6 +151,8 @@ class Snapshot:
             self.entry_pods[name] = remaining
             self._pop_appends(name, record.appended_to)
             self.claim_edits.subtract(pod.pvc_keys)
+            for claim in set(pod.pvc_keys):  # upstream deletes a count at 0 or below
+                self.claim_edits[claim] += max(0, -self._claim_count(claim))
             if not edited.pods and not edited.has_node:
                 del self.nodes[name], self.entry_pods[name]
         if pod.scheduling_group is not None:  # the argument's say, the recorded pod's group
@@ -327,6 +329,13 @@ class Snapshot:
                 del self.nodes[name]
                 self.entry_pods.pop(name, None)
                 surplus -= 1
+
+    def _claim_count(self, key: str) -> int:
+        """How many (pod, claim volume) pairs the snapshot counts for `key`, before the view
+        drops counts at 0 or below."""
+        cloned = self.cloned_claims
+        listed = sum(cloned[name][key] for name in self.node_list if name in cloned)
+        return listed + self.claim_edits[key]
 
     def _rebuild(self, tree: NodeTree) -> None:
         """The full rebuild: the node list in the tree's order, the lists from its entries,
