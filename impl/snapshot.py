@@ -222,9 +222,9 @@ class Snapshot:
                 _name(info) for info in self.have_pods_with_required_non_host_scoped_anti_affinity
             ],
             used_pvcs=self.used_pvcs,
-            # the totals are kept signed: a forget that removed another pod than it was given
-            # withdraws claims the entry still shows, and the entry's later re-clone withdraws
-            # them again; upstream keeps no count at or below 0
+            # the totals are kept signed: a re-clone can withdraw a claim a forget already
+            # took to 0 (upstream's negative delta then forces a full rebuild); upstream
+            # keeps no count at or below 0
             used_pvc_ref_counts={
                 key: count for key, count in self.pvc_ref_counts.items() if count > 0
             },

@@ -25,9 +25,11 @@ appends to its node lists there and takes the appends back from the end, so
 from the first such assume until the next update that rebuilds them the
 lists are data here too: equal to the derivation while forgets come in
 reverse order, holding the entries a forget out of order could not take back.
-The claim counts the snapshot's own edits make are the listed entries' too,
-but for an entry outside the node list and a forget given other claims than
-the pod it removes; those are kept apart until a full rebuild.
+The claim counts are the listed entries' as last cloned plus what the
+snapshot's own assumes and forgets added and took away (a forget takes the
+argument's claims, whichever pod it removes, and no count below 0): a
+re-clone moves them by the cache's change, not by what those edits left in
+the entry, until a full rebuild counts the entries again.
 """
 
 from __future__ import annotations
@@ -151,8 +153,9 @@ class Snapshot:
             self.entry_pods[name] = remaining
             self._pop_appends(name, record.appended_to)
             self.claim_edits.subtract(pod.pvc_keys)
+            counts = self._claim_counts()
             for claim in set(pod.pvc_keys):  # upstream deletes a count at 0 or below
-                self.claim_edits[claim] += max(0, -self._claim_count(claim))
+                self.claim_edits[claim] += max(0, -counts[claim])
             if not edited.pods and not edited.has_node:
                 del self.nodes[name], self.entry_pods[name]
         if pod.scheduling_group is not None:  # the argument's say, the recorded pod's group
@@ -250,11 +253,7 @@ class Snapshot:
     def view(self) -> SnapshotView:
         """What the snapshot holds, with the lists and PVC uses derived from its node list."""
         listed = [self.nodes[name] for name in self.node_list]
-        counts: Counter[str] = Counter()
-        for name in self.node_list:
-            counts.update(self.cloned_claims.get(name, {}))
-        counts.update(self.claim_edits)
-        counts = +counts  # upstream deletes a count once it is 0 or less
+        counts = +self._claim_counts()  # upstream deletes a count once it is 0 or less
         lists = self.lists or {field: _having(self.node_list, listed, field) for field in LISTS}
         return SnapshotView(
             node_list=self.node_list,
@@ -330,12 +329,14 @@ class Snapshot:
                 self.entry_pods.pop(name, None)
                 surplus -= 1
 
-    def _claim_count(self, key: str) -> int:
-        """How many (pod, claim volume) pairs the snapshot counts for `key`, before the view
+    def _claim_counts(self) -> Counter[str]:
+        """How many (pod, claim volume) pairs the snapshot counts per claim, before the view
         drops counts at 0 or below."""
-        cloned = self.cloned_claims
-        listed = sum(cloned[name][key] for name in self.node_list if name in cloned)
-        return listed + self.claim_edits[key]
+        counts: Counter[str] = Counter()
+        for name in self.node_list:
+            counts.update(self.cloned_claims.get(name, {}))
+        counts.update(self.claim_edits)
+        return counts
 
     def _rebuild(self, tree: NodeTree) -> None:
         """The full rebuild: the node list in the tree's order, the lists from its entries,

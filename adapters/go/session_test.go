@@ -305,16 +305,7 @@ func TestBatchAnswersEachReadAsIfAlone(t *testing.T) {
 	alone := answers(t, append(setup, reads...)...)[len(setup):]
 	batched := answers(t, append(setup, `{"op": "batch", "requests": [`+strings.Join(reads, ", ")+`]}`)...)
 	got := batched[len(setup)]
-	if got["ok"] != true {
-		t.Fatalf("batch answer = %v, want ok", got)
-	}
-	want := make([]any, len(alone))
-	for i, answer := range alone {
-		want[i] = answer
-	}
-	if !reflect.DeepEqual(got["answers"], want) {
-		t.Errorf("batch answers = %v\nwant the answers alone: %v", got["answers"], want)
-	}
+	want := requireAnswersAlone(t, "batch", got, alone)
 	if pod, _ := want[3].(map[string]any); pod["ok"] != false {
 		t.Errorf("get_pod of an unknown pod = %v, want its error", pod)
 	}
@@ -349,16 +340,7 @@ func TestSequenceAnswersEachRequestAsIfAloneUntilAFatalOne(t *testing.T) {
 	}
 	alone := answers(t, append([]string{initRequest()}, steps...)...)[1:]
 	got := answers(t, initRequest(), `{"op": "sequence", "requests": [`+strings.Join(steps, ", ")+`]}`)[1]
-	if got["ok"] != true {
-		t.Fatalf("sequence answer = %v, want ok", got)
-	}
-	want := make([]any, len(alone))
-	for i, answer := range alone {
-		want[i] = answer
-	}
-	if !reflect.DeepEqual(got["answers"], want) {
-		t.Errorf("sequence answers = %v\nwant the answers alone: %v", got["answers"], want)
-	}
+	want := requireAnswersAlone(t, "sequence", got, alone)
 	if refused, _ := want[2].(map[string]any); refused["ok"] != false {
 		t.Errorf("the second assume_pod = %v, want its error", refused)
 	}
@@ -426,4 +408,21 @@ func TestReadsAnsweredTheSameBeforeAnswerUnchangedWhenAsked(t *testing.T) {
 	if plain := inner(7); !reflect.DeepEqual(plain, first) {
 		t.Errorf("a batch not asking for unchanged = %v, want the answers whole: %v", plain, first)
 	}
+}
+
+// requireAnswersAlone fails the test unless a batch or sequence answer is ok and answers
+// each of its requests as `alone`, the answers to them sent one by one; it returns those.
+func requireAnswersAlone(t *testing.T, kind string, got map[string]any, alone []map[string]any) []any {
+	t.Helper()
+	if got["ok"] != true {
+		t.Fatalf("%s answer = %v, want ok", kind, got)
+	}
+	want := make([]any, len(alone))
+	for i, answer := range alone {
+		want[i] = answer
+	}
+	if !reflect.DeepEqual(got["answers"], want) {
+		t.Errorf("%s answers = %v\nwant the answers alone: %v", kind, got["answers"], want)
+	}
+	return want
 }

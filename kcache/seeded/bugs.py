@@ -424,9 +424,10 @@ class PvcCountsNotWithdrawnOnReclone(Cache):
 
     From v1.37 `update_snapshot` keeps the counts incrementally: for each
     listed node it re-clones, it must subtract what the entry counted when
-    last cloned and add what the new clone counts.  Adding alone counts every claim of a node
-    again at each update that touches the node, so a claim no pod uses any
-    more stays "in use" and the counts drift from a fresh snapshot's.
+    last cloned and add what the new clone counts.  Adding alone counts every
+    claim of a node again at each update that touches the node, so a claim no
+    pod uses any more stays "in use" and the counts drift from a fresh
+    snapshot's.
 
     Smallest trace: add_node n1; add_pod p on n1 using claim-a;
     update_snapshot s; add_pod q on n1; update_snapshot s.  Expected: s

@@ -36,7 +36,7 @@ def time_limited(factory: CacheFactory, seconds: float) -> Iterator[CacheFactory
     """`factory`, whose caches and snapshots answer each call within `seconds` or raise.
 
     A watchdog checks the running call a few times per `seconds` (`_Watchdog`):
-    a call then costs two clock reads, where arming a timer per call was a
+    a call then costs one clock read, where arming a timer per call was a
     twentieth of a conformance run, and installing a handler per call another.
     """
     watchdog = _Watchdog(seconds)

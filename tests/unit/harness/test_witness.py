@@ -62,11 +62,7 @@ def test_two_nodes_counted_alike_are_carried_to_a_snapshot_that_misses_a_third()
     )
     assert "[at step 1 (add_node)]; extended by 3 steps to a black-box difference: " in str(found)
     assert found.trace["description"] == str(found)
-    trace = from_json(loads(dumps(found.trace)))
-    against_bug = replay_trace(trace, PerNodeGeneration)
-    assert (against_bug.verdict, against_bug.steps_run) == (Verdict.FAILED, 5)
-    assert replay_trace(trace, SpecCache).verdict is Verdict.PASSED
-    assert replay_trace(trace, ImplCache).verdict is Verdict.PASSED
+    _assert_fails_only_on(PerNodeGeneration, found.trace, steps_run=5)
 
 
 def test_a_node_left_behind_is_carried_to_a_snapshot_after_the_nodes_are_revived() -> None:
@@ -99,11 +95,7 @@ def test_a_node_left_behind_is_carried_to_a_snapshot_after_the_nodes_are_revived
         found
     )
     assert found.trace["name"].endswith(" diverges from the spec at step 9 (update_snapshot)")
-    trace = from_json(loads(dumps(found.trace)))
-    against_bug = replay_trace(trace, NoMoveToHeadOnPodRemoval)
-    assert (against_bug.verdict, against_bug.steps_run) == (Verdict.FAILED, 10)
-    assert replay_trace(trace, SpecCache).verdict is Verdict.PASSED
-    assert replay_trace(trace, ImplCache).verdict is Verdict.PASSED
+    _assert_fails_only_on(NoMoveToHeadOnPodRemoval, found.trace, steps_run=10)
 
 
 def test_a_forgotten_pod_is_added_again_to_show_its_node_left_behind() -> None:
@@ -129,11 +121,7 @@ def test_a_forgotten_pod_is_added_again_to_show_its_node_left_behind() -> None:
         ("remove_pod", "p-u1"),
         ("update_snapshot", None),
     ]
-    trace = from_json(loads(dumps(found.trace)))
-    against_bug = replay_trace(trace, NoMoveToHeadOnPodRemoval)
-    assert (against_bug.verdict, against_bug.steps_run) == (Verdict.FAILED, 9)
-    assert replay_trace(trace, SpecCache).verdict is Verdict.PASSED
-    assert replay_trace(trace, ImplCache).verdict is Verdict.PASSED
+    _assert_fails_only_on(NoMoveToHeadOnPodRemoval, found.trace, steps_run=9)
 
 
 def test_a_failure_replay_shows_is_kept() -> None:
@@ -196,3 +184,13 @@ def _named_steps(steps: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
         (step["op"], (step.get("node") or step.get("pod") or {}).get("metadata", {}).get("name"))
         for step in steps
     ]
+
+
+def _assert_fails_only_on(bug: CacheFactory, written: dict[str, Any], *, steps_run: int) -> None:
+    """The written trace, read back, fails a plain replay on `bug` after `steps_run` steps and
+    passes on the spec and on impl."""
+    trace = from_json(loads(dumps(written)))
+    against_bug = replay_trace(trace, bug)
+    assert (against_bug.verdict, against_bug.steps_run) == (Verdict.FAILED, steps_run)
+    assert replay_trace(trace, SpecCache).verdict is Verdict.PASSED
+    assert replay_trace(trace, ImplCache).verdict is Verdict.PASSED
