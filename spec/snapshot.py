@@ -280,12 +280,22 @@ class Snapshot:
         self.composite_pod_groups = composites
         self.group_members = members
 
-    def refresh(self, clone: Cloner, tree: NodeTree, cache_size: int) -> None:
+    def refresh(
+        self, clone: Cloner, tree: NodeTree, cache_size: int, delta: Counter[str] | None = None
+    ) -> bool:
         """`UpdateSnapshot` (§10.3): re-clone changed entries, prune, rebuild the list if needed.
 
         Raises SnapshotInconsistentError when the list does not match the
         tree's count; the list is rebuilt before it is raised.
+
+        `delta` is the cache's PVC count delta when the model follows upstream
+        v1.37.2's defect (docs/upstream-divergences.md §3): an incremental
+        update adds it to the counts the snapshot held, and a count it takes
+        below 0 forces the full rebuild; either way the delta is used up.
+        Returns whether the delta decided the counts, the order or the
+        outcome otherwise than the meaning.
         """
+        held = +self._claim_counts()
         rebuild = False
         for name in reversed(self.changed):
             cloned = clone(name)
@@ -302,8 +312,15 @@ class Snapshot:
         if surplus > 0:
             self._prune(surplus, clone)
             rebuild = True
+        showed = False
+        if delta is not None and not rebuild:
+            meant = +self._claim_counts()
+            rebuild = not self._apply_delta(held, delta)
+            showed = rebuild or +self._claim_counts() != meant
         if rebuild:
             self._rebuild(tree)
+            if delta is not None:
+                delta.clear()
         if len(self.node_list) != tree.num_nodes:
             message = (
                 f"snapshot state is not consistent, length of NodeInfoList={len(self.node_list)} "
@@ -312,7 +329,26 @@ class Snapshot:
                 "trying to recover"
             )
             self._rebuild(tree)
+            if delta is not None:
+                delta.clear()
             raise SnapshotInconsistentError(message)
+        return showed
+
+    def _apply_delta(self, held: Counter[str], delta: Counter[str]) -> bool:
+        """Upstream's applyPVCRefCountDelta: the held counts moved by the delta, a count at 0
+        dropped; False, with the counts left to the rebuild, when one goes below 0."""
+        counts = Counter(held)
+        for claim, change in delta.items():
+            counts[claim] += change
+            if counts[claim] < 0:
+                return False
+        delta.clear()
+        listed: Counter[str] = Counter()
+        for name in self.node_list:
+            listed.update(self.cloned_claims.get(name, {}))
+        self.claim_edits = +counts
+        self.claim_edits.subtract(listed)
+        return True
 
     def _prune(self, surplus: int, clone: Cloner) -> None:
         """Drop up to `surplus` entries whose node is gone or a ghost.

@@ -89,8 +89,9 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--acknowledge-upstream-defects",
         action="store_true",
-        help="leave the known upstream defects of the release out of the comparison, counting "
-        "and reporting what was left out (for --impl go...; docs/upstream-divergences.md)",
+        help="hold the target to the spec with the release's known upstream defects modelled, "
+        "so what they explain agrees and nothing else is forgiven; the steps each model "
+        "decided are counted and reported (for --impl go...; docs/upstream-divergences.md)",
     )
     parser.add_argument(
         "--seed",

@@ -53,8 +53,8 @@ def report(
     figures = describe_result(result) + ("" if seed is None else f", seed {seed}")
     for defect, count in sorted(result.acknowledged.items()):
         print(
-            f"acknowledged upstream defect {defect}: {count} observations differed only there "
-            "and were left out (docs/upstream-divergences.md)",
+            f"acknowledged upstream defect {defect}: the spec modelled it, and it decided "
+            f"{count} steps (docs/upstream-divergences.md)",
             file=out,
         )
     if result.failure is None:

@@ -339,8 +339,8 @@ def report_fleet(
     figures = f"{describe(tally, fleet.elapsed)}, seed {seed}, {len(fleet.seeds)} workers"
     for defect, count in sorted(fleet.acknowledged.items()):
         print(
-            f"acknowledged upstream defect {defect}: {count} observations differed only there "
-            "and were left out (docs/upstream-divergences.md)",
+            f"acknowledged upstream defect {defect}: the spec modelled it, and it decided "
+            f"{count} steps (docs/upstream-divergences.md)",
             file=out,
         )
     lost = fleet.database_lost

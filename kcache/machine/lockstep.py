@@ -19,7 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine
 from kcache.errors import KcacheError
 from kcache.machine import coverage, strategies
 from kcache.machine.actions import Drawing, one_of
-from kcache.machine.observation import Allowance, Observation, compare_results, observe, reads
+from kcache.machine.observation import Observation, compare_results, observe, reads
 from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
 from kcache.ops import MUTATORS, OPS, Outcome, Run, call
 from kcache.spec.lifecycle import NODE_GUARDS, Operation, State
@@ -29,7 +29,6 @@ from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.scheduler.config import SchedulerConfig, read_config
 from kcache.spec.views import Dump, SnapshotView
 from kcache.targets.time_limit import StepTimeout
-from kcache.traces.defects import UPSTREAM_DEFECTS
 from kcache.traces.trace import Step
 
 
@@ -49,10 +48,8 @@ class LockstepMachine(RuleBasedStateMachine):
     recorder: ClassVar[FailureRecorder]
     #: what the target is called in failure messages
     target_name: ClassVar[str] = "impl"
-    #: ids of the upstream defects whose differences the comparison leaves out
+    #: ids of the upstream defects the reference models (`conformance_machine`)
     acknowledged: ClassVar[tuple[str, ...]] = ()
-    #: what those defects leave out of the snapshot comparison
-    allowance: ClassVar[Allowance] = Allowance()
     #: the trace's `scheduler` both sides schedule by (None: the release's defaults)
     scheduler: ClassVar[Mapping[str, Any] | None] = None
 
@@ -61,8 +58,6 @@ class LockstepMachine(RuleBasedStateMachine):
         self.recorder.example_started()
         #: this example's release: the run's, with the gates `build` drew
         self.release = self.run_release
-        #: snapshots the target refreshed further than the spec (`Allowance.outrun`)
-        self.outrun: set[str] = set()
         self.now = Decimal(0)
         self.ttl = Decimal(0)
         #: one pod per UID ever used: enough to ask the caches about that key
@@ -155,7 +150,10 @@ class LockstepMachine(RuleBasedStateMachine):
         name = step.args.get("snapshot") if step.op == "update_snapshot" else None
         before = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
         assumed = len(self.spec_dump().assumed_pods) if step.op == "cleanup" else 0
+        modelled = self._defect_decisions()
         spec_outcome, spec_result = call(self.spec_run.apply, step.op, step.args)
+        for defect in self.acknowledged if self._defect_decisions() > modelled else ():
+            self.recorder.acknowledged[defect] += 1
         self._spec_changed(step)
         if step.op == "cleanup" and len(self.spec_dump().assumed_pods) < assumed:
             self.recorder.coverage[coverage.EXPIRED] += 1
@@ -166,21 +164,7 @@ class LockstepMachine(RuleBasedStateMachine):
             done = [*self.steps, RecordedStep(step, spec_outcome, result=spec_result)]
             raise self._broken(error, done, f"step {len(self.steps)} ({step.op})") from error
         view = self._shown_snapshot(step, name, before, spec_outcome)
-        accepted = self._acknowledged_outcome(step.op, spec_outcome, impl_outcome)
-        if step.op == "update_snapshot" and accepted is not None:
-            self.outrun.add(step.args["snapshot"])
-        elif step.op == "update_snapshot" and spec_outcome.ok:
-            self.outrun.discard(step.args["snapshot"])
-        self.steps.append(
-            RecordedStep(
-                step,
-                spec_outcome,
-                snapshot_view=view,
-                result=spec_result,
-                target_outcome=None if accepted is None else impl_outcome,
-                outrun=step.args.get("snapshot") in self.outrun,
-            )
-        )
+        self.steps.append(RecordedStep(step, spec_outcome, snapshot_view=view, result=spec_result))
         self.recorder.step_taken()
         for key in ("pod", "new"):
             pod = step.args.get(key)
@@ -188,9 +172,7 @@ class LockstepMachine(RuleBasedStateMachine):
                 self._note_shared_ports(pod.node_name)
         if spec_outcome.kind == "crash":
             self.fail(f"the spec crashed in {step.op}: {spec_outcome}", pin_error=True)
-        if accepted is not None:
-            self.recorder.acknowledged[accepted] += 1
-        elif spec_outcome != impl_outcome:
+        if spec_outcome != impl_outcome:
             self.fail(
                 f"{step.op} outcome differs:\n    expected (spec): {spec_outcome}\n"
                 f"    actual ({self.target_name}):   {impl_outcome}",
@@ -265,14 +247,9 @@ class LockstepMachine(RuleBasedStateMachine):
         if len(ports) != len(set(ports)):
             self.port_collided.add(name)
 
-    def _acknowledged_outcome(self, op: str, spec: Outcome, target: Outcome) -> str | None:
-        """The acknowledged upstream defect that explains a difference in outcome, if one does."""
-        if spec == target:
-            return None
-        for defect_id in self.acknowledged:
-            if (op, spec.error_class, target.kind) in UPSTREAM_DEFECTS[defect_id].outcomes:
-                return defect_id
-        return None
+    def _defect_decisions(self) -> int:
+        """How many updates the reference's models of acknowledged defects have decided."""
+        return getattr(self.spec_run.cache, "pvc_delta_showed", 0) if self.acknowledged else 0
 
     def _rebuild_after_fatal(self) -> None:
         """Fresh caches that have run every step so far but the fatal last one.
@@ -302,7 +279,7 @@ class LockstepMachine(RuleBasedStateMachine):
         }
         for index, recorded in enumerate(self.steps):
             first = {"spec": recorded.outcome}
-            first[self.target_name] = recorded.target_outcome or recorded.outcome
+            first[self.target_name] = recorded.outcome
             for side in ("spec", self.target_name):
                 outcome = replayed[side][index]
                 if outcome != first[side]:

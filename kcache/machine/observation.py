@@ -134,61 +134,8 @@ class _Absent:
 _ABSENT = _Absent()
 
 
-@attrs.frozen
-class Allowance:
-    """What acknowledged upstream defects leave out of the snapshot comparison."""
-
-    #: fields left out
-    unpinned: frozenset[str] = frozenset()
-    #: lists compared as sets
-    unordered: frozenset[str] = frozenset()
-    #: fields left out of the snapshots named in `outrun`
-    outrun_fields: frozenset[str] = frozenset()
-    #: snapshots the target refreshed further than the spec, in an acknowledged outcome of
-    #: `update_snapshot`, and that no update has brought level since
-    outrun: frozenset[str] = frozenset()
-
-    def apply(self, view: SnapshotView, name: str = "") -> SnapshotView:
-        """Snapshot `name`'s `view` as compared: left-out fields emptied, unordered lists
-        sorted."""
-        if self.compares_all:
-            return view
-        changes: dict[str, Any] = {field: {} for field in self._left_out(name)}  # {}: empty
-        changes.update((field, tuple(sorted(getattr(view, field)))) for field in self.unordered)
-        return attrs.evolve(view, **changes) if changes else view
-
-    @property
-    def compares_all(self) -> bool:
-        """Whether nothing is left out or reordered (no defect acknowledged): the
-        comparison then skips the work of applying it, at every step."""
-        return not (self.unpinned or self.unordered or self.outrun_fields)
-
-    def _left_out(self, name: str) -> frozenset[str]:
-        return self.unpinned | self.outrun_fields if name in self.outrun else self.unpinned
-
-    def left_out(self, expected: Observation, actual: Observation) -> int:
-        """How many snapshot fields differ only in what the comparison leaves out."""
-        if self.compares_all:
-            return 0
-        return sum(
-            getattr(view, field) != getattr(actual.snapshots[name], field)
-            and getattr(self.apply(view, name), field) == getattr(self.apply(theirs, name), field)
-            for name, view in expected.snapshots.items()
-            if (theirs := actual.snapshots.get(name)) is not None
-            for field in self._left_out(name) | self.unordered
-        )
-
-
-def compare(
-    expected: Observation,
-    actual: Observation,
-    target: str = "impl",
-    allowance: Allowance = Allowance(),
-) -> list[str]:
-    """The differences between the spec's and the target's observations, leaf by leaf.
-
-    Snapshots are compared as `allowance` (acknowledged upstream defects) says.
-    """
+def compare(expected: Observation, actual: Observation, target: str = "impl") -> list[str]:
+    """The differences between the spec's and the target's observations, leaf by leaf."""
     lines = _differences("dump", expected.dump, actual.dump, target)
     lines += _differences("node_count", expected.node_count, actual.node_count, target)
     lines += _differences("pod_count", expected.pod_count, actual.pod_count, target)
@@ -213,8 +160,8 @@ def compare(
         if name in actual.snapshots:
             lines += _differences(
                 f"snapshot {name!r}",
-                allowance.apply(expected.snapshots[name], name),
-                allowance.apply(actual.snapshots[name], name),
+                expected.snapshots[name],
+                actual.snapshots[name],
                 target,
             )
     return lines

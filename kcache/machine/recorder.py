@@ -43,37 +43,18 @@ class RecordedStep:
     snapshot_view: SnapshotView | None = None
     #: what the call returned to the spec (get_node's NodeInfo), else None
     result: Any = None
-    #: the target's outcome where an acknowledged upstream defect made it differ, else None
-    target_outcome: Outcome | None = None
-    #: the updated snapshot is one the target refreshed further than the spec
-    #: (`Allowance.outrun`)
-    outrun: bool = False
 
-    def to_trace(
-        self,
-        *,
-        pin_message: bool = False,
-        unpinned: frozenset[str] = frozenset(),
-        outrun_fields: frozenset[str] = frozenset(),
-    ) -> dict[str, Any]:
-        """The trace step; `pin_message` expects the spec's exact error text.
-
-        `unpinned`: snapshot fields left out of the expectation (acknowledged defects), and
-        `outrun_fields` as well on a snapshot the target refreshed further.
-        """
-        if self.outrun:
-            unpinned |= outrun_fields
+    def to_trace(self, *, pin_message: bool = False) -> dict[str, Any]:
+        """The trace step; `pin_message` expects the spec's exact error text."""
         expect: dict[str, Any]
-        if self.target_outcome is not None:
-            expect = {}
-        elif self.outcome.kind == "fatal":
+        if self.outcome.kind == "fatal":
             expect = {"fatal": True}
         elif self.outcome.ok:
             expect = {"error": False}
         else:
             expect = {"error": self.outcome.message if pin_message else True}
         if self.snapshot_view is not None:
-            view = {k: v for k, v in self.snapshot_view.to_json().items() if k not in unpinned}
+            view = self.snapshot_view.to_json()
             # FORMAT.md checks only the nodes listed: absent ones are listed as null
             nodes: dict[str, Any] = dict.fromkeys(strategies.POD_NODE_NAMES)
             nodes.update((name, pinned(node)) for name, node in view["nodes"].items())
@@ -164,16 +145,10 @@ class FailureRecorder:
         *,
         target: str,
         out_dir: Path | None,
-        unpinned: frozenset[str] = frozenset(),
-        outrun_fields: frozenset[str] = frozenset(),
     ) -> None:
         self.target = target
         self.out_dir = out_dir
-        #: snapshot fields left out of the comparison and of traces (acknowledged defects)
-        self.unpinned = unpinned
-        #: fields left out of traces on steps updating a snapshot the target outran
-        self.outrun_fields = outrun_fields
-        #: upstream defect id -> how many differences were left out of the comparison
+        #: upstream defect id -> how many steps the reference's model of it decided
         self.acknowledged: Counter[str] = Counter()
         #: life-cycle cell or snapshot path -> how many steps reached it (kcache.machine.coverage)
         self.coverage: Counter[str] = Counter()
@@ -215,14 +190,9 @@ class FailureRecorder:
         A fatal step ends a run (FORMAT.md), so `steps` hold no fatal step but
         perhaps the failing last one.
         """
-        trace_steps = [
-            step.to_trace(unpinned=self.unpinned, outrun_fields=self.outrun_fields)
-            for step in steps
-        ]
+        trace_steps = [step.to_trace() for step in steps]
         if pin_error and steps:
-            trace_steps[-1] = steps[-1].to_trace(
-                pin_message=True, unpinned=self.unpinned, outrun_fields=self.outrun_fields
-            )
+            trace_steps[-1] = steps[-1].to_trace(pin_message=True)
         if final_observation is not None:
             trace_steps.append({"op": "observe", "expect": final_observation})
         op = trace_steps[-1]["op"] if trace_steps else "build"
@@ -270,10 +240,7 @@ class FailureRecorder:
                 **_gates(release),
                 **({"scheduler": dict(scheduler)} if scheduler else {}),
                 "ttl_seconds": ttl,
-                "steps": [
-                    step.to_trace(unpinned=self.unpinned, outrun_fields=self.outrun_fields)
-                    for step in steps
-                ],
+                "steps": [step.to_trace() for step in steps],
             }
             message = f"{doing}: {error}"
             if self.out_dir is not None:

@@ -11,6 +11,7 @@ recorded is what both sides ran, so a failing run becomes a trace that
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
@@ -35,7 +36,6 @@ from kcache.machine.actions import (
     swarms,
 )
 from kcache.machine.invariants import CheckedMachine
-from kcache.machine.observation import Allowance
 from kcache.machine.recorder import FailureRecorder
 from kcache.ops import ENTITY_KINDS, Outcome
 from kcache.spec.objects import (
@@ -744,21 +744,20 @@ def conformance_machine(
     A failing run's shrunk trace is written under `out_dir` (None: kept in
     memory only, on the returned class's `recorder`).  Every example builds
     its caches with `ttl` seconds, or with one drawn from `TTLS` when None.
-    With `acknowledge_upstream_defects` the known defects of `release`
-    (`kcache.traces.defects`) are left out of the comparison and counted on
-    the recorder instead.  Differences name the target `target` (default: `name`).
+    With `acknowledge_upstream_defects` the spec reference models the known
+    defects of `release` (`kcache.traces.defects`), so the target is held to
+    what upstream does there and to nothing else, and the recorder counts the
+    updates each model decided.  Differences name the target `target` (default: `name`).
     """
     defects = acknowledged_for(release.name, acknowledge_upstream_defects)
-    allowance = Allowance(
-        unpinned=frozenset(field for defect in defects for field in defect.snapshot_fields),
-        unordered=frozenset(field for defect in defects for field in defect.unordered_fields),
-        outrun_fields=frozenset(field for defect in defects for field in defect.outrun_fields),
-    )
     ttls = st.sampled_from(TTLS) if ttl is None else st.just(ttl)
     if reference is None:
         from kcache.spec.cache import Cache as SpecCache  # noqa: PLC0415 -- spec lands independently
 
-        reference = SpecCache
+        modelled = {option for defect in defects for option in defect.model}
+        reference = functools.partial(
+            SpecCache, upstream_pvc_delta="upstream_pvc_delta" in modelled
+        )
     actions = actions_of(ConformanceMachine, release)
     return type(
         f"Conformance_{name}",
@@ -775,16 +774,8 @@ def conformance_machine(
                 swarm=swarms(len(actions)),
             )(ConformanceMachine.build_cluster),
             "run_release": release,
-            # a written trace pins neither: replayed with the defect acknowledged, it must pass
-            # where the run passed
-            "recorder": FailureRecorder(
-                target=name,
-                out_dir=out_dir,
-                unpinned=allowance.unpinned | allowance.unordered,
-                outrun_fields=allowance.outrun_fields,
-            ),
+            "recorder": FailureRecorder(target=name, out_dir=out_dir),
             "target_name": name if target is None else target,
             "acknowledged": tuple(defect.id for defect in defects),
-            "allowance": allowance,
         },
     )

@@ -103,12 +103,7 @@ def _black_box(
 def _unrecorded(machine: type[CheckedMachine]) -> type[CheckedMachine]:
     """`machine` with a recorder of its own that writes nothing: the search's runs are not
     the run's examples, and its failures are candidates, not findings."""
-    recorder = FailureRecorder(
-        target=machine.recorder.target,
-        out_dir=None,
-        unpinned=machine.recorder.unpinned,
-        outrun_fields=machine.recorder.outrun_fields,
-    )
+    recorder = FailureRecorder(target=machine.recorder.target, out_dir=None)
     return type(machine.__name__, (machine,), {"recorder": recorder})
 
 
