@@ -89,7 +89,7 @@ class Cache:
     ttl: Decimal = Decimal(0)
     release: Release = DEFAULT_RELEASE
     #: model upstream v1.37.2's cache-wide PVC count delta instead of what the counts mean
-    #: (docs/upstream-divergences.md §3): the reference a run against upstream is held to
+    #: (docs/upstream-divergences.md, divergence 3): the reference a run against upstream is held to
     #: while it acknowledges that defect, so only what the defect explains is forgiven
     upstream_pvc_delta: bool = False
     pods: dict[str, PodRecord] = attrs.field(init=False, factory=dict)

@@ -289,7 +289,7 @@ class Snapshot:
         tree's count; the list is rebuilt before it is raised.
 
         `delta` is the cache's PVC count delta when the model follows upstream
-        v1.37.2's defect (docs/upstream-divergences.md §3): an incremental
+        v1.37.2's defect (docs/upstream-divergences.md, divergence 3): an incremental
         update adds it to the counts the snapshot held, and a count it takes
         below 0 forces the full rebuild; either way the delta is used up.
         Returns whether the delta decided the counts, the order or the

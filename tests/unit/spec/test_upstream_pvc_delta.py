@@ -1,6 +1,6 @@
 """The spec's model of upstream v1.37.2's cache-wide PVC count delta (divergence 3).
 
-Each story is one of docs/upstream-divergences.md §3; the figures are what
+Each story is one of docs/upstream-divergences.md, divergence 3; the figures are what
 upstream v1.37.2 showed for the same trace (tests/vectors/v1.37/PvcRefCounts.jsonl),
 worked through by hand below: the delta records every entry's claim change,
 an incremental update adds it to the counts the snapshot held, and a count
