@@ -26,8 +26,9 @@ import sys
 from typing import TextIO
 
 from kcache import targets
-from kcache.errors import TraceError
 from kcache.cli import options
+from kcache.cli.pages import story_page
+from kcache.errors import TraceError
 from kcache.traces.explain import FULL_SCENES_UP_TO, tell, write_story
 from kcache.traces.trace import TRACE_SUFFIXES, Trace, load_file
 
@@ -55,8 +56,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     with targets.opened(args.impl) as factory:
         if args.format == "html":
-            from kcache.cli.pages import story_page  # drawing pages is not every run's cost
-
             scenes = len(trace.steps) <= FULL_SCENES_UP_TO
             story = tell(trace, factory, args.impl, scenes=scenes)
             out.write(story_page(story))

@@ -11,7 +11,6 @@ and the escaping of every string from the input are `kcache.reporting.html`'s.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from kcache.concurrency.history import History
@@ -40,7 +39,9 @@ if TYPE_CHECKING:
 def story_page(story: Story) -> str:
     """`kcache explain --format html`: the story of one trace on one target."""
     header = list(header_lines(story.trace, story.target))
-    return html.document(f"kcache explain: {story.trace.name}", header[-1].strip(), story_section(story))
+    return html.document(
+        f"kcache explain: {story.trace.name}", header[-1].strip(), story_section(story)
+    )
 
 
 def story_section(story: Story, prefix: str = "") -> str:
@@ -120,9 +121,7 @@ def _chapter_section(chapter: Chapter, prefix: str, *, first: bool) -> str:
     elif chapter.scene is not None:
         rows += [("changed", line) for line in chapter.changes or ("nothing",)]
         rows += [("pod", line) for line in pod_lines(chapter.scene, chapter.pod_refs)]
-        rows += [
-            ("node", node_line(name, view)) for name, view in chapter.scene.nodes.items()
-        ]
+        rows += [("node", node_line(name, view)) for name, view in chapter.scene.nodes.items()]
     tone = "first" if first else ("bad" if chapter.mismatch is not None else "")
     cells = [[html.cell(key), html.cell(value)] for key, value in rows]
     if chapter.mismatch is not None:
@@ -154,8 +153,6 @@ def placement_page(placed: Placement) -> str:
 
 def placement_section(placed: Placement) -> str:
     """The cycle's outcome, figures, Filter verdict per node and weighted scores."""
-    from kcache.cli.schedule import verdicts  # schedule imports this module for its page
-
     decision, node_list = placed.decision, placed.node_list
     if decision.outcome is Outcome.SCHEDULED:
         ended = html.verdict(f"scheduled on {decision.host}", "chosen")
@@ -178,7 +175,7 @@ def placement_section(placed: Placement) -> str:
         "reason.</p>",
     ]
     rows = []
-    for position, (name, verdict) in enumerate(verdicts(decision, node_list).items()):
+    for position, (name, verdict) in enumerate(placed.verdicts().items()):
         tone = "ok" if verdict == "feasible" else "muted" if verdict == "not evaluated" else "bad"
         rows.append(
             [
@@ -222,7 +219,7 @@ def history_page(history: History, verdict: Linearization, name: str) -> str:
     return html.document(f"kcache history: {name}", subtitle, history_section(history, verdict))
 
 
-def history_section(history: History, verdict: Linearization) -> str:
+def history_section(history: History, verdict: Linearization, prefix: str = "") -> str:
     """Figures, the time axis (one lane per thread), the stuck call's two answers, the calls."""
     events = sorted(history.events, key=lambda event: event.t_invoke)
     start = events[0].t_invoke if events else 0
@@ -277,9 +274,12 @@ def history_section(history: History, verdict: Linearization) -> str:
             html.pair(
                 f"No order places #{stuck.id} ({stuck.thread} {describe_call(stuck)}) "
                 f"after {order}",
-                ("the call returned (the cache under test)", describe_call_end(stuck.outcome, stuck.result)),
+                (
+                    "the call returned (the cache under test)",
+                    describe_call_end(stuck.outcome, stuck.result),
+                ),
                 ("the spec answers there", describe_call_end(*verdict.expected)),
-                anchor="divergence",
+                anchor=f"{prefix}divergence",
             )
         )
     parts.append(f"<h2>Linearization</h2><p>{esc(order)}</p>")
@@ -306,10 +306,3 @@ def history_section(history: History, verdict: Linearization) -> str:
         )
     )
     return "".join(parts)
-
-
-def sections_nav(titles: list[tuple[str, str]]) -> Iterator[str]:
-    """A list of links to the page's sections: (anchor, title) pairs."""
-    yield "<nav><ul>"
-    yield from (f'<li><a href="#{esc(anchor)}">{esc(title)}</a></li>' for anchor, title in titles)
-    yield "</ul></nav>"

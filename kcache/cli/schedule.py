@@ -35,6 +35,7 @@ import attrs
 
 from kcache import exact_json, targets
 from kcache.cli import options
+from kcache.cli.pages import placement_page
 from kcache.errors import KcacheError
 from kcache.ops import Run, perform
 from kcache.spec.errors import ObjectError
@@ -103,8 +104,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.format == "json":
         out.write(exact_json.dumps(placed.to_json()) + "\n")
     elif args.format == "html":
-        from kcache.cli.pages import placement_page  # drawing pages is not every run's cost
-
         out.write(placement_page(placed))
     else:
         _print(placed, out)
@@ -193,6 +192,10 @@ class Placement:
     target: str
     release: Release
 
+    def verdicts(self) -> dict[str, str]:
+        """Each listed node's part in the decision (`verdicts`)."""
+        return verdicts(self.decision, self.node_list)
+
     def to_json(self) -> dict[str, Any]:
         """What `--format json` prints."""
         return {
@@ -201,7 +204,7 @@ class Placement:
             "target": self.target,
             "release": self.release.name,
             "node_list": self.node_list,
-            "verdicts": verdicts(self.decision, self.node_list),
+            "verdicts": self.verdicts(),
             "decision": self.decision.to_json(),
         }
 

@@ -83,7 +83,9 @@ def figures(items: Iterable[tuple[str, object]]) -> str:
     return f'<div class="figures">{boxes}</div>'
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, html_cells: bool = False) -> str:
+def table(
+    headers: Sequence[str], rows: Iterable[Sequence[str]], *, html_cells: bool = False
+) -> str:
     """A table that scrolls sideways when too wide; cells are escaped unless `html_cells`
     (then each cell is already a `<td>` made with `cell` or `tone_cell`)."""
     head = "".join(f"<th>{esc(name)}</th>" for name in headers)
@@ -133,9 +135,7 @@ _STEP_WIDTH, _ROW_HEIGHT = 34, 64
 def steps_svg(marks: Sequence[Mark], caption: str) -> str:
     """A row of steps, left to right, each a circle linking to its part of the page."""
     width = max(_STEP_WIDTH * len(marks) + 20, 200)
-    parts = [
-        f'<line x1="10" y1="26" x2="{width - 10}" y2="26" stroke="#90a4ae" stroke-width="2"/>'
-    ]
+    parts = [f'<line x1="10" y1="26" x2="{width - 10}" y2="26" stroke="#90a4ae" stroke-width="2"/>']
     for index, mark in enumerate(marks):
         x = 10 + _STEP_WIDTH * index + _STEP_WIDTH // 2
         fill, _ = TONES[mark.tone]
@@ -196,8 +196,7 @@ def lanes_svg(intervals: Sequence[Interval], unit: str, caption: str) -> str:
         parts.append(
             f'<g data-tone="{esc(interval.tone)}"><title>{esc(interval.title)}</title>'
             f'<rect x="{left:.1f}" y="{y + 4}" width="{width:.1f}" height="28" rx="3" '
-            f'fill="{fill}"{outline}/>'
-            f'<text x="{left + 3:.1f}" y="{y + 22}" fill="{ink}">{esc(interval.label)}</text>'
+            f'fill="{fill}"{outline}/>' + _bar_label(interval.label, left, width, y + 22, ink)
         )
         if interval.badge:
             parts.append(
@@ -213,11 +212,23 @@ def lanes_svg(intervals: Sequence[Interval], unit: str, caption: str) -> str:
     )
     for tick in range(6):
         moment = start + span * tick / 5
+        anchor = "start" if tick == 0 else "end" if tick == 5 else "middle"
         parts.append(
-            f'<text x="{x(moment):.1f}" y="{axis_y + 16}" text-anchor="middle">'
+            f'<text x="{x(moment):.1f}" y="{axis_y + 16}" text-anchor="{anchor}">'
             f"{esc(f'{moment - start:.0f} {unit}')}</text>"
         )
     return _svg(_AXIS_WIDTH, height, caption, parts)
+
+
+#: roughly how wide a character of the bars' labels is, in pixels
+_CHAR_WIDTH = 6.5
+
+
+def _bar_label(label: str, left: float, width: float, y: int, ink: str) -> str:
+    """A bar's label inside it, or just after it in dark ink when the bar is too short."""
+    if len(label) * _CHAR_WIDTH + 6 <= width:
+        return f'<text x="{left + 3:.1f}" y="{y}" fill="{ink}">{esc(label)}</text>'
+    return f'<text x="{left + width + 3:.1f}" y="{y}" fill="#1b1b1b">{esc(label)}</text>'
 
 
 def _svg(width: int, height: int, caption: str, parts: Iterable[str]) -> str:
@@ -235,7 +246,7 @@ def document(title: str, subtitle: str, body: str) -> str:
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         # nothing the page shows comes from elsewhere: no script, font or picture is fetched
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'; img-src data:\">"
         f"<title>{esc(title)}</title><style>{_STYLE}</style></head>"
         f"<body><header><h1>{esc(title)}</h1><p>{esc(subtitle)}</p></header>"

@@ -175,7 +175,9 @@ class Browser:
         pipe.wait_for("Page.loadEventFired")
         if ready:
             self._evaluate(session, ready)
-        answers = {name: self._evaluate(session, script) for name, script in (queries or {}).items()}
+        answers = {
+            name: self._evaluate(session, script) for name, script in (queries or {}).items()
+        }
         text = self._evaluate(session, "document.body.innerText")
         shot = pipe.send("Page.captureScreenshot", {"format": "png"}, session=session)
         errors = _errors(pipe.events)
