@@ -59,8 +59,10 @@ class Rendered:
 class _Pipe:
     """The DevTools protocol over a pair of pipes: one command at a time, events kept."""
 
-    def __init__(self, to_browser: int, from_browser: int) -> None:
+    def __init__(self, to_browser: int, from_browser: int, log: Path) -> None:
         self.to_browser, self.from_browser = to_browser, from_browser
+        #: what chromium printed, for the message when it dies
+        self.log = log
         self.buffer = b""
         self.events: list[dict[str, Any]] = []
         self.next_id = 0
@@ -70,7 +72,10 @@ class _Pipe:
         message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
         if session:
             message["sessionId"] = session
-        os.write(self.to_browser, json.dumps(message).encode() + b"\0")
+        try:
+            os.write(self.to_browser, json.dumps(message).encode() + b"\0")
+        except BrokenPipeError:
+            raise self._died() from None
         while True:
             reply = self._read()
             if reply.get("id") == self.next_id:
@@ -88,6 +93,10 @@ class _Pipe:
                     return event
             self.events.append(self._read())
 
+    def _died(self) -> BrowserError:
+        said = self.log.read_text(errors="replace").strip().splitlines()[-15:]
+        return BrowserError("chromium exited; its last lines:\n" + "\n".join(said))
+
     def _read(self) -> dict[str, Any]:
         while b"\0" not in self.buffer:
             ready, _, _ = select.select([self.from_browser], [], [], PATIENCE)
@@ -95,7 +104,7 @@ class _Pipe:
                 raise BrowserError(f"chromium sent nothing for {PATIENCE:g} s")
             chunk = os.read(self.from_browser, 1 << 20)
             if not chunk:
-                raise BrowserError("chromium closed the DevTools pipe (it exited)")
+                raise self._died()
             self.buffer += chunk
         message, _, self.buffer = self.buffer.partition(b"\0")
         result: dict[str, Any] = json.loads(message)
@@ -119,20 +128,23 @@ def chromium() -> Iterator[Browser]:
     to_browser_r, to_browser_w = os.pipe()
     from_browser_r, from_browser_w = os.pipe()
 
-    # the browser reads commands on fd 3 and writes replies on fd 4: sh puts the pipes there
+    # the browser reads commands on fd 3 and writes replies on fd 4: bash puts the pipes there
+    # (dash takes only one-digit descriptors, and pytest holds many open)
     onto_3_and_4 = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
     with tempfile.TemporaryDirectory(prefix="kcache-chromium-") as profile:
-        process = subprocess.Popen(
-            ["/bin/sh", "-c", onto_3_and_4, str(path), *FLAGS, f"--user-data-dir={profile}"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            pass_fds=(to_browser_r, from_browser_w),
-        )
+        log = Path(profile) / "chromium.log"
+        with log.open("wb") as stderr:
+            process = subprocess.Popen(
+                ["/bin/bash", "-c", onto_3_and_4, str(path), *FLAGS, f"--user-data-dir={profile}"],
+                stdin=subprocess.DEVNULL,
+                stdout=stderr,
+                stderr=stderr,
+                pass_fds=(to_browser_r, from_browser_w),
+            )
         os.close(to_browser_r)
         os.close(from_browser_w)
         try:
-            yield Browser(_Pipe(to_browser_w, from_browser_r))
+            yield Browser(_Pipe(to_browser_w, from_browser_r, log))
         finally:
             process.terminate()
             process.wait(timeout=PATIENCE)
@@ -207,3 +219,36 @@ def _errors(events: list[dict[str, Any]]) -> list[str]:
         elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
             found.append(f"{params['entry'].get('source')}: {params['entry'].get('text')}")
     return found
+
+
+@attrs.frozen
+class Picture:
+    """A screenshot's size and how many pixels it has of each colour."""
+
+    width: int
+    height: int
+    colours: dict[tuple[int, int, int], int]
+
+    def count(self, hex_colour: str) -> int:
+        """Pixels of exactly `#rrggbb`."""
+        rgb = tuple(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+        return self.colours.get(rgb, 0)  # type: ignore[call-overload]
+
+
+def picture(png: bytes, name: str, folder: Path) -> Picture:
+    """Decode a screenshot, keeping it as `folder/name.png` (and under $KCACHE_SCREENSHOTS,
+    when set, to look at after the run)."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    (folder / f"{name}.png").write_bytes(png)
+    kept = os.environ.get("KCACHE_SCREENSHOTS")
+    if kept:
+        Path(kept).mkdir(parents=True, exist_ok=True)
+        (Path(kept) / f"{name}.png").write_bytes(png)
+    image = Image.open(BytesIO(png)).convert("RGB")
+    colours: dict[tuple[int, int, int], int] = {}
+    for count, colour in image.getcolors(maxcolors=image.width * image.height) or []:
+        colours[colour] = count
+    return Picture(image.width, image.height, colours)
