@@ -43,7 +43,8 @@ table { border-collapse: collapse; background: #fff; margin: 6px 0; }
 th, td { border: 1px solid #cfd8dc; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #eceff1; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-pre, code { font: 13px/1.4 ui-monospace, monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
+pre, code { font: 13px/1.4 ui-monospace, monospace; white-space: pre-wrap;
+  overflow-wrap: anywhere; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
 .pair > div { background: #fff; border: 1px solid #cfd8dc; border-radius: 6px; padding: 8px; }
 .highlight { border: 3px solid FIRST; background: #ffebee; border-radius: 8px; padding: 8px 14px; }

@@ -94,8 +94,9 @@ def _opened(browser: Browser, page: Path) -> Rendered:
             "index": "Array.from(document.querySelectorAll('table')[0].rows)"
             ".map(r => Array.from(r.cells).map(c => c.innerText))",
             "pair": "Array.from(document.querySelectorAll('.highlight')).map(panel => "
-            "[panel.querySelector('h2').innerText, ...Array.from(panel.querySelectorAll('.pair > div'))"
-            ".map(side => [side.querySelector('h3').innerText, side.querySelector('pre').innerText])])",
+            "[panel.querySelector('h2').innerText, "
+            "...Array.from(panel.querySelectorAll('.pair > div')).map(side => "
+            "[side.querySelector('h3').innerText, side.querySelector('pre').innerText])])",
         },
         width=WIDTH,
         height=HEIGHT,
@@ -158,15 +159,34 @@ def test_schedule_page_shows_verdicts_and_scores(
     assert "scheduled on node-f" in rendered.text
     assert rendered.answers["verdicts"] == [
         ["0", "node-a", "feasible"],
-        ["1", "node-b", "NodeUnschedulable: node(s) were unschedulable (UnschedulableAndUnresolvable)"],
-        ["2", "node-c", "TaintToleration: node(s) had untolerated taint(s) (UnschedulableAndUnresolvable)"],
-        ["3", "node-d", "NodePorts: node(s) didn't have free ports for the requested pod ports (Unschedulable)"],
+        [
+            "1",
+            "node-b",
+            "NodeUnschedulable: node(s) were unschedulable (UnschedulableAndUnresolvable)",
+        ],
+        [
+            "2",
+            "node-c",
+            "TaintToleration: node(s) had untolerated taint(s) (UnschedulableAndUnresolvable)",
+        ],
+        [
+            "3",
+            "node-d",
+            "NodePorts: node(s) didn't have free ports for the requested pod ports (Unschedulable)",
+        ],
         ["4", "node-f", "feasible"],
         ["5", "node-e", "NodeResourcesFit: Insufficient cpu (Unschedulable)"],
     ]
     assert rendered.answers["scores"] == [
-        ["node", "TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-         "ImageLocality", "total", ""],
+        [
+            "node",
+            "TaintToleration",
+            "NodeResourcesFit",
+            "NodeResourcesBalancedAllocation",
+            "ImageLocality",
+            "total",
+            "",
+        ],
         ["node-f", "300", "90", "73", "0", "463", "top score"],
         ["node-a", "300", "43", "72", "13", "428", ""],
     ]

@@ -18,10 +18,12 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import attrs
+from PIL import Image
 
 #: where Debian's package puts the browser
 CHROMIUM = Path("/usr/bin/chromium")
@@ -131,7 +133,10 @@ def chromium() -> Iterator[Browser]:
     # the browser reads commands on fd 3 and writes replies on fd 4: bash puts the pipes there
     # (dash takes only one-digit descriptors, and pytest holds many open)
     onto_3_and_4 = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
-    with tempfile.TemporaryDirectory(prefix="kcache-chromium-") as profile:
+    # the browser's helpers may still write the profile as it stops: its removal is best effort
+    with tempfile.TemporaryDirectory(
+        prefix="kcache-chromium-", ignore_cleanup_errors=True
+    ) as profile:
         log = Path(profile) / "chromium.log"
         with log.open("wb") as stderr:
             process = subprocess.Popen(
@@ -238,10 +243,6 @@ class Picture:
 def picture(png: bytes, name: str, folder: Path) -> Picture:
     """Decode a screenshot, keeping it as `folder/name.png` (and under $KCACHE_SCREENSHOTS,
     when set, to look at after the run)."""
-    from io import BytesIO
-
-    from PIL import Image
-
     (folder / f"{name}.png").write_bytes(png)
     kept = os.environ.get("KCACHE_SCREENSHOTS")
     if kept:
@@ -252,3 +253,12 @@ def picture(png: bytes, name: str, folder: Path) -> Picture:
     for count, colour in image.getcolors(maxcolors=image.width * image.height) or []:
         colours[colour] = count
     return Picture(image.width, image.height, colours)
+
+
+def inked(png: bytes, box: tuple[float, float, float, float]) -> float:
+    """The share of the pixels in `box` (x, y, width, height) that are not near white:
+    how much of a region was drawn on."""
+    x, y, width, height = (round(value) for value in box)
+    image = Image.open(BytesIO(png)).convert("L").crop((x, y, x + width, y + height))
+    dark = sum(count for level, count in enumerate(image.histogram()) if level < 200)
+    return dark / max(width * height, 1)
