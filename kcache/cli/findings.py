@@ -123,10 +123,9 @@ def _finding(path: Path, factory: CacheFactory, target: str) -> Finding:
     for trace in load_file(path):
         story = tell(trace, factory, target, scenes=len(trace.steps) <= FULL_SCENES_UP_TO)
         failed = failed or story.first_mismatch is not None
-        commands = next_commands(path, target)
         parts.append(
-            f"<h3>{esc(trace.name)}</h3>"
-            f"<p>next: <code>{esc(commands[0])}</code></p>"
+            f"<h3>{esc(trace.name)}</h3><p>next:</p>"
+            + html.lines(next_commands(path, target))
             + pages.story_section(story, prefix=f"{_anchor(path)}-{len(parts)}-")
         )
     return Finding(path, f"trace {path.name} on {target}", failed, "".join(parts))
