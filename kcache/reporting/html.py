@@ -226,10 +226,12 @@ _CHAR_WIDTH = 6.5
 
 
 def _bar_label(label: str, left: float, width: float, y: int, ink: str) -> str:
-    """A bar's label inside it, or just after it in dark ink when the bar is too short."""
+    """A bar's label inside it; for a bar too short, the label's first word just after it in
+    dark ink (the whole label is the bar's tooltip), so it does not run over the next bar."""
     if len(label) * _CHAR_WIDTH + 6 <= width:
         return f'<text x="{left + 3:.1f}" y="{y}" fill="{ink}">{esc(label)}</text>'
-    return f'<text x="{left + width + 3:.1f}" y="{y}" fill="#1b1b1b">{esc(label)}</text>'
+    first = label.split(" ", 1)[0]
+    return f'<text x="{left + width + 2:.1f}" y="{y}" fill="#1b1b1b">{esc(first)}</text>'
 
 
 def _svg(width: int, height: int, caption: str, parts: Iterable[str]) -> str:
