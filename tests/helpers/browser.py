@@ -1,8 +1,8 @@
 """A real headless Chromium, driven over the DevTools protocol on a pipe.
 
 The pages kcache draws (and the docs site) are checked where people look at
-them: in Debian's `chromium`, which `scripts/ensure-chromium` installs.  The
-protocol runs over `--remote-debugging-pipe` (file descriptors 3 and 4,
+them: in Debian's `chromium`, which `scripts/ensure-debian-package` installs.
+The protocol runs over `--remote-debugging-pipe` (file descriptors 3 and 4,
 messages ended by a NUL byte), so no port is opened and nothing beyond the
 browser is needed.  Every wait is for an event the browser sends (a load, a
 reply, a promise settling), bounded only against a browser that hangs.
@@ -118,7 +118,8 @@ def require_chromium() -> Path:
     if not CHROMIUM.exists():
         raise BrowserError(
             f"{CHROMIUM} is missing: the browser tests need Debian's chromium; run "
-            "scripts/ensure-chromium (tox -e browser and .ci/run do)"
+            "scripts/ensure-debian-package /usr/bin/chromium chromium as root "
+            "(tox -e browser and .ci/run do)"
         )
     return CHROMIUM
 
