@@ -28,6 +28,7 @@ TIERS = {
     "cli": "unit/cli",
     "stateful": "stateful",
     "quality": "quality",
+    "browser": "browser",
 }
 _TESTS = Path(__file__).resolve().parent
 

@@ -9,7 +9,11 @@ stops where upstream's process would end (a fatal outcome).
 
 Run it on the trace `kcache conform` wrote, once with --impl spec (the story
 the spec tells, where every expectation holds) and once with the target that
-failed (where it goes wrong).
+failed (where it goes wrong).  `--format html` writes the story as one
+self-contained page: the steps as a timeline, the first divergence with the
+expected and the actual value side by side, then every step.
+
+    kcache explain failure.json --impl impl --format html > story.html
 
 exit status: 0 every expectation held, 1 one failed, 2 kcache could not run
 (bad path, trace, name or target).
@@ -22,8 +26,10 @@ import sys
 from typing import TextIO
 
 from kcache import targets
+from kcache.cli import options
+from kcache.cli.pages import story_page
 from kcache.errors import TraceError
-from kcache.traces.explain import write_story
+from kcache.traces.explain import FULL_SCENES_UP_TO, tell, write_story
 from kcache.traces.trace import TRACE_SUFFIXES, Trace, load_file
 
 
@@ -42,12 +48,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="which trace of a file that holds several (default: the only one)",
     )
+    options.add_format_argument(parser, ("text", "html"))
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     trace = _chosen(load_file(args.trace), args.trace, args.name)
+    out = out or sys.stdout
     with targets.opened(args.impl) as factory:
-        first = write_story(trace, factory, args.impl, out or sys.stdout)
+        if args.format == "html":
+            scenes = len(trace.steps) <= FULL_SCENES_UP_TO
+            story = tell(trace, factory, args.impl, scenes=scenes)
+            out.write(story_page(story))
+            return 0 if story.first_mismatch is None else 1
+        first = write_story(trace, factory, args.impl, out)
     return 0 if first is None else 1
 
 

@@ -36,6 +36,7 @@ SUBCOMMANDS: dict[str, str] = {
     "schedule": "kcache.cli.schedule",
     "simulate": "kcache.cli.simulate",
     "transitions": "kcache.cli.transitions",
+    "report": "kcache.cli.findings",
 }
 
 #: the distribution kcache is installed as (the package index's `kcache` is another project)

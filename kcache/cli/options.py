@@ -118,13 +118,25 @@ def add_release_argument(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def add_format_argument(parser: argparse.ArgumentParser) -> None:
-    """`--format text|json`, for the commands whose output scripts read too."""
+#: what each `--format` is for, in its help
+_FORMAT_USES = {
+    "text": "text for people",
+    "json": "json for scripts",
+    "html": "html for a page to open in a browser (self-contained: nothing is fetched)",
+}
+
+
+def add_format_argument(
+    parser: argparse.ArgumentParser, formats: tuple[str, ...] = ("text", "json")
+) -> None:
+    """`--format text|json` (or the `formats` given), for the commands whose output scripts
+    read too, or that draw a page."""
+    uses = ", ".join(_FORMAT_USES[name] for name in formats)
     parser.add_argument(
         "--format",
-        choices=("text", "json"),
+        choices=formats,
         default="text",
-        help="text for people, json for scripts (default: text)",
+        help=f"{uses} (default: text)",
     )
 
 

@@ -12,13 +12,18 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from kcache import targets
 from kcache.cli import machine_run, options, report
-from kcache.concurrency.parallel import ParallelResult, run_parallel
+from kcache.cli.pages import history_page
+from kcache.concurrency.history import read_history
+from kcache.concurrency.linearizability import check
+from kcache.concurrency.parallel import ParallelFailure, ParallelResult, run_parallel
 from kcache.concurrency.programs import THREAD_COUNTS
 from kcache.errors import KcacheError, TargetError
+from kcache.files import write_atomically
 from kcache.reporting.junit import JUnitCase
 from kcache.reporting.progress import ProgressLine, Tally, format_elapsed
 from kcache.targets.adapter.client import AdapterFactory
@@ -101,7 +106,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         finally:
             logging.disable(previous)
             progress.finish()
-    details = print_report(result, args.impl, args.release, out)
+    page = finding_page(result.failure)
+    details = print_report(result, args.impl, args.release, out, page=page)
     case = JUnitCase(
         suite=SUITE,
         name=case_name(args),
@@ -120,6 +126,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             for path in (
                 None if result.failure is None else result.failure.history_path,
                 None if result.failure is None else result.failure.full_history_path,
+                page,
             )
             if path is not None
         ),
@@ -146,8 +153,28 @@ def describe(result: ParallelResult) -> str:
     )
 
 
+def finding_page(failure: ParallelFailure | None) -> Path | None:
+    """Write the minimised history's page beside it (`.html`): the calls on a time axis and
+    the call no order places.  None when no history was written."""
+    if failure is None or failure.history_path is None:
+        return None
+    history = read_history(failure.history_path)
+    page = failure.history_path.with_suffix(".html")
+    try:
+        write_atomically(page, history_page(history, check(history), failure.history_path.stem))
+    except OSError as error:  # the history is written: a page lost to a full disk is said
+        print(f"kcache: cannot write {page}: {error.strerror or error}", file=sys.stderr)
+        return None
+    return page
+
+
 def print_report(
-    result: ParallelResult, target: str, release: str, out: TextIO | None = None
+    result: ParallelResult,
+    target: str,
+    release: str,
+    out: TextIO | None = None,
+    *,
+    page: Path | None = None,
 ) -> str:
     """Print the summary and, on failure, the minimised history; returns the failure's details."""
     out = out or sys.stdout
@@ -167,6 +194,8 @@ def print_report(
         written = f"the history was not written ({failure.write_error}): it is printed on stderr"
     elif failure.history_path is not None:
         written = f"history: {failure.history_path}\nwhole run: {failure.full_history_path}"
+        if page is not None:
+            written += f"\npage: {page} (open it in a browser)"
     else:
         written = "the history was not written (no --out folder, or threads hung)"
     details = f"{failure.explanation}\n{written}"

@@ -8,13 +8,15 @@ profile (or the `scheduler` object of --config), evaluated one node at a
 time.  Prints each node's Filter verdict with upstream's reason, the
 per-plugin weighted scores of the feasible nodes, the nodes of the top
 score (any of which a parallel kube-scheduler could pick), the host, and
-the evaluated and feasible counts.  PersistentVolumeClaim objects in the
+the evaluated and feasible counts (`--format html`: the same as a page, a
+table of verdicts per node and of scores per plugin).  PersistentVolumeClaim objects in the
 files (`kubectl get nodes,pods,pvc -A -o yaml`) are what VolumeRestrictions
 reads; a pod whose claim is not among them is turned away with upstream's
 NotFound text.
 
     kcache schedule cluster.yaml --pod pod.yaml
     kubectl get nodes,pods -A -o yaml | kcache schedule - --pod web.yaml --format json
+    kcache schedule cluster.yaml --pod pod.yaml --format html > decision.html
 
 exit status: 0 the pod was placed, 1 it was not (unschedulable, an error,
 or skipped), 2 kcache could not run (unreadable input: file, line and field
@@ -33,6 +35,7 @@ import attrs
 
 from kcache import exact_json, targets
 from kcache.cli import options
+from kcache.cli.pages import placement_page
 from kcache.errors import KcacheError
 from kcache.ops import Run, perform
 from kcache.spec.errors import ObjectError
@@ -73,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a JSON or YAML file holding the trace format's `scheduler` object (parallelism, "
         "percentageOfNodesToScore, profiles); default: kube-scheduler's defaults",
     )
-    options.add_format_argument(parser)
+    options.add_format_argument(parser, ("text", "json", "html"))
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -100,6 +103,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     placed = Placement(cluster, pod, decision, node_list, args.impl, release)
     if args.format == "json":
         out.write(exact_json.dumps(placed.to_json()) + "\n")
+    elif args.format == "html":
+        out.write(placement_page(placed))
     else:
         _print(placed, out)
     return 0 if decision.outcome is Outcome.SCHEDULED else 1
@@ -187,6 +192,10 @@ class Placement:
     target: str
     release: Release
 
+    def verdicts(self) -> dict[str, str]:
+        """Each listed node's part in the decision (`verdicts`)."""
+        return verdicts(self.decision, self.node_list)
+
     def to_json(self) -> dict[str, Any]:
         """What `--format json` prints."""
         return {
@@ -195,7 +204,7 @@ class Placement:
             "target": self.target,
             "release": self.release.name,
             "node_list": self.node_list,
-            "verdicts": verdicts(self.decision, self.node_list),
+            "verdicts": self.verdicts(),
             "decision": self.decision.to_json(),
         }
 

@@ -116,17 +116,20 @@ def observe(run: Run) -> Scene:
     )
 
 
-def tell(trace: Trace, factory: CacheFactory, target: str = "spec") -> Story:
-    """Replay `trace` on a cache from `factory`, recording a chapter per step."""
+def tell(
+    trace: Trace, factory: CacheFactory, target: str = "spec", *, scenes: bool = True
+) -> Story:
+    """Replay `trace` on a cache from `factory`, recording a chapter per step.
+
+    Without `scenes` the cache is read only where an expectation fails (for
+    a long trace: see `_chapters`).
+    """
     targets.require_release(factory, target, trace.release.name)
     cache = targets.build_cache(
         factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
     )
-    return Story(
-        trace,
-        target,
-        tuple(_chapters(trace, Run(cache, scheduler_config=trace.scheduler, claims=trace.claims))),
-    )
+    run = Run(cache, scheduler_config=trace.scheduler, claims=trace.claims)
+    return Story(trace, target, tuple(_chapters(trace, run, scenes=scenes)))
 
 
 def _chapters(trace: Trace, run: Run, *, scenes: bool = True) -> Iterator[Chapter]:
@@ -404,7 +407,7 @@ def step_words(step: Step) -> str:
     return " ".join([step.op, joiner.join(words)]).rstrip()
 
 
-def _expect_words(chapter: Chapter) -> str:
+def expect_words(chapter: Chapter) -> str:
     if chapter.mismatch is not None:
         failed = chapter.mismatch
         return (
@@ -423,7 +426,7 @@ def _expect_key_words(key: str, value: Any) -> str:
     return f"{key}={render(value)}" if key in expectations.OUTCOME_KEYS else key
 
 
-def _pods_lines(scene: Scene, refs: Mapping[str, str]) -> list[str]:
+def pod_lines(scene: Scene, refs: Mapping[str, str]) -> list[str]:
     assumed = set(scene.assumed)
     held = sorted((uid, name) for name, view in scene.nodes.items() for uid in view["pods"])
     return [
@@ -432,7 +435,7 @@ def _pods_lines(scene: Scene, refs: Mapping[str, str]) -> list[str]:
     ]
 
 
-def _node_line(name: str, view: Mapping[str, Any]) -> str:
+def node_line(name: str, view: Mapping[str, Any]) -> str:
     """`n1: pods 2/110, cpu 600m/4 (non-zero 700m), memory 256Mi/8Gi`: requested/allocatable.
 
     The non-zero total (what scoring counts, with defaults for missing
@@ -481,7 +484,7 @@ def write_story(trace: Trace, factory: CacheFactory, target: str, out: TextIO) -
         factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
     )
     run = Run(cache, scheduler_config=trace.scheduler, claims=trace.claims)
-    _write(out, _header_lines(trace, target))
+    _write(out, header_lines(trace, target))
     if not scenes:
         _write(
             out,
@@ -511,7 +514,7 @@ def _write(out: TextIO, lines: Iterable[str]) -> None:
         out.write(line + "\n")
 
 
-def _header_lines(trace: Trace, target: str) -> Iterator[str]:
+def header_lines(trace: Trace, target: str) -> Iterator[str]:
     yield f"trace {json.dumps(trace.name, ensure_ascii=False)}" + (
         f" ({trace.source})" if trace.source else ""
     )
@@ -525,7 +528,7 @@ def _chapter_lines(chapter: Chapter, *, full: bool = True) -> Iterator[str]:
     yield ""
     yield f"step {chapter.index}: {step_words(chapter.step)}"
     yield f"  outcome  {describe_outcome(chapter.outcome)}"
-    yield f"  expect   {_expect_words(chapter)}"
+    yield f"  expect   {expect_words(chapter)}"
     yield from _section("decided", list(chapter.decided))
     yield from _section("logged", list(chapter.logs))
     if chapter.broke:
@@ -541,13 +544,13 @@ def _scene_lines(chapter: Chapter, *, changed: bool = True) -> Iterator[str]:
     assert chapter.scene is not None
     if changed:
         yield from _section("changed", list(chapter.changes) or ["nothing"])
-    yield from _section("pods", _pods_lines(chapter.scene, chapter.pod_refs) or ["none"])
-    nodes = [_node_line(name, view) for name, view in chapter.scene.nodes.items()]
+    yield from _section("pods", pod_lines(chapter.scene, chapter.pod_refs) or ["none"])
+    nodes = [node_line(name, view) for name, view in chapter.scene.nodes.items()]
     yield from _section("nodes", nodes or ["none"])
 
 
 def _story_lines(story: Story) -> Iterator[str]:
-    yield from _header_lines(story.trace, story.target)
+    yield from header_lines(story.trace, story.target)
     for chapter in story.chapters:
         yield from _chapter_lines(chapter)
     yield ""

@@ -258,9 +258,11 @@ class TestConformParallel:
         assert out.startswith(f"FAIL {target} under threads (v1.37): ")
         assert "cannot come next" in out
         written = sorted(path.name for path in (tmp_path / "out").iterdir())
-        assert len(written) == 2
+        assert len(written) == 3
         assert written[0].endswith(".full.json")
-        assert check(read_history(tmp_path / "out" / written[1])).linearizable is False
+        assert written[1] == written[2].replace(".json", ".html")
+        assert check(read_history(tmp_path / "out" / written[2])).linearizable is False
+        assert f"page: {tmp_path / 'out' / written[1]} (open it in a browser)" in out
         assert "<failure" in report.read_text(encoding="utf-8")
 
     @pytest.mark.parametrize(

@@ -88,7 +88,7 @@ class TestMermaid:
         assert drawn == V1_35_EDGES
         for state in ("Expired", "Deleted"):
             assert not any(line.strip().startswith(f"{state} -->") for line in lines)
-            assert f"    note right of {state}: gone: the next call sees Initial" in lines
+            assert f"    note right of {state}: gone, the next call sees Initial" in lines
             assert f"    class {state} gone" in lines
         assert "    classDef gone stroke-dasharray: 5 5" in lines
 
@@ -106,7 +106,7 @@ class TestDot:
         assert 'Initial -> Assumed [label="assume_pod"];' in arrows
         assert 'Assumed -> Added [label="add_pod"];' in arrows
         assert (
-            'Deleted -> Initial [label="gone: the next call sees Initial", style=dashed, '
+            'Deleted -> Initial [label="gone, the next call sees Initial", style=dashed, '
             "arrowhead=empty, constraint=false];"
         ) in arrows
         assert "port" not in text
