@@ -6,7 +6,8 @@ a module of `kcache.cli` listed in `SUBCOMMANDS`; the module's docstring
 is its help, `add_arguments(parser)` declares its options and `run(args)`
 returns the exit status.  Exit statuses: 0 all good, 1 the check found a
 problem, 2 kcache could not run (usage, input, target or adapter errors,
-reported as one line without a traceback), 130 stopped by Ctrl-C, 143 by
+reported as one line without a traceback; so is an unexpected exception, a
+bug in kcache, with how to report it), 130 stopped by Ctrl-C, 143 by
 SIGTERM (adapters are stopped either way), 141 the
 reader of the output went away (`kcache ... | head -1`), as for SIGPIPE.
 """
@@ -18,9 +19,11 @@ import errno
 import importlib
 import importlib.metadata
 import os
+import shlex
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -177,4 +180,38 @@ def _parsed_and_run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("kcache: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        if isinstance(error, BrokenPipeError) or (
+            isinstance(error, OSError) and error.errno in _OUTPUT_LOST
+        ):
+            raise  # the output itself is lost: `main` ends quietly
+        print(f"kcache: error: {_unexpected(argv, error)}", file=sys.stderr)
+        return USAGE_ERROR
     return status
+
+
+#: set (to anything) to print the traceback of an unexpected exception too
+TRACEBACK_VARIABLE = "KCACHE_TRACEBACK"
+
+
+def _unexpected(argv: Sequence[str] | None, error: Exception) -> str:
+    """The one line for an exception kcache did not expect: the command line, the exception,
+    and how to report it; or the working directory's removal, which a user can fix."""
+    command = shlex.join(["kcache", *(sys.argv[1:] if argv is None else argv)])
+    command = command if len(command) <= 200 else command[:197] + "..."
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return (
+            f"{command}: the working directory was removed while kcache ran "
+            "(relative paths and ./.hypothesis live there); run it from a folder that exists"
+        )
+    if os.environ.get(TRACEBACK_VARIABLE):
+        traceback.print_exception(error, file=sys.stderr)
+    reason = " ".join(str(error).split())[:300]
+    return (
+        f"{command}: unexpected {type(error).__name__}"
+        + (f": {reason}" if reason else "")
+        + f"; this is a bug in kcache: please report it with this command and its input "
+        f"({TRACEBACK_VARIABLE}=1 prints the traceback)"
+    )

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
 from kcache import exact_json, targets
+from kcache.documents import DocumentError, parse_json
 from kcache.errors import KcacheError
 from kcache.ops import OPS, Run, read_seconds
 from kcache.spec.errors import CacheError, Fatal, ObjectError
@@ -60,8 +61,8 @@ class Session:
     def answer(self, line: str) -> Answer | None:
         """The answer to one request line, or None for `quit`."""
         try:
-            request = exact_json.loads(line)
-        except ValueError as error:
+            request = parse_json(line, "request")
+        except DocumentError as error:
             return {"ok": False, "protocol_error": f"not a JSON request: {error}"}
         if isinstance(request, dict) and request.get("op") == "quit":
             return None

@@ -108,7 +108,7 @@ class TestSmallCluster:
     def test_standard_input(
         self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr("sys.stdin", io.StringIO(SMALL.read_text()))
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(SMALL.read_bytes())))
         shown = shown_json(capsys, "-")
         assert shown["inputs"] == ["-"]
         assert shown["targets"]["spec"]["pod_count"] == 5
@@ -172,7 +172,7 @@ class TestTraceOut:
     ) -> None:
         status, _, err = show(capsys, str(SMALL), "--trace-out", str(tmp_path / "t.txt"))
         assert status == 2
-        assert "trace files end in .json or .jsonl" in err
+        assert "traces are written to .json or .jsonl files" in err
 
 
 class TestBadInput:
