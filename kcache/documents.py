@@ -53,6 +53,11 @@ _BYTE_ORDER_MARKS = (
 #: an escape that can write half a surrogate pair (JSON's \uD8xx, YAML's \U0000D8xx too)
 _SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: an escape of half a pair whose other half does not follow or come before it
+_LONE_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 #: a JSON string, or a bracket outside one
 _JSON_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 _JSON_CONSTANTS = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)', re.DOTALL)
@@ -161,7 +166,7 @@ def parse_json(text: str, source: str, *, line: int = 1) -> Any:
             column=error.colno,
         ) from None
     except _Refused as refused:
-        field, at = _locate(text, refused.matches)
+        field, at = _locate(text, refused.find)
         raise DocumentError(
             source, refused.problem, line=None if at is None else line + at - 1, field=field
         ) from None
@@ -185,8 +190,15 @@ def parse_json_lines(text: str, source: str) -> list[Document]:
 
 def parse_yaml(text: str, source: str) -> list[Document]:
     """Every non-empty YAML document of a text (JSON is YAML too), in order."""
-    loader = _Loader(text)
     documents: list[tuple[Any, int]] = []
+    try:
+        loader = _Loader(text)
+    except yaml.reader.ReaderError as error:  # a character YAML does not allow
+        raise DocumentError(
+            source,
+            f"invalid YAML: character #x{error.character:04x} is not allowed",
+            line=text.count("\n", 0, error.position) + 1,
+        ) from None
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -253,6 +265,9 @@ def _check(
         deep = _json_too_deep(text, source, offset + 1)
         raise DocumentError(source, deep.problem, line=deep.line, field=_field(path))
     at = line_of(text, document, path)
+    if at is None and "surrogate" in problem:  # libyaml, which finds lines, refuses them too
+        lone = _LONE_SURROGATE_ESCAPE.search(text)
+        at = None if lone is None else text.count("\n", 0, lone.start()) + 1
     line = start if at is None else offset + at
     raise DocumentError(source, problem, line=line, field=_field(path))
 
@@ -317,17 +332,17 @@ def _reason(error: BaseException) -> str:
 
 
 class _Refused(Exception):  # noqa: N818  (an internal signal: the JSON decoder unwinds through it)
-    """A value the JSON decoder met that kcache refuses; `matches` finds its node."""
+    """A value the JSON decoder met that kcache refuses; `find` finds its node."""
 
-    def __init__(self, problem: str, matches: Any) -> None:
+    def __init__(self, problem: str, find: Any) -> None:
         super().__init__(problem)
-        self.problem, self.matches = problem, matches
+        self.problem, self.find = problem, find
 
 
 def _refuse_constant(name: str) -> Any:
     raise _Refused(
         f"{name} is not a number JSON allows",
-        lambda node, _: isinstance(node, yaml.ScalarNode) and node.value == name,
+        lambda node: node if isinstance(node, yaml.ScalarNode) and node.value == name else None,
     )
 
 
@@ -343,17 +358,19 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _twice(key: str) -> Any:
-    def matches(node: yaml.Node, _: object) -> bool:
+    """The second key `key` of the first object that holds it twice."""
+
+    def second(node: yaml.Node) -> yaml.Node | None:
         if not isinstance(node, yaml.MappingNode):
-            return False
-        keys = [item.value for item, _ in node.value if isinstance(item, yaml.ScalarNode)]
-        return keys.count(key) > 1
+            return None
+        keys = [item for item, _ in node.value if getattr(item, "value", None) == key]
+        return keys[1] if len(keys) > 1 else None
 
-    return matches
+    return second
 
 
-def _long_number(node: yaml.Node, _: object) -> bool:
-    return isinstance(node, yaml.ScalarNode) and len(node.value) > 4000
+def _long_number(node: yaml.Node) -> yaml.Node | None:
+    return node if isinstance(node, yaml.ScalarNode) and len(node.value) > 4000 else None
 
 
 def _json_too_deep(text: str, source: str, first_line: int) -> DocumentError:
@@ -371,11 +388,12 @@ def _json_too_deep(text: str, source: str, first_line: int) -> DocumentError:
     return DocumentError(source, f"nested deeper than {MAX_DEPTH} levels")
 
 
-def _locate(text: str, matches: Any) -> tuple[str, int | None]:
-    """The field and line of the first node `matches` accepts (JSON read as YAML)."""
+def _locate(text: str, find: Any) -> tuple[str, int | None]:
+    """The field and line of the first node where `find` finds one (JSON read as YAML)."""
     for path, node in _nodes(text, 0):
-        if matches(node, path):
-            return _field(path), node.start_mark.line + 1
+        found = find(node)
+        if found is not None:
+            return _field(path), found.start_mark.line + 1
     return "", None
 
 
