@@ -164,6 +164,9 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 def _parsed_and_run(argv: Sequence[str] | None) -> int:
+    if _working_directory_gone():
+        print(f"kcache: error: {_NO_WORKING_DIRECTORY}", file=sys.stderr)
+        return USAGE_ERROR
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -172,7 +175,8 @@ def _parsed_and_run(argv: Sequence[str] | None) -> int:
     try:
         status: int = args.run(args)
     except KcacheError as error:
-        print(f"kcache: error: {error}", file=sys.stderr)
+        why = f"; {_NO_WORKING_DIRECTORY}" if _working_directory_gone() else ""
+        print(f"kcache: error: {error}{why}", file=sys.stderr)
         return USAGE_ERROR
     except _Terminated:
         print("kcache: stopped by SIGTERM", file=sys.stderr)
@@ -190,6 +194,20 @@ def _parsed_and_run(argv: Sequence[str] | None) -> int:
     return status
 
 
+_NO_WORKING_DIRECTORY = (
+    "the working directory was removed (relative paths and ./.hypothesis are there): "
+    "run kcache from a folder that exists"
+)
+
+
+def _working_directory_gone() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
+
+
 #: set (to anything) to print the traceback of an unexpected exception too
 TRACEBACK_VARIABLE = "KCACHE_TRACEBACK"
 
@@ -199,19 +217,14 @@ def _unexpected(argv: Sequence[str] | None, error: Exception) -> str:
     and how to report it; or the working directory's removal, which a user can fix."""
     command = shlex.join(["kcache", *(sys.argv[1:] if argv is None else argv)])
     command = command if len(command) <= 200 else command[:197] + "..."
-    try:
-        os.getcwd()
-    except FileNotFoundError:
-        return (
-            f"{command}: the working directory was removed while kcache ran "
-            "(relative paths and ./.hypothesis live there); run it from a folder that exists"
-        )
+    if _working_directory_gone():
+        return f"{command}: {_NO_WORKING_DIRECTORY}"
     if os.environ.get(TRACEBACK_VARIABLE):
         traceback.print_exception(error, file=sys.stderr)
     reason = " ".join(str(error).split())[:300]
     return (
         f"{command}: unexpected {type(error).__name__}"
         + (f": {reason}" if reason else "")
-        + f"; this is a bug in kcache: please report it with this command and its input "
+        + f"; please report it to the kcache developers with this command and its input "
         f"({TRACEBACK_VARIABLE}=1 prints the traceback)"
     )
