@@ -205,7 +205,9 @@ def parse_yaml(text: str, source: str) -> list[Document]:
             if node is None:
                 continue
             _check_aliases(node)
-            documents.append((loader.construct_document(node), node.start_mark.line + 1))
+            value = loader.construct_document(node)
+            if value is not None:  # an empty document
+                documents.append((value, node.start_mark.line + 1))
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = error.problem or error.context or ""
@@ -300,9 +302,10 @@ def _first_problem(value: Any, strings: bool) -> tuple[tuple[str | int, ...], st
 
 
 def _field(path: tuple[str | int, ...]) -> str:
-    shown = path if len(path) <= 12 else (*path[:6], "...", *path[-2:])
+    if len(path) > 12:
+        return f"{_field(path[:6])}...{_field(path[-2:])}"
     text = ""
-    for part in shown:
+    for part in path:
         text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + str(part)
     return text
 
