@@ -475,9 +475,10 @@ class _Loader(yaml.SafeLoader):
                     continue
                 key = self.construct_object(key_node, deep=True)
                 if not isinstance(key, str):
+                    quoted = isinstance(key_node, yaml.ScalarNode)
+                    hint = f' (quote it: "{key_node.value}")' if quoted else ""
                     raise _marked(
-                        f"key {_shown(key)}: a key must be a string, got {_kind(key)} "
-                        '(quote it: "1": ...)',
+                        f"key {_shown(key)}: a key must be a string, got {_kind(key)}{hint}",
                         key_node.start_mark,
                     )
                 if key in seen:
