@@ -275,30 +275,60 @@ def _check(
 
 
 def _first_problem(value: Any, strings: bool) -> tuple[tuple[str | int, ...], str] | None:
-    """The path and problem of the first value out of bounds, walked without recursion."""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    """The path and problem of the first value out of bounds, walked without recursion.
+
+    Only objects and lists are stacked, each with its depth and a link to its
+    parent's path (a pair, made in constant time): the path is spelled out
+    only for the value refused.
+    """
+    if not isinstance(value, dict | list):
+        problem = _scalar_problem(value, strings)
+        return None if problem is None else ((), problem)
+    stack: list[tuple[Any, int, Any]] = [(value, 1, None)]
     while stack:
-        item, path = stack.pop()
-        if isinstance(item, dict | list) and len(path) >= MAX_DEPTH:
-            return path, f"nested deeper than {MAX_DEPTH} levels"
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if not isinstance(key, str):
-                    return path, f"key {_shown(key)}: a key must be a string, got {_kind(key)}"
-                if strings and _SURROGATE.search(key):
-                    return path, f"key {key!r} holds a lone surrogate, which is not text"
-                stack.append((child, (*path, key)))
-        elif isinstance(item, list):
-            stack.extend((child, (*path, index)) for index, child in enumerate(item))
-        elif isinstance(item, str):
-            if strings and _SURROGATE.search(item):
-                return path, "holds a lone surrogate (\\ud800 to \\udfff alone), which is not text"
-        elif isinstance(item, Decimal):
-            if not item.is_finite():
-                return path, f"{item} is not a number JSON allows"
-        elif not isinstance(item, int) and item is not None:
-            return path, f"{_kind(item)} is not JSON data (YAML tags are not read)"
+        item, depth, link = stack.pop()
+        if depth > MAX_DEPTH:
+            return _path(link), f"nested deeper than {MAX_DEPTH} levels"
+        is_object = isinstance(item, dict)
+        for key, child in item.items() if is_object else enumerate(item):
+            if is_object and (type(key) is not str or (strings and _SURROGATE.search(key))):
+                problem = (
+                    f"key {key!r} holds a lone surrogate, which is not text"
+                    if isinstance(key, str)
+                    else f"key {_shown(key)}: a key must be a string, got {_kind(key)}"
+                )
+                return _path(link), problem
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1, (link, key)))
+            elif kind is int or child is None or (kind is str and not strings):
+                continue
+            else:
+                problem = _scalar_problem(child, strings)
+                if problem is not None:
+                    return _path((link, key)), problem
     return None
+
+
+def _scalar_problem(value: Any, strings: bool) -> str | None:
+    if isinstance(value, str):
+        if strings and _SURROGATE.search(value):
+            return "holds a lone surrogate (\\ud800 to \\udfff alone), which is not text"
+        return None
+    if isinstance(value, Decimal):
+        return None if value.is_finite() else f"{value} is not a number JSON allows"
+    if isinstance(value, int) or value is None:  # booleans too
+        return None
+    return f"{_kind(value)} is not JSON data (YAML tags are not read)"
+
+
+def _path(link: Any) -> tuple[str | int, ...]:
+    """The path a chain of (parent, key) links spells, from the root."""
+    keys: list[str | int] = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    return tuple(reversed(keys))
 
 
 def _field(path: tuple[str | int, ...]) -> str:
