@@ -191,7 +191,9 @@ class TestReplayErrors:
         path.write_text(json.dumps(PASSING) + "\n" + '{"name": "cut short", "steps": [\n')
         status, out, err = run(capsys, str(path))
         assert (status, out) == (2, "")
-        assert one_line_error(err).startswith(f"kcache: error: {path}:2: not valid JSON: ")
+        assert one_line_error(err) == (
+            f"kcache: error: {path}: line 2, column 33: invalid JSON: Expecting value"
+        )
 
     def test_bad_object(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         """A pod that cannot be read names file, trace, step, field and value."""
