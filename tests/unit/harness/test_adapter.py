@@ -483,6 +483,31 @@ class TestServer:
             }
         ]
 
+    def test_requests_are_read_by_the_rules_of_every_input(self) -> None:
+        """Bytes that are not UTF-8, a lone surrogate, a repeated key: a protocol error each,
+        naming what was wrong, and the session goes on."""
+        answers = io.StringIO()
+        requests = [
+            b'{"op": "init", "release": "v1.37"}\n',
+            b'{"op": "caf\xe9"}\n',
+            b'{"op": "add_node", "node": {"metadata": {"name": "\\ud800"}}}\n',
+            b'{"op": "observe", "op": "observe"}\n',
+            b'{"op": "node_count"}\n',
+        ]
+        assert server.serve(Cache, "test", requests, answers) == 0
+        _, init, *refused, last = answers.getvalue().splitlines()
+        assert parse_json(init, "answer") == {"ok": True}
+        assert [parse_json(line, "answer")["protocol_error"] for line in refused] == [
+            "not a JSON request: request: line 1: byte 0xe9 is not UTF-8 text",
+            "not a JSON request: request: line 1: node.metadata.name: holds a lone surrogate "
+            "(\\ud800 to \\udfff alone), which is not text",
+            "not a JSON request: request: line 1: key 'op' appears twice in one object",
+        ]
+        assert parse_json(last, "answer") == {
+            "ok": False,
+            "protocol_error": 'unknown op "node_count"',
+        }
+
     def test_batch_answers_each_read_as_if_alone(self) -> None:
         """A batch's answers are the answers its reads get one by one, errors included."""
         setup = [
