@@ -109,17 +109,15 @@ def read_file(path: str | Path) -> str:
 
 def read_stream(stream: BinaryIO, source: str) -> str:
     """The text of a binary stream, refused once it passes `MAX_BYTES` (never read further)."""
-    chunks: list[bytes] = []
-    size = 0
+    data = bytearray()
     while chunk := stream.read(_CHUNK):
-        size += len(chunk)
-        if size > MAX_BYTES:
+        data += chunk
+        if len(data) > MAX_BYTES:
             raise DocumentError(source, _TOO_LONG)
-        chunks.append(chunk)
-    return decode(b"".join(chunks), source)
+    return decode(data, source)
 
 
-def decode(data: bytes, source: str) -> str:
+def decode(data: bytes | bytearray, source: str) -> str:
     """`data` as UTF-8 text: a byte order mark, an invalid byte or a NUL is refused."""
     for mark, encoding in _BYTE_ORDER_MARKS:
         if data.startswith(mark):

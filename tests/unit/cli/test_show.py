@@ -174,6 +174,18 @@ class TestTraceOut:
         assert status == 2
         assert "traces are written to .json or .jsonl files" in err
 
+    def test_a_yaml_trace_is_refused_before_the_run(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """kcache reads YAML traces but writes JSON ones: refused up front, not a traceback."""
+        path = tmp_path / "t.yaml"
+        status, out, err = show(capsys, str(SMALL), "--trace-out", str(path))
+        assert (status, out) == (2, "")
+        assert err == (
+            f"kcache: error: --trace-out {path}: traces are written to .json or .jsonl files\n"
+        )
+        assert not path.exists()
+
 
 class TestBadInput:
     def test_a_bad_field_is_named_with_file_and_line(
