@@ -60,7 +60,6 @@ _LONE_SURROGATE_ESCAPE = re.compile(
 )
 #: a JSON string, or a bracket outside one
 _JSON_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
-_JSON_CONSTANTS = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)', re.DOTALL)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -406,17 +405,21 @@ def _long_number(node: yaml.Node) -> yaml.Node | None:
 
 def _json_too_deep(text: str, source: str, first_line: int) -> DocumentError:
     """The refusal of a JSON text nested too deep, at the line where it passes the limit."""
+    at = _too_deep_at(text)
+    line = None if at is None else first_line + text.count("\n", 0, at)
+    return DocumentError(source, f"nested deeper than {MAX_DEPTH} levels", line=line)
+
+
+def _too_deep_at(text: str) -> int | None:
+    """Where a JSON text's brackets (outside strings) first nest past the limit, if they do."""
     depth = 0
     for match in _JSON_BRACKETS.finditer(text):
         bracket = match.group()
-        if bracket in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                line = first_line + text.count("\n", 0, match.start())
-                return DocumentError(source, f"nested deeper than {MAX_DEPTH} levels", line=line)
-        elif bracket in "]}":
-            depth -= 1
-    return DocumentError(source, f"nested deeper than {MAX_DEPTH} levels")
+        depth += bracket in "[{"
+        depth -= bracket in "]}"
+        if depth > MAX_DEPTH:
+            return match.start()
+    return None
 
 
 def _locate(text: str, find: Any) -> tuple[str, int | None]:
@@ -434,7 +437,7 @@ def _nodes(text: str, document: int) -> Iterator[tuple[tuple[str | int, ...], ya
     The text is composed again, keeping positions; JSON is read as YAML here.
     Nothing is yielded when that reading fails: the line is then not known.
     """
-    if _too_deep_to_compose(text):
+    if _too_deep_at(text) is not None:
         return
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
@@ -444,17 +447,6 @@ def _nodes(text: str, document: int) -> Iterator[tuple[tuple[str | int, ...], ya
                 return
     except (yaml.YAMLError, RecursionError, ValueError):
         return
-
-
-def _too_deep_to_compose(text: str) -> bool:
-    depth = 0
-    for match in _JSON_BRACKETS.finditer(text):
-        bracket = match.group()
-        depth += bracket in "[{"
-        depth -= bracket in "]}"
-        if depth > MAX_DEPTH:
-            return True
-    return False
 
 
 def _walk(root: yaml.Node) -> Iterator[tuple[tuple[str | int, ...], yaml.Node]]:
