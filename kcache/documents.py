@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -40,6 +41,10 @@ MAX_ALIASED = 100_000
 #: far less as JSON, and reading JSON takes about ten times its size in memory
 MAX_BYTES = 256 << 20
 _TOO_LONG = f"longer than {MAX_BYTES >> 20} MiB, the most kcache reads"
+#: Python reads integers of at most this many digits (a guard against quadratic conversion)
+_TOO_MANY_DIGITS = (
+    f"a number of more than {sys.get_int_max_str_digits()} digits, the most kcache reads"
+)
 #: bytes read at a time
 _CHUNK = 1 << 20
 #: byte order marks, longest first (UTF-32's little-endian mark starts with UTF-16's)
@@ -167,10 +172,10 @@ def parse_json(text: str, source: str, *, line: int = 1) -> Any:
         raise DocumentError(
             source, refused.problem, line=None if at is None else line + at - 1, field=field
         ) from None
-    except ValueError as error:  # an integer longer than Python reads
+    except ValueError:  # an integer longer than Python reads
         field, at = _locate(text, _long_number)
         raise DocumentError(
-            source, _reason(error), line=None if at is None else line + at - 1, field=field
+            source, _TOO_MANY_DIGITS, line=None if at is None else line + at - 1, field=field
         ) from None
     _check(value, text, source, offset=line - 1, start=line)
     return value
@@ -400,7 +405,8 @@ def _twice(key: str) -> Any:
 
 
 def _long_number(node: yaml.Node) -> yaml.Node | None:
-    return node if isinstance(node, yaml.ScalarNode) and len(node.value) > 4000 else None
+    long = isinstance(node, yaml.ScalarNode) and len(node.value) > sys.get_int_max_str_digits()
+    return node if long else None
 
 
 def _json_too_deep(text: str, source: str, first_line: int) -> DocumentError:
@@ -574,8 +580,8 @@ def _exact_float(loader: yaml.SafeLoader, node: yaml.Node) -> Decimal:
 def _integer(loader: yaml.SafeLoader, node: yaml.Node) -> int:
     try:
         return yaml.SafeLoader.construct_yaml_int(loader, node)  # type: ignore[arg-type]
-    except ValueError as error:  # longer than Python reads
-        raise _marked(_reason(error), node.start_mark) from None
+    except ValueError:  # longer than Python reads
+        raise _marked(_TOO_MANY_DIGITS, node.start_mark) from None
 
 
 def _as_written(loader: yaml.SafeLoader, node: yaml.Node) -> str:

@@ -272,7 +272,7 @@ CLUSTER_FILES = [
         "json-5000-digit-integer",
         ".json",
         text('{"kind": "Node",\n "x": ' + "9" * 5000 + "}"),
-        "digits",
+        "a number of more than 4300 digits, the most kcache reads",
         line=2,
         field="x",
     ),
@@ -280,7 +280,7 @@ CLUSTER_FILES = [
         "yaml-5000-digit-integer",
         ".yaml",
         text("kind: Node\nx: " + "9" * 5000 + "\n"),
-        "digits",
+        "a number of more than 4300 digits, the most kcache reads",
         line=2,
     ),
     Hostile(
