@@ -6,7 +6,8 @@ a module of `kcache.cli` listed in `SUBCOMMANDS`; the module's docstring
 is its help, `add_arguments(parser)` declares its options and `run(args)`
 returns the exit status.  Exit statuses: 0 all good, 1 the check found a
 problem, 2 kcache could not run (usage, input, target or adapter errors,
-reported as one line without a traceback), 130 stopped by Ctrl-C, 143 by
+reported as one line without a traceback; so is an unexpected exception, a
+bug in kcache, with how to report it), 130 stopped by Ctrl-C, 143 by
 SIGTERM (adapters are stopped either way), 141 the
 reader of the output went away (`kcache ... | head -1`), as for SIGPIPE.
 """
@@ -18,9 +19,11 @@ import errno
 import importlib
 import importlib.metadata
 import os
+import shlex
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -162,6 +165,9 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 def _parsed_and_run(argv: Sequence[str] | None) -> int:
+    if _working_directory_gone():
+        print(f"kcache: error: {_NO_WORKING_DIRECTORY}", file=sys.stderr)
+        return USAGE_ERROR
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -170,7 +176,8 @@ def _parsed_and_run(argv: Sequence[str] | None) -> int:
     try:
         status: int = args.run(args)
     except KcacheError as error:
-        print(f"kcache: error: {error}", file=sys.stderr)
+        why = f"; {_NO_WORKING_DIRECTORY}" if _working_directory_gone() else ""
+        print(f"kcache: error: {error}{why}", file=sys.stderr)
         return USAGE_ERROR
     except _Terminated:
         print("kcache: stopped by SIGTERM", file=sys.stderr)
@@ -178,4 +185,47 @@ def _parsed_and_run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("kcache: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        if isinstance(error, BrokenPipeError) or (
+            isinstance(error, OSError) and error.errno in _OUTPUT_LOST
+        ):
+            raise  # the output itself is lost: `main` ends quietly
+        print(f"kcache: error: {_unexpected(argv, error)}", file=sys.stderr)
+        return USAGE_ERROR
     return status
+
+
+_NO_WORKING_DIRECTORY = (
+    "the working directory was removed (relative paths and ./.hypothesis are there): "
+    "run kcache from a folder that exists"
+)
+
+
+def _working_directory_gone() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
+
+
+#: set (to anything) to print the traceback of an unexpected exception too
+TRACEBACK_VARIABLE = "KCACHE_TRACEBACK"
+
+
+def _unexpected(argv: Sequence[str] | None, error: Exception) -> str:
+    """The one line for an exception kcache did not expect: the command line, the exception,
+    and how to report it; or the working directory's removal, which a user can fix."""
+    command = shlex.join(["kcache", *(sys.argv[1:] if argv is None else argv)])
+    command = command if len(command) <= 200 else command[:197] + "..."
+    if _working_directory_gone():
+        return f"{command}: {_NO_WORKING_DIRECTORY}"
+    if os.environ.get(TRACEBACK_VARIABLE):
+        traceback.print_exception(error, file=sys.stderr)
+    reason = " ".join(str(error).split())[:300]
+    return (
+        f"{command}: unexpected {type(error).__name__}"
+        + (f": {reason}" if reason else "")
+        + f"; please report it to the kcache developers with this command and its input "
+        f"({TRACEBACK_VARIABLE}=1 prints the traceback)"
+    )

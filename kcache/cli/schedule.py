@@ -33,19 +33,18 @@ from typing import Any, TextIO
 
 import attrs
 
-from kcache import exact_json, targets
+from kcache import documents, exact_json, targets
 from kcache.cli import options
 from kcache.cli.pages import placement_page
 from kcache.errors import KcacheError
 from kcache.ops import Run, perform
 from kcache.spec.errors import ObjectError
-from kcache.spec.manifests import load_cluster_file, objects_of_kind
 from kcache.spec.objects import Pod
 from kcache.spec.releases import RELEASES, Release
 from kcache.spec.scheduler.config import ConfigError, SchedulerConfig, default_config, read_config
 from kcache.spec.scheduler.decision import Decision, Outcome
 from kcache.spec.scheduler.objects import claim_from_manifest
-from kcache.traces.cluster import STDIN, ClusterInput, read_cluster
+from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,13 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     release: Release = RELEASES[args.release]
-    stdin = sys.stdin.read() if "-" in args.paths else ""
-    try:
-        cluster = read_cluster(args.paths, [stdin])
-        claims = _claims(args.paths, stdin)
-        pod = _pending_pod(args.pod)
-    except ObjectError as error:
-        raise KcacheError(str(error)) from None
+    cluster = read_cluster(args.paths, sys.stdin.buffer if "-" in args.paths else None)
+    claims = _claims(cluster)
+    pod = _pending_pod(args.pod)
     config = _config(args.config, release)
     with targets.opened(args.impl) as factory:
         targets.require_release(factory, args.impl, release.name)
@@ -110,30 +105,23 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 0 if decision.outcome is Outcome.SCHEDULED else 1
 
 
-def _claims(paths: list[str], stdin: str) -> tuple[Any, ...]:
+def _claims(cluster: ClusterInput) -> tuple[Any, ...]:
     """The PersistentVolumeClaims of the cluster files, each checked to read as one."""
-    claims: list[Any] = []
-    for path in paths:
-        if path == STDIN:
-            text, source = stdin, "<stdin>"
-        else:
-            text, source = Path(path).read_text(encoding="utf-8"), path
-        for claim in objects_of_kind(text, "PersistentVolumeClaim", source):
-            try:
-                claim_from_manifest(claim)
-            except ObjectError as error:
-                raise ObjectError(f"{source}: {error}") from None
-            claims.append(claim)
-    return tuple(claims)
+    for claim in cluster.claims:
+        try:
+            claim_from_manifest(claim)
+        except ObjectError as error:
+            raise KcacheError(f"{', '.join(cluster.sources)}: {error}") from None
+    return cluster.claims
 
 
 def _pending_pod(path: Path) -> Pod:
-    """The one pod of the file; ObjectError when there is none, or more."""
-    pods = [obj for obj in load_cluster_file(path).objects if isinstance(obj, Pod)]
+    """The one pod of the file; KcacheError when there is none, or more."""
+    pods = read_pods(str(path))
     if len(pods) != 1:
-        raise ObjectError(f"{path}: --pod needs exactly one pod, the file holds {len(pods)}")
+        raise KcacheError(f"{path}: --pod needs exactly one pod, the file holds {len(pods)}")
     if not pods[0].uid:
-        raise ObjectError(
+        raise KcacheError(
             f"{path}: pod {pods[0].ref}: metadata.uid: empty; the cache keys pods by their UID "
             "(kubectl get -o yaml prints it; any unique text will do)"
         )
@@ -143,18 +131,14 @@ def _pending_pod(path: Path) -> Pod:
 def _config(path: Path | None, release: Release) -> SchedulerConfig:
     if path is None:
         return default_config(release)
-    try:
-        data = exact_json.load_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise KcacheError(f"--config {path}: cannot read: {error}") from None
-    except ValueError as error:
-        raise KcacheError(f"--config {path}: not valid JSON or YAML: {error}") from None
+    source = f"--config {path}"
+    data = documents.parse_any(documents.read_file(path), source)
     if len(data) != 1:
-        raise KcacheError(f"--config {path}: expected one document, got {len(data)}")
+        raise KcacheError(f"{source}: expected one document, got {len(data)}")
     try:
-        return read_config(data[0], release)
+        return read_config(data[0].value, release)
     except ConfigError as error:
-        raise KcacheError(f"--config {path}: {error}") from None
+        raise KcacheError(f"{source}: {error}") from None
 
 
 def verdicts(decision: Decision, node_list: list[str]) -> dict[str, str]:

@@ -32,7 +32,6 @@ from typing import Any, TextIO
 from kcache import exact_json, targets
 from kcache.cli import options
 from kcache.errors import KcacheError
-from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, Release
 from kcache.traces.cluster import (
     ClusterInput,
@@ -44,7 +43,7 @@ from kcache.traces.cluster import (
     to_trace,
 )
 from kcache.traces.defects import acknowledged_for
-from kcache.traces.trace import TRACE_SUFFIXES, write_file
+from kcache.traces.trace import WRITTEN_SUFFIXES, write_file
 
 #: resources in the order they are printed; others follow by name
 _FIRST = ("cpu", "memory", "ephemeral-storage", "pods")
@@ -77,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--trace-out",
         type=Path,
         metavar="FILE",
-        help=f"also write the add_node/add_pod steps as a trace ({' or '.join(TRACE_SUFFIXES)}) "
+        help=f"also write the add_node/add_pod steps as a trace ({' or '.join(WRITTEN_SUFFIXES)}) "
         "pinning what the first target held, for `kcache replay`",
     )
 
@@ -88,12 +87,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise KcacheError(f"--impl {twice[0]} is given twice: name each target once")
-    if args.trace_out is not None and args.trace_out.suffix not in TRACE_SUFFIXES:
-        raise KcacheError(f"--trace-out {args.trace_out}: trace files end in .json or .jsonl")
-    try:
-        cluster = read_cluster(args.paths, sys.stdin if "-" in args.paths else None)
-    except ObjectError as error:
-        raise KcacheError(str(error)) from None
+    if args.trace_out is not None and args.trace_out.suffix not in WRITTEN_SUFFIXES:
+        raise KcacheError(
+            f"--trace-out {args.trace_out}: traces are written to "
+            f"{' or '.join(WRITTEN_SUFFIXES)} files"
+        )
+    cluster = read_cluster(args.paths, sys.stdin.buffer if "-" in args.paths else None)
     release: Release = RELEASES[args.release]
     observations = []
     for name in names:

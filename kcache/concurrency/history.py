@@ -21,8 +21,9 @@ from typing import Any
 
 import attrs
 
+from kcache.documents import DocumentError, parse_json, read_file
 from kcache.errors import KcacheError
-from kcache.exact_json import dumps, loads
+from kcache.exact_json import dumps
 from kcache.files import write_atomically
 from kcache.ops import COUNT, NAME, OPS, Outcome, args_to_json, read_seconds
 from kcache.spec.errors import ObjectError
@@ -115,21 +116,19 @@ def write_history(history: History, path: Path) -> Path:
 def read_history(path: Path) -> History:
     """Read a history file; HistoryError names the file and the bad field."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise HistoryError(f"{path}: cannot read: {error.strerror or error}") from None
-    try:
-        return history_from_json(text)
+        return history_from_json(read_file(path), str(path))
+    except DocumentError as error:
+        raise HistoryError(str(error)) from None
     except HistoryError as error:
         raise HistoryError(f"{path}: {error}") from None
 
 
-def history_from_json(text: str) -> History:
+def history_from_json(text: str, source: str = "<history>") -> History:
     """Parse the JSON form; HistoryError names the bad field."""
     try:
-        data = loads(text)
-    except ValueError as error:
-        raise HistoryError(f"not JSON: {error}") from None
+        data = parse_json(text, source)
+    except DocumentError as error:
+        raise HistoryError(str(error).removeprefix(f"{source}: ")) from None
     if not isinstance(data, dict) or data.get("kcache_history") != FORMAT_VERSION:
         raise HistoryError(f'expected an object with "kcache_history": {FORMAT_VERSION}')
     release = RELEASES.get(data.get("release", ""))

@@ -26,8 +26,9 @@ from hypothesis.database import ExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
 from kcache.budget import BudgetSpent, in_rounds
+from kcache.documents import parse_json
 from kcache.errors import KcacheError
-from kcache.exact_json import dumps, loads
+from kcache.exact_json import dumps
 from kcache.machine.database import NamespacedDatabase, namespace
 from kcache.machine.lockstep import LockstepMachine
 from kcache.machine.profiles import PROFILES
@@ -270,7 +271,8 @@ def pruned(
     """
     steps = list(failure.trace["steps"])
     # the machine names the step after which it looked; replay may see it sooner
-    against = replay_trace(from_json(loads(dumps(failure.trace))), representation_checked(factory))
+    read = from_json(parse_json(dumps(failure.trace), "<trace>"))
+    against = replay_trace(read, representation_checked(factory))
     if against.verdict is Verdict.FAILED:
         steps = steps[: against.steps_run]
     steps = fewest_steps(
@@ -324,7 +326,7 @@ def fewest_steps(steps: list[Any], reproduces: Callable[[list[Any]], bool]) -> l
 
 
 def _reproduces(data: dict[str, Any], factory: CacheFactory, reference: CacheFactory) -> bool:
-    trace = from_json(loads(dumps(data)))
+    trace = from_json(parse_json(dumps(data), "<trace>"))
     against = replay_trace(trace, representation_checked(factory))
     return (
         against.verdict is Verdict.FAILED

@@ -19,7 +19,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from kcache.exact_json import dumps, loads
+from kcache.documents import parse_json
+from kcache.exact_json import dumps
 from kcache.machine.invariants import CheckedMachine
 from kcache.machine.lockstep import LockstepMachine
 from kcache.machine.recorder import ConformanceError, FailureRecorder
@@ -108,7 +109,7 @@ def _unrecorded(machine: type[CheckedMachine]) -> type[CheckedMachine]:
 
 
 def _parsed(data: object) -> Trace:
-    return from_json(loads(dumps(data)))
+    return from_json(parse_json(dumps(data), "<trace>"))
 
 
 def _replayed(machine: type[CheckedMachine], trace: Trace) -> CheckedMachine:

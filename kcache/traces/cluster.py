@@ -1,12 +1,13 @@
 """What the scheduler's cache makes of a cluster: `kubectl get` output run through a cache.
 
 `read_cluster` reads the files (`kubectl get pods,nodes -o json|yaml`, a
-`List`, multi-document YAML) into the steps an informer would feed the
-cache: `add_node` for every node, then `add_pod` for every pod bound to a
-node.  Pods the scheduler's informer never hands the cache are set aside
-with the reason: no `spec.nodeName` yet, or finished (`Succeeded`/`Failed`,
-which the scheduler's pod informer filters out).  Objects of other kinds
-are counted and left out.
+`List`, multi-document YAML; through `kcache.documents`, within its limits)
+into the steps an informer would feed the cache: `add_node` for every node,
+then `add_pod` for every pod bound to a node.  Pods the scheduler's
+informer never hands the cache are set aside with the reason: no
+`spec.nodeName` yet, or finished (`Succeeded`/`Failed`, which the
+scheduler's pod informer filters out).  Objects of other kinds are counted
+and left out; PersistentVolumeClaims are kept for a scheduling cycle.
 
 `observe` runs those steps on one target's cache and reads what it holds
 (every step's outcome, `Dump()`, and a snapshot taken at the end);
@@ -18,17 +19,18 @@ what the first target observed, so `kcache replay` checks any target against it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import attrs
 
-from kcache import targets
+from kcache import documents, targets
+from kcache.documents import DocumentError
 from kcache.ops import Outcome, Run, perform
 from kcache.spec.errors import ObjectError
-from kcache.spec.manifests import Cluster, load_cluster, load_cluster_file
+from kcache.spec.manifests import ItemError, objects_of_kind, read_document
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import Release
@@ -58,6 +60,8 @@ class ClusterInput:
     ignored: Mapping[str, int]
     #: the files read, in order (`-` for standard input)
     sources: tuple[str, ...]
+    #: the PersistentVolumeClaim objects of the files, as decoded (a scheduling cycle reads them)
+    claims: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -78,40 +82,69 @@ class ClusterInput:
         return f"{region}/{zone}" if region or zone else ""
 
 
-def read_cluster(paths: Sequence[str], stdin: Iterable[str] | None = None) -> ClusterInput:
-    """Read every file (`-`: `stdin`); a bad object raises ObjectError naming file, line, field."""
-    clusters: list[Cluster] = []
-    for path in paths:
-        if path == STDIN:
-            clusters.append(load_cluster("".join(stdin or ()), source="<stdin>"))
-        elif Path(path).is_dir():
-            raise ObjectError(f"{path}: is a folder; give the files (kubectl's JSON or YAML)")
-        else:
-            clusters.append(load_cluster_file(path))
+def read_cluster(paths: Sequence[str], stdin: BinaryIO | None = None) -> ClusterInput:
+    """Read every file (`-`: `stdin`); a bad one raises DocumentError naming file, line, field."""
     ignored: Counter[str] = Counter()
-    nodes: list[Node] = []
+    objects: list[Pod | Node] = []
+    claims: list[Mapping[str, Any]] = []
+    for path in paths:
+        objects.extend(_read_file(path, stdin, ignored, claims))
+    nodes = [obj for obj in objects if isinstance(obj, Node)]
     pods: list[Pod] = []
     left_out: dict[str, str] = {}
-    for cluster in clusters:
-        ignored.update(cluster.ignored)
-        for obj in cluster.objects:
-            if isinstance(obj, Node):
-                nodes.append(obj)
-                continue
-            phase = obj.manifest.get("status", {}).get("phase")
-            if phase in FINISHED_PHASES:
-                left_out[obj.ref] = f"finished ({phase})"
-            elif not obj.node_name:
-                left_out[obj.ref] = "not bound to a node (no spec.nodeName)"
-            else:
-                pods.append(obj)
+    for pod in (obj for obj in objects if isinstance(obj, Pod)):
+        phase = pod.manifest.get("status", {}).get("phase")
+        if phase in FINISHED_PHASES:
+            left_out[pod.ref] = f"finished ({phase})"
+        elif not pod.node_name:
+            left_out[pod.ref] = "not bound to a node (no spec.nodeName)"
+        else:
+            pods.append(pod)
     return ClusterInput(
         nodes=tuple(nodes),
         pods=tuple(pods),
         left_out=left_out,
         ignored=dict(sorted(ignored.items())),
         sources=tuple(paths),
+        claims=tuple(claims),
     )
+
+
+def read_pods(path: str) -> list[Pod]:
+    """The pods of one file, bound or not (`schedule --pod`), read as `read_cluster` reads."""
+    return [obj for obj in _read_file(path, None, Counter(), []) if isinstance(obj, Pod)]
+
+
+def _read_file(
+    path: str, stdin: BinaryIO | None, ignored: Counter[str], claims: list[Mapping[str, Any]]
+) -> list[Pod | Node]:
+    """The pods and nodes of one file, counting other kinds and keeping the claims."""
+    if path == STDIN:
+        source = "<stdin>"
+        text = documents.read_stream(stdin, source) if stdin is not None else ""
+    elif Path(path).is_dir():
+        raise DocumentError(path, "is a folder; give the files (kubectl's JSON or YAML)")
+    else:
+        source, text = path, documents.read_file(path)
+    objects: list[Pod | Node] = []
+    for number, document in enumerate(documents.parse_any(text, source)):
+        try:
+            objects.extend(read_document(document.value, document.where, ignored))
+        except ObjectError as error:
+            raise _placed(error, source, text, number, document) from None
+        claims.extend(objects_of_kind(document.value, "PersistentVolumeClaim"))
+    return objects
+
+
+def _placed(
+    error: ObjectError, source: str, text: str, number: int, document: documents.Document
+) -> DocumentError:
+    """`error` as a DocumentError naming the line its object (a list's item) starts on."""
+    line = None
+    if isinstance(error, ItemError):
+        line = documents.line_of(text, number, ("items", error.index))
+    problem = str(error).removeprefix(f"{source}: ")
+    return DocumentError(source, problem, line=line or document.line)
 
 
 @attrs.frozen

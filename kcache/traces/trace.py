@@ -4,14 +4,16 @@ A trace is read completely before anything runs: every object is parsed with
 `spec.objects` and every `expect` is validated, so a bad trace is reported
 as one line naming the file, the trace and the step, and never half-run.
 Writing gives back FORMAT.md JSON, which is how counterexamples are saved.
-Times are `Decimal` all the way (see `kcache.exact_json`).
+Text is read by `kcache.documents`, within its limits; times are `Decimal`
+all the way (see `kcache.exact_json`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from typing import Any
 import attrs
 
 from kcache import exact_json
+from kcache.documents import DocumentError, parse_json, parse_json_lines, parse_yaml, read_file
 from kcache.errors import TraceError
 from kcache.files import write_atomically
 from kcache.ops import TRACE_OPS, read_seconds
@@ -35,6 +38,8 @@ UNNAMED_RELEASE = V1_35
 #: file suffixes that hold traces: one document, one document per line, or YAML documents
 TRACE_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 _YAML_SUFFIXES = (".yaml", ".yml")
+#: file suffixes kcache writes traces to: one document, or one document per line
+WRITTEN_SUFFIXES = (".json", ".jsonl")
 
 
 @attrs.frozen
@@ -202,39 +207,28 @@ def loads(text: str, source: str = "<input>", *, one_per_line: bool = False) -> 
     Lines end at "\n" only: U+2028, U+2029 and U+0085 are characters JSON strings may
     hold as they are (and kcache writes them so), not line ends.
     """
-    documents = (
-        [(f"{source}:{number}", line) for number, line in enumerate(text.split("\n"), 1)]
-        if one_per_line
-        else [(source, text)]
-    )
-    parsed = []
-    for where, document in documents:
-        if not document.strip():
-            continue
-        try:
-            parsed.append((where, exact_json.loads(document)))
-        except ValueError as error:
-            raise TraceError(f"{where}: not valid JSON: {error}") from None
-    return _traces(parsed)
+    with _as_trace_error():
+        if one_per_line:
+            return _traces([(doc.where, doc.value) for doc in parse_json_lines(text, source)])
+        if not text.strip():
+            return []
+        return _traces([(source, parse_json(text, source))])
 
 
 def loads_yaml(text: str, source: str = "<input>") -> list[Trace]:
     """Traces from YAML text, one per document (`---` between them), read as JSON would be."""
+    with _as_trace_error():
+        documents = parse_yaml(text, source)
+    return _traces([(doc.where, doc.value) for doc in documents])
+
+
+@contextlib.contextmanager
+def _as_trace_error() -> Iterator[None]:
+    """A text the reader refuses is a TraceError, as every other problem of a trace file is."""
     try:
-        documents = exact_json.load_yaml(text)
-    except ValueError as error:
-        raise TraceError(f"{source}: not valid YAML: {error}") from None
-    numbered = [
-        (f"{source}: document {number}" if len(documents) > 1 else source, document)
-        for number, document in enumerate(documents, 1)
-        if document is not None
-    ]
-    for where, document in numbered:
-        try:
-            exact_json.check_depth(document)
-        except ValueError as error:
-            raise TraceError(f"{where}: {error}") from None
-    return _traces(numbered)
+        yield
+    except DocumentError as error:
+        raise TraceError(str(error)) from None
 
 
 def _traces(documents: list[tuple[str, Any]]) -> list[Trace]:
@@ -254,12 +248,8 @@ def load_file(path: str | Path) -> list[Trace]:
     path = Path(path)
     if path.suffix not in TRACE_SUFFIXES:
         raise TraceError(f"{path}: not a trace file (expected {', '.join(TRACE_SUFFIXES)})")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise TraceError(
-            f"{path}: cannot read: {getattr(error, 'strerror', None) or error}"
-        ) from None
+    with _as_trace_error():
+        text = read_file(path)
     if path.suffix in _YAML_SUFFIXES:
         traces = loads_yaml(text, str(path))
     else:
@@ -347,6 +337,6 @@ def write_file(path: str | Path, traces: Iterable[Trace]) -> None:
     traces = list(traces)
     if path.suffix == ".json" and len(traces) != 1:
         raise ValueError(f"{path}: a .json file holds exactly one trace, got {len(traces)}")
-    if path.suffix not in (".json", ".jsonl"):
-        raise ValueError(f"{path}: traces are written to .json or .jsonl files")
+    if path.suffix not in WRITTEN_SUFFIXES:
+        raise ValueError(f"{path}: traces are written to {' or '.join(WRITTEN_SUFFIXES)} files")
     write_atomically(path, "".join(dumps(trace) + "\n" for trace in traces))

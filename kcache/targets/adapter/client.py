@@ -28,6 +28,7 @@ from typing import IO, Any, NoReturn, TypeVar, cast
 import attrs
 
 from kcache import exact_json
+from kcache.documents import MAX_BYTES, DocumentError, decode, parse_json
 from kcache.errors import AdapterError
 from kcache.ops import OPS, Outcome, Run, call
 from kcache.spec.errors import Fatal
@@ -65,8 +66,6 @@ START_TIMEOUT = 120.0
 STDERR_TAIL_LINES = 20
 #: longest stderr line kept (its end is kept); a line without end is cut to this much too
 STDERR_LINE_CHARS = 2000
-#: longest answer line read; an adapter writing more without a newline is broken
-MAX_ANSWER_BYTES = 1 << 30
 #: seconds a quitting adapter gets to exit before its group is killed
 QUIT_GRACE = 2.0
 #: how much of a bad line an AdapterError quotes
@@ -124,6 +123,7 @@ class AdapterProcess:
         #: the AdapterError that made this adapter unusable, when it broke (not when stopped)
         self.error: AdapterError | None = None
         self._pending = bytearray()  # answer bytes read and not yet taken
+        self._searched = 0  # how much of `_pending` holds no newline: each byte is searched once
         self._closed_output = False
         self._stderr = _StderrTail(STDERR_TAIL_LINES, STDERR_LINE_CHARS)
         try:
@@ -268,13 +268,15 @@ class AdapterProcess:
         """The next line of the adapter's output, by the deadline, or an AdapterError."""
         deadline = time.monotonic() + timeout
         while True:
-            end = self._pending.find(b"\n")
+            end = self._pending.find(b"\n", self._searched)
             if end >= 0:
                 line = bytes(self._pending[: end + 1])
                 del self._pending[: end + 1]
+                self._searched = 0
                 return line
-            if len(self._pending) > MAX_ANSWER_BYTES:
-                self.fail(f"{what} is longer than {MAX_ANSWER_BYTES} bytes without a newline")
+            self._searched = len(self._pending)
+            if len(self._pending) > MAX_BYTES:
+                self.fail(f"{what} is longer than {MAX_BYTES >> 20} MiB without a newline")
             if self._closed_output:
                 self._reap()
                 self.fail(
@@ -297,9 +299,11 @@ class AdapterProcess:
     def _read(self, what: str, timeout: float) -> dict[str, Any]:
         line = self._next_line(what, timeout)
         try:
-            answer = exact_json.loads(line.decode())
-        except (ValueError, RecursionError):
-            self.fail(f"{what} is not JSON: {_quote(line.decode(errors='replace').rstrip())}")
+            answer = parse_json(decode(bytes(line), "answer"), "answer")
+        except DocumentError as error:
+            problem = str(error).removeprefix("answer: ")
+            shown = _quote(line.decode(errors="replace").rstrip())
+            self.fail(f"{what} is not JSON kcache reads ({problem}): {shown}")
         if not isinstance(answer, dict):
             self.fail(f"{what} is not a JSON object: {_quote(answer)}")
         return answer

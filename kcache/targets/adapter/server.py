@@ -14,10 +14,11 @@ import argparse
 import json
 import sys
 import traceback
-from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, BinaryIO, TextIO
 
 from kcache import exact_json, targets
+from kcache.documents import MAX_BYTES, DocumentError, decode, parse_json
 from kcache.errors import KcacheError
 from kcache.ops import OPS, Run, read_seconds
 from kcache.spec.errors import CacheError, Fatal, ObjectError
@@ -57,11 +58,14 @@ class Session:
             raise _RefusedError("no cache: send init first (a fatal answer ends the cache)")
         return self._run
 
-    def answer(self, line: str) -> Answer | None:
+    def answer(self, line: str | bytes) -> Answer | None:
         """The answer to one request line, or None for `quit`."""
+        if len(line) > MAX_BYTES:
+            return {"ok": False, "protocol_error": f"a request longer than {MAX_BYTES} bytes"}
         try:
-            request = exact_json.loads(line)
-        except ValueError as error:
+            text = line if isinstance(line, str) else decode(line, "request")
+            request = parse_json(text, "request")
+        except DocumentError as error:
             return {"ok": False, "protocol_error": f"not a JSON request: {error}"}
         if isinstance(request, dict) and request.get("op") == "quit":
             return None
@@ -221,7 +225,9 @@ def _arguments(op: str, request: Mapping[str, Any]) -> dict[str, Any]:
     return args
 
 
-def serve(factory: CacheFactory, name: str, requests: Iterable[str], answers: TextIO) -> int:
+def serve(
+    factory: CacheFactory, name: str, requests: Iterable[str | bytes], answers: TextIO
+) -> int:
     """Write the handshake, then answer each request line until `quit` or end of input."""
     handshake = {
         "kcache_adapter": PROTOCOL_VERSION,
@@ -268,7 +274,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     answers = sys.stdout
     sys.stdout = sys.stderr  # a stray print() in a cache must not corrupt the protocol
-    return serve(factory, f"kcache --impl {args.impl}", sys.stdin, answers)
+    return serve(factory, f"kcache --impl {args.impl}", _request_lines(sys.stdin.buffer), answers)
+
+
+def _request_lines(stream: BinaryIO) -> Iterator[bytes]:
+    """Request lines as bytes, in bounded memory: of a line longer than the reader's limit
+    only its first `MAX_BYTES` + 1 bytes are kept (and refused), the rest is read past."""
+    while line := stream.readline(MAX_BYTES + 1):
+        rest = line
+        while len(rest) > MAX_BYTES and not rest.endswith(b"\n"):
+            rest = stream.readline(MAX_BYTES + 1)
+        yield line
 
 
 if __name__ == "__main__":

@@ -191,7 +191,9 @@ class TestReplayErrors:
         path.write_text(json.dumps(PASSING) + "\n" + '{"name": "cut short", "steps": [\n')
         status, out, err = run(capsys, str(path))
         assert (status, out) == (2, "")
-        assert one_line_error(err).startswith(f"kcache: error: {path}:2: not valid JSON: ")
+        assert one_line_error(err) == (
+            f"kcache: error: {path}: line 2, column 33: invalid JSON: Expecting value"
+        )
 
     def test_bad_object(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         """A pod that cannot be read names file, trace, step, field and value."""
@@ -322,3 +324,86 @@ class TestBundledVectors:
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == "kcache 0.1.0\n"
+
+
+class TestUnexpected:
+    """What kcache did not foresee is still one line and exit 2, never a traceback."""
+
+    NODE = "kind: Node\nmetadata: {name: n1}\n"
+
+    def test_an_unexpected_exception_names_the_command_and_how_to_report_it(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A factory that builds a dict, not a cache: nothing checks for that, it just breaks."""
+        cluster = tmp_path / "cluster.yaml"
+        cluster.write_text(self.NODE)
+        assert main(["show", str(cluster), "--impl", "builtins:dict"]) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err == (
+            f"kcache: error: kcache show {cluster} --impl builtins:dict: unexpected "
+            "AttributeError: 'dict' object has no attribute 'dump'; please report it to the "
+            "kcache developers with this command and its input "
+            "(KCACHE_TRACEBACK=1 prints the traceback)\n"
+        )
+
+    def test_the_traceback_is_printed_when_asked_for(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        cluster = tmp_path / "cluster.yaml"
+        cluster.write_text(self.NODE)
+        monkeypatch.setenv("KCACHE_TRACEBACK", "1")
+        assert main(["show", str(cluster), "--impl", "builtins:dict"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("Traceback (most recent call last):\n")
+        assert err.endswith("(KCACHE_TRACEBACK=1 prints the traceback)\n")
+
+    def test_a_working_directory_removed_before_the_start(self, tmp_path: Path) -> None:
+        """Python's own start-up imports read the working directory: kcache checks it first."""
+        cluster = tmp_path / "cluster.yaml"
+        cluster.write_text(self.NODE)
+        gone = tmp_path / "gone"
+        gone.mkdir()
+        done = subprocess.run(
+            [
+                "sh",
+                "-c",
+                'cd "$1" && rmdir "$1" && exec "$0" -m kcache show "$2" --trace-out t.json',
+                sys.executable,
+                str(gone),
+                str(cluster),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (
+            "kcache: error: the working directory was removed (relative paths and ./.hypothesis "
+            "are there): run kcache from a folder that exists\n"
+        )
+
+    def test_a_working_directory_removed_while_kcache_runs(self, tmp_path: Path) -> None:
+        """Removed once `show -` runs (starting, or waiting for its input): the relative trace
+        cannot be written, and the line says why, whichever of the two kcache was in."""
+        cluster = tmp_path / "cluster.yaml"
+        cluster.write_text(self.NODE)
+        gone = tmp_path / "gone"
+        gone.mkdir()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kcache", "show", "-", "--trace-out", "t.json"],
+            cwd=gone,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        gone.rmdir()
+        out, err = process.communicate(self.NODE, timeout=120)
+        assert (process.returncode, out) == (2, "")
+        assert err.count("\n") == 1 and err.startswith("kcache: error: "), err
+        assert err.endswith(
+            "the working directory was removed (relative paths and ./.hypothesis are there): "
+            "run kcache from a folder that exists\n"
+        )

@@ -569,8 +569,8 @@ def test_json_nested_too_deep_is_one_line(
     path = own_folder / "deep.json"
     path.write_text('{"name": "deep", "steps": [' + "[" * 5000 + "]" * 5000 + "]}\n")
     assert main([command, str(path)]) == 2
-    assert "not valid JSON: nested deeper than 100 levels" in one_error_line(
-        capsys.readouterr().err
+    assert one_error_line(capsys.readouterr().err) == (
+        f"kcache: error: {path}: line 1: nested deeper than 100 levels"
     )
 
 
@@ -708,5 +708,5 @@ def test_a_billion_laughs_is_refused_at_once(
     )
     assert main(["replay", str(path)]) == 2
     error = one_error_line(capsys.readouterr().err)
-    assert "not valid YAML: aliases expand it by " in error
+    assert error.startswith(f"kcache: error: {path}: line 1, column 1: aliases expand it by ")
     assert "(at most 100000)" in error

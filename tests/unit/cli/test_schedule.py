@@ -199,7 +199,7 @@ def test_claims_in_the_cluster_files_are_read(
 ) -> None:
     """The claim solo is ReadWriteOncePod and db uses it: another pod of it fits nowhere; a
     claim the files lack is upstream's NotFound.  Read from stdin as from a file."""
-    monkeypatch.setattr("sys.stdin", io.StringIO(CLAIMED))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(CLAIMED.encode())))
     status, out, _ = schedule(capsys, "-", "--pod", claiming(tmp_path, "solo"))
     assert status == 1
     assert out.splitlines()[-1] == (

@@ -108,7 +108,7 @@ class TestSmallCluster:
     def test_standard_input(
         self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr("sys.stdin", io.StringIO(SMALL.read_text()))
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(SMALL.read_bytes())))
         shown = shown_json(capsys, "-")
         assert shown["inputs"] == ["-"]
         assert shown["targets"]["spec"]["pod_count"] == 5
@@ -172,7 +172,19 @@ class TestTraceOut:
     ) -> None:
         status, _, err = show(capsys, str(SMALL), "--trace-out", str(tmp_path / "t.txt"))
         assert status == 2
-        assert "trace files end in .json or .jsonl" in err
+        assert "traces are written to .json or .jsonl files" in err
+
+    def test_a_yaml_trace_is_refused_before_the_run(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """kcache reads YAML traces but writes JSON ones: refused up front, not a traceback."""
+        path = tmp_path / "t.yaml"
+        status, out, err = show(capsys, str(SMALL), "--trace-out", str(path))
+        assert (status, out) == (2, "")
+        assert err == (
+            f"kcache: error: --trace-out {path}: traces are written to .json or .jsonl files\n"
+        )
+        assert not path.exists()
 
 
 class TestBadInput:

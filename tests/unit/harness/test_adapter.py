@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from helpers.paths import TESTS
 
-from kcache import exact_json
+from kcache.documents import parse_json
 from kcache.errors import AdapterError
 from kcache.ops import Outcome, Run, call
 from kcache.spec.cache import Cache
@@ -46,7 +46,7 @@ def _recorded(process: AdapterProcess, monkeypatch: pytest.MonkeyPatch) -> list[
     ask = process.request
 
     def request(message: Any, timeout: float | None = None, *, encoded: str = "") -> Any:
-        sent.append(exact_json.loads(encoded) if encoded else dict(message))
+        sent.append(parse_json(encoded, "request") if encoded else dict(message))
         return ask(message, timeout, encoded=encoded)
 
     monkeypatch.setattr(process, "request", request)
@@ -181,7 +181,7 @@ class TestClient:
         sent: list[dict[str, Any]] = []
 
         def request(message: Any, timeout: float | None = None, *, encoded: str = "") -> Any:
-            sent.append(exact_json.loads(encoded) if encoded else dict(message))
+            sent.append(parse_json(encoded, "request") if encoded else dict(message))
             return {"ok": True}
 
         monkeypatch.setattr(cache.process, "request", request)
@@ -199,7 +199,7 @@ class TestClient:
         dump = {"ok": True, "nodes": {}, "assumed": [], "node_count": 0, "pod_count": 0}
 
         def request(message: Any, timeout: float | None = None, *, encoded: str = "") -> Any:
-            sent.append(exact_json.loads(encoded) if encoded else dict(message))
+            sent.append(parse_json(encoded, "request") if encoded else dict(message))
             if message["op"] == "sequence":
                 return {"ok": True, "answers": [{"ok": True}, {"ok": False, "skipped": True}]}
             return dump
@@ -380,7 +380,11 @@ class TestBrokenAdapters:
 
     def test_garbage_is_not_an_answer(self) -> None:
         """A line that is not JSON is quoted."""
-        assert "the answer to dump is not JSON: 'hello, world'" in self.failure("garbage")
+        message = self.failure("garbage")
+        assert "the answer to dump is not JSON kcache reads (line 1, column 1: invalid JSON: " in (
+            message
+        )
+        assert message.endswith("): 'hello, world'") or "): 'hello, world'\n" in message
 
     def test_wrong_handshake(self) -> None:
         """Something that is not a kcache adapter is recognised at once."""
@@ -464,7 +468,7 @@ class TestServer:
     def serve(self, *requests: str, impl: Any = Cache) -> list[dict[str, Any]]:
         answers = io.StringIO()
         assert server.serve(impl, "test", [r + "\n" for r in requests], answers) == 0
-        return [exact_json.loads(line) for line in answers.getvalue().splitlines()]
+        return [parse_json(line, "answer") for line in answers.getvalue().splitlines()]
 
     def test_handshake_first(self) -> None:
         """The first line is the handshake, before any request."""
@@ -478,6 +482,31 @@ class TestServer:
                 "unchanged": True,
             }
         ]
+
+    def test_requests_are_read_by_the_rules_of_every_input(self) -> None:
+        """Bytes that are not UTF-8, a lone surrogate, a repeated key: a protocol error each,
+        naming what was wrong, and the session goes on."""
+        answers = io.StringIO()
+        requests = [
+            b'{"op": "init", "release": "v1.37"}\n',
+            b'{"op": "caf\xe9"}\n',
+            b'{"op": "add_node", "node": {"metadata": {"name": "\\ud800"}}}\n',
+            b'{"op": "observe", "op": "observe"}\n',
+            b'{"op": "node_count"}\n',
+        ]
+        assert server.serve(Cache, "test", requests, answers) == 0
+        _, init, *refused, last = answers.getvalue().splitlines()
+        assert parse_json(init, "answer") == {"ok": True}
+        assert [parse_json(line, "answer")["protocol_error"] for line in refused] == [
+            "not a JSON request: request: line 1: byte 0xe9 is not UTF-8 text",
+            "not a JSON request: request: line 1: node.metadata.name: holds a lone surrogate "
+            "(\\ud800 to \\udfff alone), which is not text",
+            "not a JSON request: request: line 1: key 'op' appears twice in one object",
+        ]
+        assert parse_json(last, "answer") == {
+            "ok": False,
+            "protocol_error": 'unknown op "node_count"',
+        }
 
     def test_batch_answers_each_read_as_if_alone(self) -> None:
         """A batch's answers are the answers its reads get one by one, errors included."""

@@ -147,5 +147,5 @@ class TestJson:
             read_history(tmp_path / "absent.json")
 
     def test_text_that_is_not_json(self) -> None:
-        with pytest.raises(HistoryError, match="not JSON"):
+        with pytest.raises(HistoryError, match="line 1, column 2: invalid JSON"):
             history_from_json("{")

@@ -124,7 +124,7 @@ class TestLoadErrors:
     def test_malformed_json(self, tmp_path: Path) -> None:
         """A line that is not JSON is reported with its line number."""
         message = self.load_error(tmp_path, document(), '{"name": "x", "steps": [')
-        assert message.startswith("bad.jsonl:2: not valid JSON: ")
+        assert message.startswith("bad.jsonl: line 2, column 25: invalid JSON: ")
 
     def test_bad_object_gives_the_object_error_with_its_place(self, tmp_path: Path) -> None:
         """A pod spec.objects cannot read: file, line, trace, step, argument, then its message."""

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from helpers.builders import node, pod
 
-from kcache.exact_json import dumps, loads
+from kcache.documents import parse_json
+from kcache.exact_json import dumps
 from kcache.impl.cache import Cache as ImplCache
 from kcache.machine.recorder import ConformanceError
 from kcache.machine.rules import conformance_machine
@@ -189,7 +190,7 @@ def _named_steps(steps: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
 def _assert_fails_only_on(bug: CacheFactory, written: dict[str, Any], *, steps_run: int) -> None:
     """The written trace, read back, fails a plain replay on `bug` after `steps_run` steps and
     passes on the spec and on impl."""
-    trace = from_json(loads(dumps(written)))
+    trace = from_json(parse_json(dumps(written), "written"))
     against_bug = replay_trace(trace, bug)
     assert (against_bug.verdict, against_bug.steps_run) == (Verdict.FAILED, steps_run)
     assert replay_trace(trace, SpecCache).verdict is Verdict.PASSED
