@@ -6,7 +6,8 @@ a module of `kcache.cli` listed in `SUBCOMMANDS`; the module's docstring
 is its help, `add_arguments(parser)` declares its options and `run(args)`
 returns the exit status.  Exit statuses: 0 all good, 1 the check found a
 problem, 2 kcache could not run (usage, input, target or adapter errors,
-reported as one line without a traceback), 130 stopped by Ctrl-C, 143 by
+reported as one line without a traceback; `kcache` alone prints the commands
+and exits 2), 130 stopped by Ctrl-C, 143 by
 SIGTERM (adapters are stopped either way), 141 the
 reader of the output went away (`kcache ... | head -1`), as for SIGPIPE.
 """
@@ -85,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="kcache",
         description="Conformance checks for kube-scheduler cache implementations.",
-        epilog="Exit status: 0 all good, 1 a check failed, 2 kcache could not run.",
+        epilog="Exit status: 0 all good, 1 a check failed, 2 kcache could not run "
+        "(`kcache` alone prints this help and exits 2: a command is needed).",
         formatter_class=HelpFormatter,
     )
     parser.add_argument(
@@ -161,7 +163,15 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 def _parsed_and_run(argv: Sequence[str] | None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments == ["--version"]:
+        # answered before the parser is built: that imports every command, Hypothesis among them
+        print(f"kcache {version()}")
+        return 0
     parser = build_parser()
+    if not arguments:  # what kcache can do, rather than "a command is required"
+        parser.print_help()
+        return USAGE_ERROR
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_request:  # argparse has printed its error line or help

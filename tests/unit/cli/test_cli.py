@@ -275,7 +275,6 @@ class TestShell:
     @pytest.mark.parametrize(
         ("argv", "line"),
         [
-            ([], "kcache: error: the following arguments are required: COMMAND"),
             (["conform"], "kcache conform: error: the following arguments are required: --impl"),
             (
                 ["fuzz", "--impl", "impl", "--duration", "0s"],
@@ -322,3 +321,31 @@ class TestBundledVectors:
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == "kcache 0.1.0\n"
+
+
+def test_version_imports_neither_hypothesis_nor_the_commands() -> None:
+    """`kcache --version` answers without building the parser, which imports every command."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "kcache", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "kcache 0.1.0\n")
+    # -X importtime writes "import time: self | cumulative | module" per module imported
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()]
+    assert "kcache.cli.main" in imported
+    assert [name for name in imported if name.split(".")[0] == "hypothesis"] == []
+    assert [name for name in imported if name.startswith(("kcache.machine", "kcache.cli.replay"))] == []
+
+
+def test_kcache_alone_lists_its_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    """No command: the help with every command and its one-line summary, and exit 2."""
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.startswith("usage: kcache [-h] [--version] COMMAND ...\n")
+    listed = [line.split()[0] for line in out.splitlines() if line.startswith("    ")]
+    assert [name for name in listed if name in SUBCOMMANDS] == list(SUBCOMMANDS)
+    assert "    replay       Replay traces (docs/trace-format.md) against an" in out.splitlines()
