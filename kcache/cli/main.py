@@ -37,6 +37,7 @@ SUBCOMMANDS: dict[str, str] = {
     "schedule": "kcache.cli.schedule",
     "simulate": "kcache.cli.simulate",
     "transitions": "kcache.cli.transitions",
+    "completion": "kcache.cli.completion",
 }
 
 #: the distribution kcache is installed as (the package index's `kcache` is another project)
