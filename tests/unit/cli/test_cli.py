@@ -350,3 +350,58 @@ def test_kcache_alone_lists_its_commands(capsys: pytest.CaptureFixture[str]) -> 
     listed = [line.split()[0] for line in out.splitlines() if line.startswith("    ")]
     assert [name for name in listed if name in SUBCOMMANDS] == list(SUBCOMMANDS)
     assert "    replay       Replay traces (docs/trace-format.md) against an" in out.splitlines()
+
+
+class TestLoggedLines:
+    """What an in-process cache logs shows under its trace, marked, and never on stderr."""
+
+    def test_impls_upstream_log_lines_are_marked_as_expected(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status, out, err = run(
+            capsys, str(VECTORS / "v1.37" / "MutationSessions.jsonl"), "--impl", "impl"
+        )
+        assert (status, err) == (0, "")
+        lines = out.splitlines()
+        start = lines.index(
+            "PASS v1.37: an update inside a session is undone, "
+            "and what it copied is not copied again"
+        )
+        # upstream's UpdateSnapshot logs both lines on each of the trace's two inconsistent updates
+        inconsistent = (
+            "    logged as upstream logs it (expected): error: snapshot state is not consistent, "
+            "length of NodeInfoList=1 not equal to length of nodes in tree=2 , length of "
+            "NodeInfoMap=1, length of nodes in cache=2, trying to recover"
+        )
+        missing = (
+            "    logged as upstream logs it (expected): error: Node exists in nodeTree but not in "
+            "NodeInfoMap, this should not happen: n2"
+        )
+        assert lines[start + 1 : start + 6] == [
+            inconsistent,
+            missing,
+            inconsistent,
+            missing,
+            "PASS v1.37: a session's copies count no node for any image",
+        ]
+
+    def test_a_user_caches_log_lines_are_its_own(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        (tmp_path / "logging_cache.py").write_text(
+            "import logging\n"
+            "from kcache.spec.cache import Cache as SpecCache\n\n"
+            "class Cache(SpecCache):\n"
+            "    def assume_pod(self, pod):\n"
+            "        logging.getLogger('mine').warning('assuming %s', pod.name)\n"
+            "        return super().assume_pod(pod)\n"
+        )
+        monkeypatch.syspath_prepend(str(tmp_path))
+        status, out, err = run(
+            capsys, traces(tmp_path / "t.jsonl", PASSING), "--impl", "logging_cache:Cache"
+        )
+        assert (status, err) == (0, "")
+        assert out.splitlines()[:2] == [
+            "PASS assume one pod",
+            "    logged by the cache: warning: assuming p",
+        ]
