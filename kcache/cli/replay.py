@@ -50,7 +50,7 @@ from kcache.traces.trace import TRACE_SUFFIXES, load_paths
 _SHORT = 300
 #: how a line the cache logged during a trace is introduced, by whether upstream logs it too
 _LOGGED = {
-    True: "logged as upstream logs it (expected)",
+    True: "logged where upstream logs (expected)",
     False: "logged by the cache",
 }
 

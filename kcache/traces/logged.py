@@ -14,7 +14,7 @@ import logging
 
 import attrs
 
-#: the loggers of the caches that log where, and what, upstream's code logs
+#: the loggers of the caches that log where upstream's code logs (impl in its words)
 UPSTREAM_MIRRORS = ("kcache.spec", "kcache.impl")
 
 
@@ -26,7 +26,7 @@ class LogLine:
 
     @property
     def as_upstream(self) -> bool:
-        """Whether the spec or impl logged it, as upstream's code logs it at the same point."""
+        """Whether the spec or impl logged it: each logs where upstream's code logs."""
         return any(
             self.logger == name or self.logger.startswith(name + ".") for name in UPSTREAM_MIRRORS
         )

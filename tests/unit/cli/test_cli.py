@@ -59,7 +59,7 @@ class TestReplayOutcomes:
         lines = [
             line
             for line in out.splitlines()
-            if not line.startswith("    logged as upstream logs it (expected): ")
+            if not line.startswith("    logged where upstream logs (expected): ")
         ]
         assert status == 0
         assert all(line.startswith("PASS ") for line in lines[:-1])
@@ -374,12 +374,12 @@ class TestLoggedLines:
         )
         # upstream's UpdateSnapshot logs both lines on each of the trace's two inconsistent updates
         inconsistent = (
-            "    logged as upstream logs it (expected): error: snapshot state is not consistent, "
+            "    logged where upstream logs (expected): error: snapshot state is not consistent, "
             "length of NodeInfoList=1 not equal to length of nodes in tree=2 , length of "
             "NodeInfoMap=1, length of nodes in cache=2, trying to recover"
         )
         missing = (
-            "    logged as upstream logs it (expected): error: Node exists in nodeTree but not in "
+            "    logged where upstream logs (expected): error: Node exists in nodeTree but not in "
             "NodeInfoMap, this should not happen: n2"
         )
         assert lines[start + 1 : start + 6] == [
