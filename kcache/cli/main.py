@@ -87,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="kcache",
         description="Conformance checks for kube-scheduler cache implementations.",
-        epilog="Exit status: 0 all good, 1 a check failed, 2 kcache could not run "
-        "(`kcache` alone prints this help and exits 2: a command is needed).",
+        epilog="Exit status: 0 all good, 1 a check failed, 2 kcache could not run.\n"
+        "`kcache` alone prints this help and exits 2: a command is needed.",
         formatter_class=HelpFormatter,
     )
     parser.add_argument(

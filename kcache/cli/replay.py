@@ -15,13 +15,13 @@ upstream's code logs (an inconsistent snapshot repaired: "this should not
 happen"), so their lines are marked as expected.  The Go adapter's own log
 stays in its stderr, quoted when the adapter fails.
 
-With --check-invariants the cache's own
-check_invariants() (impl has one) runs after every step, and a failing check
-fails the trace at that step: that is how a failure `kcache conform` found
-only through that check shows again.  With --acknowledge-upstream-defects a
-trace that shows a known upstream defect of its release (its
-`upstream_defect`, docs/upstream-divergences.md) is KNOWN when it fails as
-recorded, and XPASS, a failure, when it passes.
+With --check-invariants the cache's own check_invariants() (impl has one)
+runs after every step, and a failing check fails the trace at that step:
+that is how a failure `kcache conform` found only through that check shows
+again.  With --acknowledge-upstream-defects a trace that shows a known
+upstream defect of its release (its `upstream_defect`,
+docs/upstream-divergences.md) is KNOWN when it fails as recorded, and XPASS,
+a failure, when it passes.
 
 Trace files are .json (one trace), .jsonl (one per line) or .yaml/.yml (one
 per document); a folder that cannot be read is an error, never skipped.
