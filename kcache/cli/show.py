@@ -13,9 +13,10 @@ spec.unschedulable), the zone, pods held of pods allowed, and per resource
 what the pods request of what the node has as allocatable, the share
 (truncated, as `kubectl describe node` does) and what is free (below zero
 when over-committed), cpu in cores or millicores (m), bytes in Ki, Mi, Gi;
-then the taints.  cpu and memory always have columns, another resource
-(ephemeral-storage, an extended resource) when a pod requests it.  Requested
-is what NodeResourcesFit compares against allocatable.  A node pods point at
+then the taints; a line below sums the nodes.  cpu and memory always have
+columns, another resource (ephemeral-storage, an extended resource) when a
+pod requests it.  Requested is what NodeResourcesFit compares against
+allocatable.  A node pods point at
 but the files do not hold shows as NoNodeObject: the cache keeps a NodeInfo
 for it, snapshots leave it out.  -L KEY adds a column of that label,
 --show-labels every label, and --node NAME (or --detail, every node) the
@@ -53,7 +54,7 @@ from kcache.errors import KcacheError
 from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, Release
 from kcache.spec.views import NodeView
-from kcache.traces.capacity import NodeCapacity, Use, amount, capacity, ordered
+from kcache.traces.capacity import NodeCapacity, Use, amount, capacity, ordered, total
 from kcache.traces.cluster import (
     ClusterInput,
     Difference,
@@ -202,6 +203,7 @@ def _json(
         "capacity": {
             "target": observations[0].target,
             "nodes": {row.name: row.to_json() for row in rows},
+            "total": total(rows).to_json(),
         },
         "targets": {seen.target: seen.to_json() for seen in observations},
         "agree": not found,
@@ -249,6 +251,7 @@ def _print(
     )
     if rows:
         _table(rows, args.label_columns, args.show_labels, out)
+        _total(rows, out)
     if any(not row.has_node for row in rows):
         print(
             "NoNodeObject: pods point at a node the files do not hold; "
@@ -293,12 +296,7 @@ def _table(rows: list[NodeCapacity], label_keys: list[str], show_labels: bool, o
         line = [row.name, row.status, row.zone or "-", f"{len(row.pods)}/{row.pods_allowed}"]
         for resource in shown:
             use = row.resources.get(resource, Use(0, 0))
-            percent = "-" if use.percent is None else f"{use.percent}%"
-            requested = amount(resource, use.requested)
-            line += [
-                f"{requested}/{amount(resource, use.allocatable)} ({percent})",
-                amount(resource, use.free),
-            ]
+            line += [_share(resource, use), amount(resource, use.free)]
         line += [row.labels.get(key, "-") for key in label_keys]
         if show_labels:
             line.append(",".join(f"{key}={value}" for key, value in row.labels.items()) or "-")
@@ -308,6 +306,26 @@ def _table(rows: list[NodeCapacity], label_keys: list[str], show_labels: bool, o
     for line in lines:
         cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=True)]
         print("  ".join(cells).rstrip(), file=out)
+
+
+def _total(rows: list[NodeCapacity], out: TextIO) -> None:
+    summed = total(rows)
+    uses = ", ".join(
+        f"{resource} {_share(resource, use)}, {amount(resource, use.free)} free"
+        for resource, use in summed.resources.items()
+        if resource in ("cpu", "memory") or use.requested
+    )
+    print(
+        f"total of the {summed.nodes} nodes with a Node object: pods "
+        f"{summed.pods_used}/{summed.pods_allowed}" + (f", {uses}" if uses else ""),
+        file=out,
+    )
+
+
+def _share(resource: str, use: Use) -> str:
+    """`requested/allocatable (percent)`."""
+    percent = "-" if use.percent is None else f"{use.percent}%"
+    return f"{amount(resource, use.requested)}/{amount(resource, use.allocatable)} ({percent})"
 
 
 def _detail(row: NodeCapacity, view: NodeView, out: TextIO) -> None:

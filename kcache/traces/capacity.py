@@ -100,16 +100,53 @@ class NodeCapacity:
             "pod_uids": list(self.pod_uids),
             "pods_used": len(self.pods),
             "pods_allowed": self.pods_allowed,
-            "resources": {
-                name: {
-                    "requested": use.requested,
-                    "allocatable": use.allocatable,
-                    "free": use.free,
-                    "percent": use.percent,
-                }
-                for name, use in self.resources.items()
-            },
+            "resources": {name: _use_json(use) for name, use in self.resources.items()},
         }
+
+
+def _use_json(use: Use) -> dict[str, Any]:
+    return {
+        "requested": use.requested,
+        "allocatable": use.allocatable,
+        "free": use.free,
+        "percent": use.percent,
+    }
+
+
+@attrs.frozen
+class Total:
+    """The nodes that have a Node object, summed: what the cluster can still take."""
+
+    nodes: int
+    pods_used: int
+    pods_allowed: int
+    resources: Mapping[str, Use]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodes": self.nodes,
+            "pods_used": self.pods_used,
+            "pods_allowed": self.pods_allowed,
+            "resources": {name: _use_json(use) for name, use in self.resources.items()},
+        }
+
+
+def total(rows: list[NodeCapacity]) -> Total:
+    """The sum over the nodes with a Node object (a ghost's pods have nowhere to count)."""
+    real = [row for row in rows if row.has_node]
+    names = ordered({name for row in real for name in row.resources})
+    return Total(
+        nodes=len(real),
+        pods_used=sum(len(row.pods) for row in real),
+        pods_allowed=sum(row.pods_allowed for row in real),
+        resources={
+            name: Use(
+                sum(row.resources[name].requested for row in real if name in row.resources),
+                sum(row.resources[name].allocatable for row in real if name in row.resources),
+            )
+            for name in names
+        },
+    )
 
 
 def capacity(cluster: ClusterInput, seen: Observation) -> list[NodeCapacity]:

@@ -119,8 +119,14 @@ class TestSmallCluster:
             "node-gone  NoNodeObject  -      1/0    100m/0 (-)     -100m     0/0 (-)         "
             "0         -",
         ]
-        assert lines[10].startswith("NoNodeObject: pods point at a node the files do not hold")
-        assert lines[11] == "snapshot node order: node-a, node-b, node-c"
+        # the nodes with a Node object: 250m + 550m + 0 = 800m of 4 + 2 + 2 = 8 cores (10%),
+        # 7200m free; 64Mi + 160Mi = 224Mi of 16Gi = 16384Mi (1.4% -> 1%), 16160Mi = 15.8Gi free
+        assert lines[10] == (
+            "total of the 3 nodes with a Node object: pods 4/330, cpu 800m/8 (10%), 7200m free, "
+            "memory 224Mi/16Gi (1%), 15.8Gi free"
+        )
+        assert lines[11].startswith("NoNodeObject: pods point at a node the files do not hold")
+        assert lines[12] == "snapshot node order: node-a, node-b, node-c"
         assert lines[-1] == "AGREE spec, impl: same outcomes, nodes and snapshot"
 
     def test_json_capacity(self, capsys: pytest.CaptureFixture[str]) -> None:
@@ -179,6 +185,27 @@ class TestSmallCluster:
             "allocatable": 0,
             "free": -100,
             "percent": None,
+        }
+        # the ghost's 100m count nowhere: 800m of 8 cores, as in the text
+        assert shown["total"] == {
+            "nodes": 3,
+            "pods_used": 4,
+            "pods_allowed": 330,
+            "resources": {
+                "cpu": {"requested": 800, "allocatable": 8000, "free": 7200, "percent": 10},
+                "memory": {
+                    "requested": 224 * MIB,
+                    "allocatable": 16384 * MIB,
+                    "free": 16160 * MIB,
+                    "percent": 1,
+                },
+                "ephemeral-storage": {
+                    "requested": 0,
+                    "allocatable": 100 * 1024 * MIB,
+                    "free": 100 * 1024 * MIB,
+                    "percent": 0,
+                },
+            },
         }
 
     def test_one_nodes_detail(self, capsys: pytest.CaptureFixture[str]) -> None:
@@ -255,7 +282,7 @@ class TestCordonTaintsAndLabels:
         # node-d: proxy requests nothing (its host port is not a resource).
         # node-e: batch's 1500m and 1Gi of 2 and 4Gi: 75% and 25%, 500m and 3Gi free.
         # No node reports conditions: Unknown; node-b adds SchedulingDisabled.
-        assert lines[2:9] == [
+        assert lines[2:10] == [
             "NODE    STATUS                      ZONE   PODS   CPU REQ/ALLOC  CPU FREE  "
             "MEM REQ/ALLOC  MEM FREE  TOPOLOGY.KUBERNETES.IO/ZONE  TAINTS",
             "node-a  Unknown                     r1/z1  1/110  2/4 (50%)      2         "
@@ -270,6 +297,9 @@ class TestCordonTaintsAndLabels:
             "1Gi/4Gi (25%)  3Gi       z2                           -",
             "node-f  Unknown                     r1/z1  0/110  0/8 (0%)       8         "
             "0/16Gi (0%)    16Gi      z1                           -",
+            # 3.5 of 24 cores (14.6% -> 14%), 20.5 free; 3Gi of 48Gi (6.25% -> 6%), 45Gi free
+            "total of the 6 nodes with a Node object: pods 3/660, cpu 3500m/24 (14%), "
+            "20500m free, memory 3Gi/48Gi (6%), 45Gi free",
         ]
 
     def test_json(self, capsys: pytest.CaptureFixture[str]) -> None:
@@ -295,7 +325,7 @@ class TestCordonTaintsAndLabels:
 
 
 def test_fifty_nodes_make_a_line_each(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """A line a node, not a block: 50 nodes, 54 lines (read, cache, header, order)."""
+    """A line a node, not a block: 50 nodes, 55 lines (read, cache, header, total, order)."""
     nodes = "".join(
         f"- {{kind: Node, metadata: {{name: n{index:02}}}, "
         f"status: {{allocatable: {{cpu: '8', memory: 32Gi, pods: '110'}}}}}}\n"
@@ -306,7 +336,7 @@ def test_fifty_nodes_make_a_line_each(capsys: pytest.CaptureFixture[str], tmp_pa
     status, out, _ = show(capsys, str(cluster))
     assert status == 0
     lines = out.splitlines()
-    assert len(lines) == 54
+    assert len(lines) == 55
     assert lines[3] == (
         "n00   Unknown  -     0/110  0/8 (0%)       8         0/32Gi (0%)    32Gi      -"
     )
