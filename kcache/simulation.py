@@ -66,7 +66,12 @@ class SimulationResult:
     """What a simulation did, and what it found."""
 
     nodes: int
+    #: the pods run through a cycle: all asked for, or fewer when the run was stopped
     pods: int
+    #: the pods asked for
+    planned: int = 0
+    #: whether the run was stopped (Ctrl-C) before every pod's cycle
+    stopped: bool = False
     elapsed: float = 0.0
     outcomes: Counter[str] = attrs.field(factory=Counter)
     #: the first reason each unschedulable pod was turned away for, counted
@@ -93,6 +98,8 @@ class SimulationResult:
         return {
             "nodes": self.nodes,
             "pods": self.pods,
+            "pods_planned": self.planned,
+            "stopped": self.stopped,
             "elapsed_seconds": round(self.elapsed, 3),
             "pods_per_second": round(self.pods_per_second, 1),
             "cycle_seconds": round(self.cycle_seconds, 3),
@@ -160,18 +167,27 @@ def simulate(
     bind_failure_rate: float = 0.02,
     seed: int = 0,
     progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> SimulationResult:
-    """Run the workload on a cache from `factory`; `progress(cycles, bound, violations)`."""
+    """Run the workload on a cache from `factory`; `progress(cycles, bound, violations)`.
+
+    `stop()` is asked before each cycle: when it says so, the run ends there
+    as if those were all the pods, and every check (convergence included) is
+    made on what ran.
+    """
     simulation = _Simulation(factory, release, nodes, pods, seed)
     started = time.monotonic()
     for cycle in range(pods):
+        if stop is not None and stop():
+            simulation.result.pods, simulation.result.stopped = cycle, True
+            break
         simulation.cycle(cycle, bind_failure_rate)
         if simulation.chooser.random() < churn:
             simulation.churn()
         if progress is not None and cycle % 100 == 0:
             bound = simulation.result.outcomes["scheduled, bound"]
             progress(cycle, bound, len(simulation.result.violations))
-    simulation.confirm(pods + CONFIRM_LAG + 1)
+    simulation.confirm(pods + CONFIRM_LAG + 1)  # every binding still on its way
     result = simulation.result
     result.elapsed = time.monotonic() - started
     reported = getattr(simulation.scheduler, "cycle_seconds", None)
@@ -193,7 +209,7 @@ class _Simulation:
         self.chooser = random.Random(seed)
         config = attrs.evolve(default_config(release), parallelism=1)
         self.run = Run(factory(ttl=Decimal(0), release=release), scheduler_config=config)
-        self.result = SimulationResult(nodes=nodes, pods=pods)
+        self.result = SimulationResult(nodes=nodes, pods=pods, planned=pods)
         self.nodes: dict[str, Node] = {}
         for index in range(nodes):
             made = cluster_node(index)

@@ -7,7 +7,8 @@ is its help, `add_arguments(parser)` declares its options and `run(args)`
 returns the exit status.  Exit statuses: 0 all good, 1 the check found a
 problem, 2 kcache could not run (usage, input, target or adapter errors,
 reported as one line without a traceback; so is an unexpected exception, a
-bug in kcache, with how to report it), 130 stopped by Ctrl-C, 143 by
+bug in kcache, with how to report it; `kcache` alone prints the commands and
+exits 2), 130 stopped by Ctrl-C, 143 by
 SIGTERM (adapters are stopped either way), 141 the
 reader of the output went away (`kcache ... | head -1`), as for SIGPIPE.
 """
@@ -40,6 +41,7 @@ SUBCOMMANDS: dict[str, str] = {
     "simulate": "kcache.cli.simulate",
     "transitions": "kcache.cli.transitions",
     "report": "kcache.cli.findings",
+    "completion": "kcache.cli.completion",
 }
 
 #: the distribution kcache is installed as (the package index's `kcache` is another project)
@@ -89,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="kcache",
         description="Conformance checks for kube-scheduler cache implementations.",
-        epilog="Exit status: 0 all good, 1 a check failed, 2 kcache could not run.",
+        epilog="Exit status: 0 all good, 1 a check failed, 2 kcache could not run.\n"
+        "`kcache` alone prints this help and exits 2: a command is needed.",
         formatter_class=HelpFormatter,
     )
     parser.add_argument(
@@ -165,10 +168,18 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 def _parsed_and_run(argv: Sequence[str] | None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments == ["--version"]:
+        # answered before the parser is built: that imports every command, Hypothesis among them
+        print(f"kcache {version()}")
+        return 0
     if _working_directory_gone():
         print(f"kcache: error: {_NO_WORKING_DIRECTORY}", file=sys.stderr)
         return USAGE_ERROR
     parser = build_parser()
+    if not arguments:  # what kcache can do, rather than "a command is required"
+        parser.print_help()
+        return USAGE_ERROR
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_request:  # argparse has printed its error line or help

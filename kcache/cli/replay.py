@@ -9,13 +9,19 @@ Every trace in the files and folders given is read first (a malformed trace
 stops everything before a cache is built), then run on a fresh cache from
 --impl.  One line per trace: PASS, FAIL (then the first failing step, the key
 path, expected and actual) or SKIP (the trace pins a release the target does
-not model), and a summary line.  With --check-invariants the cache's own
-check_invariants() (impl has one) runs after every step, and a failing check
-fails the trace at that step: that is how a failure `kcache conform` found
-only through that check shows again.  With --acknowledge-upstream-defects a
-trace that shows a known upstream defect of its release (its
-`upstream_defect`, docs/upstream-divergences.md) is KNOWN when it fails as
-recorded, and XPASS, a failure, when it passes.
+not model), and a summary line.  What an in-process cache logs while a
+trace runs is printed under the trace's line; the spec and impl log where
+upstream's code logs (an inconsistent snapshot repaired: "this should not
+happen"), so their lines are marked as expected.  The Go adapter's own log
+stays in its stderr, quoted when the adapter fails.
+
+With --check-invariants the cache's own check_invariants() (impl has one)
+runs after every step, and a failing check fails the trace at that step:
+that is how a failure `kcache conform` found only through that check shows
+again.  With --acknowledge-upstream-defects a trace that shows a known
+upstream defect of its release (its `upstream_defect`,
+docs/upstream-divergences.md) is KNOWN when it fails as recorded, and XPASS,
+a failure, when it passes.
 
 Trace files are .json (one trace), .jsonl (one per line) or .yaml/.yml (one
 per document); a folder that cannot be read is an error, never skipped.
@@ -36,11 +42,17 @@ from kcache import targets
 from kcache.bundle import VECTORS
 from kcache.errors import KcacheError, TraceError
 from kcache.traces.expectations import Mismatch, render
+from kcache.traces.logged import LogLines
 from kcache.traces.replay import TraceResult, Verdict, replay_trace, representation_checked
 from kcache.traces.trace import TRACE_SUFFIXES, load_paths
 
 #: longest expected/actual text shown without --verbose
 _SHORT = 300
+#: how a line the cache logged during a trace is introduced, by whether upstream logs it too
+_LOGGED = {
+    True: "logged where upstream logs (expected)",
+    False: "logged by the cache",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,7 +101,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not traces:
         raise TraceError(f"no traces ({', '.join(TRACE_SUFFIXES)}) in {' '.join(paths)}")
     tally: Counter[Verdict] = Counter()
-    with targets.opened(args.impl) as opened:
+    with targets.opened(args.impl) as opened, LogLines() as logged:
         factory = representation_checked(opened) if args.check_invariants else opened
         for trace in traces:
             result = replay_trace(
@@ -97,6 +109,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             )
             tally[result.verdict] += 1
             _report(result, args.verbose, out)
+            for line in logged.take():
+                print(f"    {_LOGGED[line.as_upstream]}: {line.text}", file=out)
     passed = tally[Verdict.PASSED] + tally[Verdict.KNOWN_DEFECT]
     failed = tally[Verdict.FAILED] + tally[Verdict.DEFECT_GONE]
     summary = f"{tally[Verdict.PASSED]} passed, {failed} failed, {tally[Verdict.SKIPPED]} skipped"

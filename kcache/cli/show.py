@@ -1,20 +1,38 @@
-"""Show what the scheduler's cache makes of a cluster, from `kubectl get ... -o json|yaml`.
+"""Show the cluster as the scheduler's cache counts it, from `kubectl get ... -o json|yaml`.
 
-Reads the files (`-` is standard input): single objects, `List`s, and
-multi-document YAML.  Nodes are added with add_node, then every pod bound to
-a node with add_pod, as the scheduler's informers would; pods with no
-spec.nodeName and finished pods (Succeeded, Failed) are listed and left out,
-and other kinds are counted in one line.  Then it prints, per node, what the
-cache holds: pods, requested, non-zero requested and allocatable resources,
-host ports, images with the number of nodes that have them, the zone, and
-the order a snapshot lists the nodes in.
+Reads the files (`-` is standard input; --example reads the small cluster
+installed with kcache): single objects, `List`s, and multi-document YAML.
+Nodes are added with add_node, then every pod bound to a node with add_pod,
+as the scheduler's informers would; pods with no spec.nodeName and finished
+pods (Succeeded, Failed) are listed and left out, and other kinds are
+counted in one line.
 
---impl is repeatable: every target runs the same steps, and each field where
-they differ is printed with every target's value.  --trace-out writes the
-steps as a trace that pins what the first target held; `kcache replay` runs
-it on any target.
+Then one line per node the cache holds: STATUS as `kubectl get nodes` shows
+it (the Ready condition; SchedulingDisabled when cordoned,
+spec.unschedulable), the zone, pods held of pods allowed, and per resource
+what the pods request of what the node has as allocatable, the share
+(truncated, as `kubectl describe node` does) and what is free (below zero
+when over-committed), cpu in cores or millicores (m), bytes in Ki, Mi, Gi;
+then the taints; a line below sums the nodes.  cpu and memory always have
+columns, another resource (ephemeral-storage, an extended resource) when a
+pod requests it.  Requested is what NodeResourcesFit compares against
+allocatable.  A node pods point at
+but the files do not hold shows as NoNodeObject: the cache keeps a NodeInfo
+for it, snapshots leave it out.  -L KEY adds a column of that label,
+--show-labels every label, and --node NAME (or --detail, every node) the
+node's full view: every resource with the non-zero requests scoring uses,
+host ports, images and the number of nodes that have them.  The last lines
+give the order a snapshot lists the nodes in.
+
+--impl is repeatable: every target runs the same steps, the table shows the
+first target's cache, and each field where they differ is printed with every
+target's value.  --format json holds the same facts (`capacity`, pods as
+`namespace/name` with their UIDs beside) and each target's raw view (pods by
+UID, as the cache keys them).  --trace-out writes the steps as a trace that
+pins what the first target held; `kcache replay` runs it on any target.
 
     kubectl get nodes,pods -A -o yaml | kcache show - --impl spec --impl go
+    kcache show --example --node node-b
 
 exit status: 0 shown (targets agree), 1 the targets disagree,
 2 kcache could not run (unreadable input: file, line and field are named).
@@ -30,9 +48,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kcache import exact_json, targets
+from kcache.bundle import EXAMPLE_CLUSTER
 from kcache.cli import options
 from kcache.errors import KcacheError
+from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, Release
+from kcache.spec.views import NodeView
+from kcache.traces.capacity import NodeCapacity, Use, amount, capacity, ordered, total
 from kcache.traces.cluster import (
     ClusterInput,
     Difference,
@@ -45,16 +67,19 @@ from kcache.traces.cluster import (
 from kcache.traces.defects import acknowledged_for
 from kcache.traces.trace import WRITTEN_SUFFIXES, write_file
 
-#: resources in the order they are printed; others follow by name
-_FIRST = ("cpu", "memory", "ephemeral-storage", "pods")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="FILE",
         help="kubectl JSON or YAML files (objects, Lists, ---separated documents); - for stdin",
+    )
+    parser.add_argument(
+        "--example",
+        action="store_true",
+        help="also read the small example cluster installed with kcache "
+        "(tests/data/cluster/kubectl/small-cluster.yaml in a checkout)",
     )
     parser.add_argument(
         "--impl",
@@ -65,6 +90,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"{targets.TARGET_HELP} (default: spec)",
     )
     options.add_release_argument(parser, "the upstream release the caches model")
+    parser.add_argument(
+        "-L",
+        "--label-columns",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="add a column with the value of the node label KEY (repeatable)",
+    )
+    parser.add_argument(
+        "--show-labels", action="store_true", help="add a column with every label of the node"
+    )
+    parser.add_argument(
+        "--node",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also show everything the cache holds of node NAME (repeatable)",
+    )
+    parser.add_argument(
+        "--detail", action="store_true", help="also show everything the cache holds of every node"
+    )
     parser.add_argument(
         "--acknowledge-upstream-defects",
         action="store_true",
@@ -83,22 +129,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    names = args.impl or ["spec"]
-    twice = sorted({name for name in names if names.count(name) > 1})
-    if twice:
-        raise KcacheError(f"--impl {twice[0]} is given twice: name each target once")
-    if args.trace_out is not None and args.trace_out.suffix not in WRITTEN_SUFFIXES:
-        raise KcacheError(
-            f"--trace-out {args.trace_out}: traces are written to "
-            f"{' or '.join(WRITTEN_SUFFIXES)} files"
-        )
-    cluster = read_cluster(args.paths, sys.stdin.buffer if "-" in args.paths else None)
+    cluster, observations, rows = _observed(args)
     release: Release = RELEASES[args.release]
-    observations = []
-    for name in names:
-        with targets.opened(name) as factory:
-            targets.require_release(factory, name, release.name)
-            observations.append(observe(cluster, factory, target=name, release=release))
     found, known = differences(
         cluster,
         observations,
@@ -110,9 +142,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         except OSError as error:
             raise KcacheError(f"--trace-out {args.trace_out}: cannot write: {error}") from None
     if args.format == "json":
-        out.write(exact_json.dumps(_json(cluster, observations, found, known)) + "\n")
+        out.write(exact_json.dumps(_json(cluster, observations, rows, found, known)) + "\n")
     else:
-        _print(cluster, observations, found, out)
+        _print(cluster, observations, rows, found, args=args, out=out)
         for defect, (path, values) in known:
             shown = ", ".join(f"{target} {_render(value)}" for target, value in values.items())
             print(f"KNOWN upstream defect {defect}: {path}: {shown}", file=out)
@@ -121,9 +153,44 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 1 if found else 0
 
 
+def _observed(
+    args: argparse.Namespace,
+) -> tuple[ClusterInput, list[Observation], list[NodeCapacity]]:
+    """The files read, every target's observation, and the first one's capacity rows."""
+    names = args.impl or ["spec"]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise KcacheError(f"--impl {twice[0]} is given twice: name each target once")
+    if args.trace_out is not None and args.trace_out.suffix not in WRITTEN_SUFFIXES:
+        raise KcacheError(
+            f"--trace-out {args.trace_out}: traces are written to "
+            f"{' or '.join(WRITTEN_SUFFIXES)} files"
+        )
+    paths = [*args.paths, *([str(EXAMPLE_CLUSTER)] if args.example else [])]
+    if not paths:
+        raise KcacheError("show: give kubectl's JSON or YAML files, - for stdin, or --example")
+    cluster = read_cluster(paths, sys.stdin.buffer if "-" in paths else None)
+    release: Release = RELEASES[args.release]
+    observations = []
+    for name in names:
+        with targets.opened(name) as factory:
+            targets.require_release(factory, name, release.name)
+            observations.append(observe(cluster, factory, target=name, release=release))
+    try:
+        rows = capacity(cluster, observations[0])
+    except ObjectError as error:
+        raise KcacheError(str(error)) from None
+    missing = [name for name in args.node if name not in observations[0].dump.nodes]
+    if missing:
+        held = ", ".join(observations[0].dump.nodes) or "none"
+        raise KcacheError(f"--node {missing[0]}: the cache holds no such node (it holds: {held})")
+    return cluster, observations, rows
+
+
 def _json(
     cluster: ClusterInput,
     observations: list[Observation],
+    rows: list[NodeCapacity],
     found: list[Difference],
     known: list[tuple[str, Difference]],
 ) -> dict[str, Any]:
@@ -133,6 +200,11 @@ def _json(
         "left_out_pods": dict(cluster.left_out),
         "steps": [{"op": step.op, "object": _object(step.args)} for step in cluster.steps],
         "zones": {node.name: cluster.zone(node.name) for node in cluster.nodes},
+        "capacity": {
+            "target": observations[0].target,
+            "nodes": {row.name: row.to_json() for row in rows},
+            "total": total(rows).to_json(),
+        },
         "targets": {seen.target: seen.to_json() for seen in observations},
         "agree": not found,
         "differences": [{"path": path, "values": values} for path, values in found],
@@ -150,7 +222,10 @@ def _object(args: Mapping[str, Any]) -> str:
 def _print(
     cluster: ClusterInput,
     observations: list[Observation],
+    rows: list[NodeCapacity],
     found: list[Difference],
+    *,
+    args: argparse.Namespace,
     out: TextIO,
 ) -> None:
     seen = observations[0]
@@ -174,32 +249,18 @@ def _print(
         f"{sum(view.has_node for view in seen.dump.nodes.values())} nodes with a Node object",
         file=out,
     )
-    pod_names = cluster.pod_names()
-    for name, view in seen.dump.nodes.items():
-        zone = cluster.zone(name)
+    if rows:
+        _table(rows, args.label_columns, args.show_labels, out)
+        _total(rows, out)
+    if any(not row.has_node for row in rows):
         print(
-            f"node {name}"
-            + ("" if view.has_node else " (no Node object: pods point at it)")
-            + (f" zone {zone}" if zone else ""),
+            "NoNodeObject: pods point at a node the files do not hold; "
+            "the cache keeps a NodeInfo for it, snapshots leave it out",
             file=out,
         )
-        pods = ", ".join(pod_names.get(key, key) for key in view.pods)
-        print(f"  pods: {len(view.pods)}" + (f" ({pods})" if pods else ""), file=out)
-        for label, amounts in (
-            ("requested", view.requested),
-            ("non-zero requested", view.non_zero_requested),
-            ("allocatable", view.allocatable),
-        ):
-            print(f"  {label}: {_amounts(amounts)}", file=out)
-        ports = ", ".join(
-            f"{ip}/{protocol}/{port}" for ip, protocol, port in sorted(view.used_ports)
-        )
-        print(f"  ports: {ports or '-'}", file=out)
-        images = ", ".join(
-            f"{image} ({state.num_nodes} node{'s' * (state.num_nodes != 1)})"
-            for image, state in view.image_states.items()
-        )
-        print(f"  images: {images or '-'}", file=out)
+    for row in rows:
+        if args.detail or row.name in args.node:
+            _detail(row, seen.dump.nodes[row.name], out)
     order = ", ".join(seen.snapshot.node_list)
     print(f"snapshot node order: {order or '-'}", file=out)
     if len(observations) > 1 and not found:
@@ -213,16 +274,85 @@ def _print(
                 print(f"    {target + ':':<{width + 1}} {_render(value)}", file=out)
 
 
-def _amounts(amounts: Any) -> str:
-    if not amounts:
-        return "-"
-    names = [name for name in _FIRST if name in amounts]
-    names += sorted(name for name in amounts if name not in _FIRST)
-    return ", ".join(f"{name} {_amount(name, amounts[name])}" for name in names)
+#: column titles of the resources whose names are long
+_TITLES = {"memory": "MEM", "ephemeral-storage": "EPHEMERAL"}
 
 
-def _amount(name: str, amount: int) -> str:
-    return f"{amount}m" if name == "cpu" else str(amount)
+def _table(rows: list[NodeCapacity], label_keys: list[str], show_labels: bool, out: TextIO) -> None:
+    """One line a node: status, zone, pods, then requested/allocatable (%) and free per resource."""
+    # cpu and memory always; another resource when a pod on some node requests it
+    shown = ordered(
+        {"cpu", "memory"}
+        | {name for row in rows for name, use in row.resources.items() if use.requested}
+    )
+    header = ["NODE", "STATUS", "ZONE", "PODS"]
+    for resource in shown:
+        title = _TITLES.get(resource, resource.upper())
+        header += [f"{title} REQ/ALLOC", f"{title} FREE"]
+    header += [key.upper() for key in label_keys]
+    header += ["LABELS"] * show_labels + ["TAINTS"]
+    lines = [header]
+    for row in rows:
+        line = [row.name, row.status, row.zone or "-", f"{len(row.pods)}/{row.pods_allowed}"]
+        for resource in shown:
+            use = row.resources.get(resource, Use(0, 0))
+            line += [_share(resource, use), amount(resource, use.free)]
+        line += [row.labels.get(key, "-") for key in label_keys]
+        if show_labels:
+            line.append(",".join(f"{key}={value}" for key, value in row.labels.items()) or "-")
+        line.append(",".join(row.taints) or "-")
+        lines.append(line)
+    widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
+    for line in lines:
+        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=True)]
+        print("  ".join(cells).rstrip(), file=out)
+
+
+def _total(rows: list[NodeCapacity], out: TextIO) -> None:
+    summed = total(rows)
+    uses = ", ".join(
+        f"{resource} {_share(resource, use)}, {amount(resource, use.free)} free"
+        for resource, use in summed.resources.items()
+        if resource in ("cpu", "memory") or use.requested
+    )
+    print(
+        f"total of the {summed.nodes} nodes with a Node object: pods "
+        f"{summed.pods_used}/{summed.pods_allowed}" + (f", {uses}" if uses else ""),
+        file=out,
+    )
+
+
+def _share(resource: str, use: Use) -> str:
+    """`requested/allocatable (percent)`."""
+    percent = "-" if use.percent is None else f"{use.percent}%"
+    return f"{amount(resource, use.requested)}/{amount(resource, use.allocatable)} ({percent})"
+
+
+def _detail(row: NodeCapacity, view: NodeView, out: TextIO) -> None:
+    """Everything the cache and the Node object say of one node (--node, --detail)."""
+    print(f"node {row.name}: {row.status}" + (f", zone {row.zone}" if row.zone else ""), file=out)
+    print(f"  taints: {', '.join(row.taints) or '-'}", file=out)
+    labels = ", ".join(f"{key}={value}" for key, value in row.labels.items())
+    print(f"  labels: {labels or '-'}", file=out)
+    pods = f" ({', '.join(row.pods)})" if row.pods else ""
+    print(f"  pods: {len(row.pods)} of {row.pods_allowed}{pods}", file=out)
+    for resource, use in row.resources.items():
+        percent = "" if use.percent is None else f" ({use.percent}%)"
+        non_zero = view.non_zero_requested.get(resource)
+        scoring = "" if non_zero is None else f"; non-zero (scoring) {amount(resource, non_zero)}"
+        print(
+            f"  {resource}: requested {amount(resource, use.requested)} of "
+            f"{amount(resource, use.allocatable)}{percent}, "
+            f"free {amount(resource, use.free)}{scoring}",
+            file=out,
+        )
+    ports = ", ".join(f"{ip}/{protocol}/{port}" for ip, protocol, port in sorted(view.used_ports))
+    print(f"  ports: {ports or '-'}", file=out)
+    images = ", ".join(
+        f"{image} ({state.num_nodes} node{'s' * (state.num_nodes != 1)})"
+        for image, state in view.image_states.items()
+    )
+    print(f"  images: {images or '-'}", file=out)
 
 
 def _render(value: Any) -> str:

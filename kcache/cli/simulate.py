@@ -16,16 +16,25 @@ confirmation) with any violation, throughput in pods/s and peak memory, and
 the time spent inside the cycles alone (for --impl go, as the adapter
 times upstream's cycle, without the pipe).
 
+Ctrl-C stops the run after the cycle under way: the summary covers the
+pods that ran (every check made on them, convergence included) and says it
+was stopped; a second Ctrl-C stops at once.
+
     kcache simulate --impl impl --nodes 5000 --pods 10000
 
-exit status: 0 no property violated, 1 a violation, 2 kcache could not run.
+exit status: 0 no property violated, 1 a violation, 2 kcache could not run,
+130 stopped by Ctrl-C with no violation.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from kcache import exact_json, targets
@@ -90,13 +99,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     release = RELEASES[args.release]
     started = time.monotonic()
     live = sys.stderr.isatty()
-    last = [0.0]
+    last: list[float] = []  # when the last line was written; the first is written at once
 
     def progress(cycles: int, bound: int, violations: int) -> None:
         now = time.monotonic()
-        if not live and now - last[0] < 10:
+        if not live and last and now - last[0] < 10:
             return
-        last[0] = now
+        last[:] = [now]
         rate = cycles / (now - started) if now > started else 0.0
         line = (
             f"cycles {cycles}/{args.pods}, {bound} bound, {violations} violations, "
@@ -105,7 +114,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         sys.stderr.write(f"\r{line}\x1b[K" if live else line + "\n")
         sys.stderr.flush()
 
-    with targets.opened(args.impl) as factory:
+    with targets.opened(args.impl) as factory, _ctrl_c_stops() as stopped:
         targets.require_release(factory, args.impl, release.name)
         result = simulate(
             factory,
@@ -116,6 +125,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             bind_failure_rate=args.bind_failure_rate,
             seed=args.seed,
             progress=progress,
+            stop=stopped,
         )
     if live:
         sys.stderr.write("\r\x1b[K")
@@ -123,7 +133,33 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out.write(exact_json.dumps({"target": args.impl, **result.to_json()}) + "\n")
     else:
         _print(result, args.impl, out)
-    return 1 if result.violations else 0
+    if result.violations:
+        return 1
+    return INTERRUPTED if result.stopped else 0
+
+
+#: exit status of a run stopped by Ctrl-C with no violation: 128 + SIGINT, as the shell reports
+INTERRUPTED = 130
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops() -> Iterator[Callable[[], bool]]:
+    """While entered, the first SIGINT asks the run to stop after its cycle; a second one
+    interrupts at once (Python's own handler is back)."""
+    asked = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield asked.is_set
+        return
+
+    def ask(signum: int, frame: object) -> None:
+        asked.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, ask)
+    try:
+        yield asked.is_set
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _print(result: SimulationResult, target: str, out: TextIO) -> None:
@@ -131,8 +167,13 @@ def _print(result: SimulationResult, target: str, out: TextIO) -> None:
         print(line, file=out)
 
     verdict = "FAIL" if result.violations else "PASS"
+    stopped = (
+        f" (stopped by Ctrl-C after {result.pods} of {result.planned} pods)"
+        if result.stopped
+        else ""
+    )
     say(
-        f"{verdict} {target}: {result.pods} pods on {result.nodes} nodes in "
+        f"{verdict} {target}{stopped}: {result.pods} pods on {result.nodes} nodes in "
         f"{result.elapsed:.1f}s, {result.pods_per_second:.0f} pods/s, "
         f"peak memory {result.peak_rss_mib:.0f} MiB"
     )

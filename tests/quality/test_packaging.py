@@ -4,10 +4,10 @@ The repository keeps `spec/` and `impl/` at its top; the wheel maps them to
 `kcache.spec` and `kcache.impl`, so a user's own `spec` or `impl` package is
 never shadowed, and the pytest plugin stays inert in a suite that does not ask
 for it.  The wheel carries the Go adapter's sources, the vectors, the trace
-format and its schema, so `--impl go` and `kcache replay --vectors` work after
-a plain `pip install`.  Checked on a real wheel, installed (with its
-dependencies, from the package index) into a fresh virtual environment
-outside the checkout.
+format and its schema, and the example cluster, so `--impl go`, `kcache
+replay --vectors` and `kcache show --example` work after a plain `pip
+install`.  Checked on a real wheel, installed (with its dependencies, from
+the package index) into a fresh virtual environment outside the checkout.
 """
 
 from __future__ import annotations
@@ -126,6 +126,7 @@ def test_the_wheel_carries_the_adapter_vectors_and_format(wheel: Path) -> None:
         "vectors/machine/ForgetPod.jsonl",
         "trace-format.md",
         "trace.schema.json",
+        "example-cluster.yaml",
     ):
         assert bundled + part in names
     # copies, not links: every vector of the checkout is there
@@ -137,6 +138,15 @@ def test_the_wheel_carries_the_adapter_vectors_and_format(wheel: Path) -> None:
 def test_version(python: Path, tmp_path: Path) -> None:
     done = kcache(python, tmp_path, "--version")
     assert (done.returncode, done.stdout) == (0, "kcache 0.1.0\n")
+
+
+def test_the_example_cluster_shows(python: Path, tmp_path: Path) -> None:
+    """A wheel user has the cluster of docs/getting-started.md to try `kcache show` on."""
+    done = kcache(python, tmp_path, "show", "--example", "--impl", "spec", "--impl", "impl")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "read 1 input(s): 3 nodes, 7 pods (5 added, 2 left out)"
+    assert lines[-1] == "AGREE spec, impl: same outcomes, nodes and snapshot"
 
 
 def test_the_bundled_vectors_replay(python: Path, tmp_path: Path) -> None:

@@ -37,6 +37,20 @@ def test_inert_without_the_option(user_project: pytest.Pytester) -> None:
     )  # no item; the plugin line names the distribution
 
 
+def test_the_item_is_counted_as_collected(pytester: pytest.Pytester) -> None:
+    """A project with no tests of its own: "collected 1 item", then "1 passed"."""
+    result = pytester.runpytest_subprocess("--kcache-impl", "impl", "--kcache-max-examples", "2")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["collected 1 item"])
+    assert "collected 0 items" not in result.stdout.str()
+
+
+def test_the_item_is_counted_beside_the_users_tests(user_project: pytest.Pytester) -> None:
+    result = user_project.runpytest_subprocess("--kcache-impl", "impl", "-k", "users_own")
+    result.stdout.fnmatch_lines(["collected 2 items / 1 deselected / 1 selected"])
+    result.assert_outcomes(passed=1, deselected=1)
+
+
 def test_options_are_documented(user_project: pytest.Pytester) -> None:
     """pytest --help lists the plugin's options under their own heading."""
     result = user_project.runpytest_subprocess("--help")

@@ -98,12 +98,166 @@ class TestSmallCluster:
         lines = out.splitlines()
         assert lines[0] == "read 1 input(s): 3 nodes, 7 pods (5 added, 2 left out)"
         assert lines[1] == "ignored 1 objects of other kinds: 1 Service"
-        assert "node node-a zone r1/z1" in lines
-        assert "  pods: 2 (shop/web-1, jobs/batch-1)" in lines
-        assert "  requested: cpu 550m, memory 167772160" in lines
-        assert "node node-gone (no Node object: pods point at it)" in lines
-        assert "snapshot node order: node-a, node-b, node-c" in lines
+        assert lines[4] == "cache (spec, impl): NodeCount 4, PodCount 5, 3 nodes with a Node object"
+        # node-a: web-1 requests 250m and 64Mi, batch-1 nothing; allocatable 4 cores and 8Gi.
+        #   cpu 250/4000 = 6.25% -> 6%, free 3750m; memory 64Mi/8192Mi = 0.78% -> 0%,
+        #   free 8128Mi = 7.94Gi -> 7.9Gi; its Ready condition is True.
+        # node-b: web-2 (250m, 64Mi) + cache-1 (sidecar 100m, 32Mi beside 200m, 64Mi) = 550m,
+        #   160Mi of 2 cores and 4Gi: cpu 27.5% -> 27%, free 1450m; memory 160/4096 = 3.9%
+        #   -> 3%, free 3936Mi = 3.84Gi -> 3.8Gi; Ready is False.
+        # node-c: no pods, 2000m (2 cores) and 4294967296 bytes (4Gi); no conditions: Unknown.
+        # node-gone: orphan-1's 100m on a node no file holds: nothing allocatable, -100m free.
+        assert lines[5:10] == [
+            "NODE       STATUS        ZONE   PODS   CPU REQ/ALLOC  CPU FREE  MEM REQ/ALLOC   "
+            "MEM FREE  TAINTS",
+            "node-a     Ready         r1/z1  2/110  250m/4 (6%)    3750m     64Mi/8Gi (0%)   "
+            "7.9Gi     -",
+            "node-b     NotReady      r1/z2  2/110  550m/2 (27%)   1450m     160Mi/4Gi (3%)  "
+            "3.8Gi     -",
+            "node-c     Unknown       r1/z1  0/110  0/2 (0%)       2         0/4Gi (0%)      "
+            "4Gi       -",
+            "node-gone  NoNodeObject  -      1/0    100m/0 (-)     -100m     0/0 (-)         "
+            "0         -",
+        ]
+        # the nodes with a Node object: 250m + 550m + 0 = 800m of 4 + 2 + 2 = 8 cores (10%),
+        # 7200m free; 64Mi + 160Mi = 224Mi of 16Gi = 16384Mi (1.4% -> 1%), 16160Mi = 15.8Gi free
+        assert lines[10] == (
+            "total of the 3 nodes with a Node object: pods 4/330, cpu 800m/8 (10%), 7200m free, "
+            "memory 224Mi/16Gi (1%), 15.8Gi free"
+        )
+        assert lines[11].startswith("NoNodeObject: pods point at a node the files do not hold")
+        assert lines[12] == "snapshot node order: node-a, node-b, node-c"
         assert lines[-1] == "AGREE spec, impl: same outcomes, nodes and snapshot"
+
+    def test_json_capacity(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """The same figures as the text, exact: bytes and millicores, pods by name and UID."""
+        shown = shown_json(capsys, str(SMALL))["capacity"]
+        assert shown["target"] == "spec"
+        nodes = shown["nodes"]
+        assert list(nodes) == ["node-a", "node-b", "node-c", "node-gone"]
+        node_a = nodes["node-a"]
+        assert node_a["ready"] == "Ready"
+        assert node_a["unschedulable"] is False
+        assert node_a["taints"] == []
+        assert node_a["labels"] == {
+            "kubernetes.io/hostname": "node-a",
+            "topology.kubernetes.io/region": "r1",
+            "topology.kubernetes.io/zone": "z1",
+        }
+        # the cache lists pods by UID: web-1's ends in 1, batch-1's in 3
+        assert node_a["pods"] == ["shop/web-1", "jobs/batch-1"]
+        assert node_a["pod_uids"] == [
+            "7b2e1d4f-0002-4000-8000-000000000001",
+            "7b2e1d4f-0002-4000-8000-000000000003",
+        ]
+        assert (node_a["pods_used"], node_a["pods_allowed"]) == (2, 110)
+        assert node_a["resources"] == {
+            "cpu": {"requested": 250, "allocatable": 4000, "free": 3750, "percent": 6},
+            "memory": {
+                "requested": 64 * MIB,
+                "allocatable": 8192 * MIB,
+                "free": 8128 * MIB,
+                "percent": 0,
+            },
+            "ephemeral-storage": {
+                "requested": 0,
+                "allocatable": 100 * 1024 * MIB,
+                "free": 100 * 1024 * MIB,
+                "percent": 0,
+            },
+        }
+        node_b = nodes["node-b"]
+        assert node_b["ready"] == "NotReady"
+        assert node_b["resources"]["cpu"] == {
+            "requested": 550,
+            "allocatable": 2000,
+            "free": 1450,
+            "percent": 27,
+        }
+        assert node_b["resources"]["memory"]["free"] == (4096 - 160) * MIB
+        assert node_b["resources"]["memory"]["percent"] == 3
+        assert nodes["node-c"]["ready"] == "Unknown"
+        gone = nodes["node-gone"]
+        assert gone["has_node"] is False
+        assert gone["pods"] == ["jobs/orphan-1"]
+        assert gone["resources"]["cpu"] == {
+            "requested": 100,
+            "allocatable": 0,
+            "free": -100,
+            "percent": None,
+        }
+        # the ghost's 100m count nowhere: 800m of 8 cores, as in the text
+        assert shown["total"] == {
+            "nodes": 3,
+            "pods_used": 4,
+            "pods_allowed": 330,
+            "resources": {
+                "cpu": {"requested": 800, "allocatable": 8000, "free": 7200, "percent": 10},
+                "memory": {
+                    "requested": 224 * MIB,
+                    "allocatable": 16384 * MIB,
+                    "free": 16160 * MIB,
+                    "percent": 1,
+                },
+                "ephemeral-storage": {
+                    "requested": 0,
+                    "allocatable": 100 * 1024 * MIB,
+                    "free": 100 * 1024 * MIB,
+                    "percent": 0,
+                },
+            },
+        }
+
+    def test_one_nodes_detail(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, out, _ = show(capsys, str(SMALL), "--node", "node-a")
+        assert status == 0
+        lines = out.splitlines()
+        start = lines.index("node node-a: Ready, zone r1/z1")
+        # non-zero requests add batch-1's defaults, 100m and 200Mi: 350m and 264Mi
+        assert lines[start + 1 : start + 9] == [
+            "  taints: -",
+            "  labels: kubernetes.io/hostname=node-a, topology.kubernetes.io/region=r1, "
+            "topology.kubernetes.io/zone=z1",
+            "  pods: 2 of 110 (shop/web-1, jobs/batch-1)",
+            "  cpu: requested 250m of 4 (6%), free 3750m; non-zero (scoring) 350m",
+            "  memory: requested 64Mi of 8Gi (0%), free 7.9Gi; non-zero (scoring) 264Mi",
+            "  ephemeral-storage: requested 0 of 100Gi (0%), free 100Gi",
+            "  ports: 0.0.0.0/TCP/8080",
+            "  images: docker.io/library/nginx:1.25 (2 nodes), "
+            "docker.io/library/nginx@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54"
+            "a66cd53c9b31 (2 nodes)",
+        ]
+        assert not any(line.startswith("node node-b") for line in lines)
+
+    def test_every_nodes_detail(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, out, _ = show(capsys, str(SMALL), "--detail")
+        assert status == 0
+        details = [line for line in out.splitlines() if line.startswith("node ")]
+        assert details == [
+            "node node-a: Ready, zone r1/z1",
+            "node node-b: NotReady, zone r1/z2",
+            "node node-c: Unknown, zone r1/z1",
+            "node node-gone: NoNodeObject",
+        ]
+
+    def test_a_node_the_cache_lacks_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, out, err = show(capsys, str(SMALL), "--node", "node-z")
+        assert (status, out) == (2, "")
+        assert err == (
+            "kcache: error: --node node-z: the cache holds no such node "
+            "(it holds: node-a, node-b, node-c, node-gone)\n"
+        )
+
+    def test_the_example_is_the_small_cluster(self, capsys: pytest.CaptureFixture[str]) -> None:
+        from_file = show(capsys, str(SMALL))[1].splitlines()
+        status, out, _ = show(capsys, "--example")
+        assert status == 0
+        assert out.splitlines() == from_file
+
+    def test_no_input_is_a_usage_error(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, out, err = show(capsys)
+        assert (status, out) == (2, "")
+        assert "give kubectl's JSON or YAML files, - for stdin, or --example" in err
 
     def test_standard_input(
         self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -112,6 +266,80 @@ class TestSmallCluster:
         shown = shown_json(capsys, "-")
         assert shown["inputs"] == ["-"]
         assert shown["targets"]["spec"]["pod_count"] == 5
+
+
+SCHEDULING = CLUSTER / "scheduling" / "cluster.yaml"
+
+
+class TestCordonTaintsAndLabels:
+    """tests/data/cluster/scheduling/cluster.yaml: node-b cordoned, node-c tainted."""
+
+    def test_text(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, out, _ = show(capsys, str(SCHEDULING), "-L", "topology.kubernetes.io/zone")
+        assert status == 0
+        lines = out.splitlines()
+        # node-a: app's 2 cores and 2Gi of 4 and 8Gi: 50% and 25%, 2 cores and 6Gi free.
+        # node-d: proxy requests nothing (its host port is not a resource).
+        # node-e: batch's 1500m and 1Gi of 2 and 4Gi: 75% and 25%, 500m and 3Gi free.
+        # No node reports conditions: Unknown; node-b adds SchedulingDisabled.
+        assert lines[2:10] == [
+            "NODE    STATUS                      ZONE   PODS   CPU REQ/ALLOC  CPU FREE  "
+            "MEM REQ/ALLOC  MEM FREE  TOPOLOGY.KUBERNETES.IO/ZONE  TAINTS",
+            "node-a  Unknown                     r1/z1  1/110  2/4 (50%)      2         "
+            "2Gi/8Gi (25%)  6Gi       z1                           -",
+            "node-b  Unknown,SchedulingDisabled  r1/z2  0/110  0/2 (0%)       2         "
+            "0/4Gi (0%)     4Gi       z2                           -",
+            "node-c  Unknown                     r1/z1  0/110  0/4 (0%)       4         "
+            "0/8Gi (0%)     8Gi       z1                           dedicated=gpu:NoSchedule",
+            "node-d  Unknown                     r1/z2  1/110  0/4 (0%)       4         "
+            "0/8Gi (0%)     8Gi       z2                           -",
+            "node-e  Unknown                     r1/z2  1/110  1500m/2 (75%)  500m      "
+            "1Gi/4Gi (25%)  3Gi       z2                           -",
+            "node-f  Unknown                     r1/z1  0/110  0/8 (0%)       8         "
+            "0/16Gi (0%)    16Gi      z1                           -",
+            # 3.5 of 24 cores (14.6% -> 14%), 20.5 free; 3Gi of 48Gi (6.25% -> 6%), 45Gi free
+            "total of the 6 nodes with a Node object: pods 3/660, cpu 3500m/24 (14%), "
+            "20500m free, memory 3Gi/48Gi (6%), 45Gi free",
+        ]
+
+    def test_json(self, capsys: pytest.CaptureFixture[str]) -> None:
+        nodes = shown_json(capsys, str(SCHEDULING))["capacity"]["nodes"]
+        assert [name for name, node in nodes.items() if node["unschedulable"]] == ["node-b"]
+        assert {name: node["taints"] for name, node in nodes.items() if node["taints"]} == {
+            "node-c": ["dedicated=gpu:NoSchedule"]
+        }
+        assert nodes["node-e"]["resources"]["cpu"] == {
+            "requested": 1500,
+            "allocatable": 2000,
+            "free": 500,
+            "percent": 75,
+        }
+
+    def test_every_label(self, capsys: pytest.CaptureFixture[str]) -> None:
+        status, out, _ = show(capsys, str(SCHEDULING), "--show-labels")
+        assert status == 0
+        lines = out.splitlines()
+        labels = "topology.kubernetes.io/region=r1,topology.kubernetes.io/zone=z1"
+        assert lines[2].endswith("LABELS".ljust(len(labels)) + "  TAINTS")
+        assert lines[3].endswith(f"{labels}  -")
+
+
+def test_fifty_nodes_make_a_line_each(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A line a node, not a block: 50 nodes, 55 lines (read, cache, header, total, order)."""
+    nodes = "".join(
+        f"- {{kind: Node, metadata: {{name: n{index:02}}}, "
+        f"status: {{allocatable: {{cpu: '8', memory: 32Gi, pods: '110'}}}}}}\n"
+        for index in range(50)
+    )
+    cluster = tmp_path / "fifty.yaml"
+    cluster.write_text(f"kind: List\nitems:\n{nodes}")
+    status, out, _ = show(capsys, str(cluster))
+    assert status == 0
+    lines = out.splitlines()
+    assert len(lines) == 55
+    assert lines[3] == (
+        "n00   Unknown  -     0/110  0/8 (0%)       8         0/32Gi (0%)    32Gi      -"
+    )
 
 
 class TestDisagreement:
@@ -196,7 +424,7 @@ class TestBadInput:
         status, out, err = show(capsys, str(bad))
         assert status == 2
         assert out == ""
-        assert err.startswith(f"kcache: error: {bad}: line 66: items[3]: ")
+        assert err.startswith(f"kcache: error: {bad}: line 75: items[3]: ")
         assert "spec.containers[0].resources.requests.cpu" in err
         assert "Traceback" not in err
 

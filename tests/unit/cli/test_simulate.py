@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -66,3 +70,47 @@ def test_a_decision_visible_bug_is_a_violation(bug: type[ImplCache]) -> None:
         bug, release=V1_37, nodes=6, pods=300, churn=0.2, bind_failure_rate=0.3, seed=0
     )
     assert result.violations
+
+
+def stopped_by_ctrl_c(*argv: str) -> tuple[int, str, str]:
+    """`kcache simulate` of 200000 pods (many minutes), sent SIGINT once it has started.
+
+    The first progress line is written after cycle 0, the handler already set:
+    that line is the event the signal waits on.
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kcache", "simulate", "--impl", "impl", "--nodes", "20", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert first.startswith("cycles 0/200000, "), first
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=300)
+    return process.returncode, out, err
+
+
+def test_ctrl_c_prints_the_summary_of_what_ran() -> None:
+    """SIGINT mid-run: the summary of the pods that ran, every check made on them, exit 130."""
+    status, out, err = stopped_by_ctrl_c("--pods", "200000", "--format", "json")
+    assert status == 130, err
+    assert "Traceback" not in err
+    document = json.loads(out)
+    assert document["stopped"] is True
+    assert document["pods_planned"] == 200000
+    assert 0 < document["pods"] < 200000
+    assert sum(document["outcomes"].values()) == document["pods"]
+    assert document["checked"]["cache equals the cluster after every confirmation"] == 1
+    assert document["violations"] == []
+
+
+def test_the_text_summary_says_the_run_was_stopped() -> None:
+    status, out, _ = stopped_by_ctrl_c("--pods", "200000")
+    assert status == 130
+    first = out.splitlines()[0]
+    assert re.match(
+        r"PASS impl \(stopped by Ctrl-C after (\d+) of 200000 pods\): \1 pods on 20 nodes in ",
+        first,
+    ), first
