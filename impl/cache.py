@@ -559,7 +559,8 @@ class Cache:
                 f"got {type(snapshot).__name__}"
             )
         with self._lock.write:
-            snapshot.forget_all(non_host_scoped=self._non_host_scoped)
+            if snapshot.assumed_pods:
+                snapshot.forget_all(non_host_scoped=self._non_host_scoped)
             update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
 
     def start_mutations(self, snapshot: SnapshotProtocol) -> None:
