@@ -10,7 +10,7 @@ subtracts exactly what adding it added, whatever the caller passes later.
 from __future__ import annotations
 
 from kcache.impl.generation import next_generation
-from kcache.impl.image_states import ImageState, ImageStateSnapshot
+from kcache.impl.image_states import ImageState
 from kcache.impl.pod_info import ContainerPort, PodInfo, affinity_classes
 from kcache.impl.resource import ResourceTotals
 from kcache.spec.errors import Fatal, PodNotOnNodeError
@@ -168,10 +168,7 @@ class NodeInfo:
         target.requested = self.requested.clone()
         target.non_zero_requested = self.non_zero_requested.clone()
         target.allocatable = self.allocatable
-        target.image_states = {
-            name: ImageStateSnapshot(state.size, state.num_nodes)
-            for name, state in self.image_states.items()
-        }
+        target.image_states = {name: state.frozen for name, state in self.image_states.items()}
         target.pvc_ref_counts = self.pvc_ref_counts.copy()
         target.generation = self.generation
 
