@@ -109,7 +109,8 @@ class NodeInfo:
                 f"NodeInfo.RemovePod: no pod {pod.name} on a NodeInfo without a node "
                 "(upstream dereferences the missing node and panics)"
             )
-        affinity = affinity_classes(pod)
+        # The held object itself (the common case) is classified already.
+        affinity = held.affinity if held is not None and held.pod is pod else affinity_classes(pod)
         if affinity.has_affinity:
             _swap_remove(self.pods_with_affinity, _index_of(self.pods_with_affinity, uid))
         if affinity.has_required_anti_affinity:

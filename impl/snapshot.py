@@ -288,23 +288,6 @@ def update_snapshot(
     Raises SnapshotInconsistentError, after repairing the snapshot with a full
     rebuild, when the rebuilt list and the tree disagree in length.
     """
-    head = node_infos.head
-    # Nothing newer than the snapshot, nothing to prune, the list consistent: the node
-    # half below would change nothing, so the common refresh of a scheduling cycle skips it.
-    if not (
-        head is not None
-        and head.info.generation == snapshot.generation
-        and len(snapshot.node_infos) == len(snapshot.node_list) == tree.num_nodes
-    ):
-        _update_nodes(snapshot, node_infos, tree)
-    if groups.enabled:
-        _copy_changed(snapshot.pod_groups, groups.states)
-        if groups.composites_enabled:
-            _copy_changed(snapshot.composite_pod_groups, groups.composites)
-
-
-def _update_nodes(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree) -> None:
-    """The node half of `update_snapshot`: re-clone what changed, prune, rebuild the lists."""
     seen_generation = snapshot.generation
     rebuild_all = False
     #: the derived lists (or the PVC set) whose membership may have changed
@@ -349,6 +332,11 @@ def _update_nodes(snapshot: Snapshot, node_infos: NodeInfoList, tree: NodeTree) 
         _log.error(message)
         _rebuild_lists(snapshot, tree, rebuild_all=True)
         raise SnapshotInconsistentError(message)
+
+    if groups.enabled:
+        _copy_changed(snapshot.pod_groups, groups.states)
+        if groups.composites_enabled:
+            _copy_changed(snapshot.composite_pod_groups, groups.composites)
 
 
 def _copy_changed(
