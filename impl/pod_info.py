@@ -74,10 +74,8 @@ class PodInfo:
         self.pod = pod
         self.uid = pod.uid
         requests, non_zero = pod_requests(manifest, release)
-        self.requests, self.non_zero_cpu, self.non_zero_memory = shared_accounting(
-            to_resource(requests),
-            milli_value(non_zero.get("cpu", 0)),
-            whole_value(non_zero.get("memory", 0)),
+        self.requests, self.non_zero_cpu, self.non_zero_memory = counted(
+            tuple(requests.items()), tuple(non_zero.items())
         )
         self.host_ports = tuple(host_ports(spec))
         self.pvc_keys = tuple(pvc_keys(manifest))
@@ -85,12 +83,18 @@ class PodInfo:
 
 
 @functools.lru_cache(maxsize=4096)
-def shared_accounting(
-    requests: Resource, non_zero_cpu: int, non_zero_memory: int
+def counted(
+    requests: tuple[tuple[str, int], ...], non_zero: tuple[tuple[str, int], ...]
 ) -> tuple[Resource, int, int]:
-    """The first-seen equal values, so that pods of one shape hold one `Resource` and one set
-    of amounts between them (a fresh `Resource` and its large ints cost about 180 B a pod)."""
-    return requests, non_zero_cpu, non_zero_memory
+    """What a NodeInfo adds for these requests and non-zero requests: the `Resource`, the
+    non-zero cpu (milli) and memory.  Made once per distinct shape, so pods of one shape
+    share the values (a fresh `Resource` and its large ints cost about 180 B a pod)."""
+    non_zero_amounts = dict(non_zero)
+    return (
+        to_resource(dict(requests)),
+        milli_value(non_zero_amounts.get("cpu", 0)),
+        whole_value(non_zero_amounts.get("memory", 0)),
+    )
 
 
 # -- requests (§3.3 to §3.7) --------------------------------------------------------------------
@@ -100,7 +104,7 @@ def pod_requests(manifest: Fields, release: Release) -> tuple[ResourceList, Reso
     """`CalculateResource`: the pod's requests, and the same with the non-zero defaults."""
     pod = _PodReading(manifest)
     requests = _requests(pod, release, {})
-    defaults = non_missing_defaults(requests, pod_level_requests_set(pod.spec))
+    defaults = non_missing_defaults(requests, pod.pod_level_set)
     return requests, (_requests(pod, release, defaults) if defaults else requests)
 
 
@@ -127,11 +131,11 @@ def _requests(pod: _PodReading, release: Release, defaults: ResourceList) -> Res
             release.counts_pod_level_status, release.counts_status_per_view
         ]
     else:
-        total = aggregate(pod, _spec_view, defaults)
+        total = aggregate(pod, pod.spec_requests, defaults)
         pod_level = _spec_pod_level
-    if pod_level_requests_set(pod.spec):
+    if pod.pod_level_set:
         total.update(pod_level(pod))
-    add_into(total, overhead(pod.spec))
+    add_into(total, pod.overhead)
     return total
 
 
@@ -144,8 +148,11 @@ class _PodReading:
     """The parts of one manifest the request rules read, looked up once."""
 
     __slots__ = (
+        "_spec_requests",
         "containers",
         "init_containers",
+        "overhead",
+        "pod_level_set",
         "reports_resize",
         "resize_infeasible",
         "spec",
@@ -153,7 +160,11 @@ class _PodReading:
     )
 
     def __init__(self, manifest: Fields) -> None:
-        self.spec = _object(manifest, "spec")
+        self.spec = spec = _object(manifest, "spec")
+        # Read once for both passes of `pod_requests` (plain and with the non-zero defaults).
+        self.pod_level_set = pod_level_requests_set(spec)
+        self.overhead = overhead(spec)
+        self._spec_requests: dict[int, ResourceList | None] = {}
         self.status = status = _object(manifest, "status")
         self.containers: list[Fields] = _objects(self.spec, "containers")
         self.init_containers: list[Fields] = _objects(self.spec, "initContainers")
@@ -163,6 +174,14 @@ class _PodReading:
         self.reports_resize = self.resize_infeasible or any(
             entry.get(key) is not None for entry in entries for key in _RESIZE_FIELDS
         )
+
+    def spec_requests(self, container: Fields, init: bool) -> ResourceList | None:
+        """A container's spec requests (`ContainerRequests` of the spec view), decoded once
+        for both passes; the containers outlive this reading, so their ids stay theirs."""
+        key = id(container)
+        if key not in self._spec_requests:
+            self._spec_requests[key] = container_requests(container)
+        return self._spec_requests[key]
 
 
 #: the fields of a pod or container status that report an in-place resize (§3.6)
