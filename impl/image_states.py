@@ -99,7 +99,7 @@ class ImageStates:
             summary = summaries.get(name)
             if summary is not None and node.name in summary.nodes:
                 summary.nodes.remove(node.name)
-                if summary.nodes:
-                    summary.refreeze()
-                else:
+                # A ghost NodeInfo keeps pointing at a summary nobody has any more.
+                summary.refreeze()
+                if not summary.nodes:
                     del summaries[name]
