@@ -186,6 +186,9 @@ class PythonSide:
     def measure(self, name: str, count: int) -> float:
         """CPU nanoseconds per operation of one run of measurement `name`."""
         gc.collect()
+        # The pairs and rebuilds before changed nodes the snapshot has not seen: catch up
+        # first, so that a refresh measurement starts from an up-to-date snapshot.
+        self.cache.update_snapshot(self.snapshot)
         return self._runs[name](count)
 
     def _refresh0(self, count: int) -> float:
