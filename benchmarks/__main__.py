@@ -22,6 +22,7 @@ from benchmarks.operations import operations_section
 from benchmarks.report import Table, Target, from_json, render, render_targets, to_json
 from benchmarks.scale import FULL, QUICK, Scale
 from benchmarks.scaling import scaling_section
+from benchmarks.side_by_side import upstream_section
 from benchmarks.simulate import simulate_section
 from benchmarks.snapshot import snapshot_section
 
@@ -34,6 +35,7 @@ SECTIONS: dict[str, Callable[[Scale], Table]] = {
     "workers": workers_section,
     "throughput": throughput_section,
     "simulate": simulate_section,
+    "upstream": upstream_section,
 }
 
 

@@ -287,7 +287,11 @@ class Cache:
                     if self._release.has_remove_assumed_pod
                     else f"pod {key}({pod.ref}) wasn't assumed so cannot be forgotten"
                 )
-            if self._listed_on(affinity_classes(pod)) != self._listed_on(state.info.affinity):
+            held = state.info
+            # The held object itself (the common case) is classified already.
+            if pod is not held.pod and self._listed_on(affinity_classes(pod)) != self._listed_on(
+                held.affinity
+            ):
                 self._contract_kept = False
             self._remove_pod(pod, forget=forget)
 
@@ -559,7 +563,19 @@ class Cache:
                 f"got {type(snapshot).__name__}"
             )
         with self._lock.write:
-            snapshot.forget_all(non_host_scoped=self._non_host_scoped)
+            if snapshot.assumed_pods:
+                snapshot.forget_all(non_host_scoped=self._non_host_scoped)
+            head = self._node_infos.head
+            if (
+                head is not None
+                and head.info.generation == snapshot.generation
+                and len(snapshot.node_infos) == len(snapshot.node_list) == self._node_tree.num_nodes
+                and not self._groups.enabled
+            ):
+                # Nothing newer, nothing to prune, the list consistent, no groups to copy:
+                # the full refresh would change nothing (it is what a refresh between two
+                # cycles with no event between them costs, so it is kept to a few reads).
+                return
             update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
 
     def start_mutations(self, snapshot: SnapshotProtocol) -> None:

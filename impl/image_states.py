@@ -22,6 +22,9 @@ class ImageState(Protocol):
     @property
     def num_nodes(self) -> int: ...
 
+    @property
+    def frozen(self) -> ImageStateSnapshot: ...
+
 
 class ImageStateSnapshot(NamedTuple):
     """An image as a NodeInfo clone holds it: the size and the node count when cloned."""
@@ -29,20 +32,35 @@ class ImageStateSnapshot(NamedTuple):
     size: int
     num_nodes: int
 
+    @property
+    def frozen(self) -> ImageStateSnapshot:
+        """Already frozen: a clone of a clone shares it."""
+        return self
+
 
 class ImageStateSummary:
-    """One image: the first reporter's size and the names of the nodes that have it."""
+    """One image: the first reporter's size and the names of the nodes that have it.
 
-    __slots__ = ("nodes", "size")
+    `frozen` is the copy a NodeInfo clone takes, made again only when the node set
+    changes (a node event), so that the clones of a refresh share it instead of
+    each building its own.
+    """
+
+    __slots__ = ("frozen", "nodes", "size")
 
     def __init__(self, size: int, first_node: str) -> None:
         self.size = size
         self.nodes = {first_node}
+        self.frozen = ImageStateSnapshot(size, 1)
 
     @property
     def num_nodes(self) -> int:
         """How many nodes have the image right now."""
         return len(self.nodes)
+
+    def refreeze(self) -> None:
+        """Take a new frozen copy after the node set changed."""
+        self.frozen = ImageStateSnapshot(self.size, len(self.nodes))
 
 
 class ImageStates:
@@ -66,8 +84,9 @@ class ImageStates:
                 summary = summaries.get(name)
                 if summary is None:
                     summary = summaries[name] = ImageStateSummary(image.size_bytes, node.name)
-                else:
+                elif node.name not in summary.nodes:
                     summary.nodes.add(node.name)
+                    summary.refreeze()
                 per_node.setdefault(name, summary)
         return per_node
 
@@ -78,7 +97,9 @@ class ImageStates:
         summaries = self.summaries
         for name in node.image_names:
             summary = summaries.get(name)
-            if summary is not None:
-                summary.nodes.discard(node.name)
+            if summary is not None and node.name in summary.nodes:
+                summary.nodes.remove(node.name)
+                # A ghost NodeInfo keeps pointing at a summary nobody has any more.
+                summary.refreeze()
                 if not summary.nodes:
                     del summaries[name]

@@ -10,7 +10,7 @@ subtracts exactly what adding it added, whatever the caller passes later.
 from __future__ import annotations
 
 from kcache.impl.generation import next_generation
-from kcache.impl.image_states import ImageState, ImageStateSnapshot
+from kcache.impl.image_states import ImageState
 from kcache.impl.pod_info import ContainerPort, PodInfo, affinity_classes
 from kcache.impl.resource import ResourceTotals
 from kcache.spec.errors import Fatal, PodNotOnNodeError
@@ -109,7 +109,8 @@ class NodeInfo:
                 f"NodeInfo.RemovePod: no pod {pod.name} on a NodeInfo without a node "
                 "(upstream dereferences the missing node and panics)"
             )
-        affinity = affinity_classes(pod)
+        # The held object itself (the common case) is classified already.
+        affinity = held.affinity if held is not None and held.pod is pod else affinity_classes(pod)
         if affinity.has_affinity:
             _swap_remove(self.pods_with_affinity, _index_of(self.pods_with_affinity, uid))
         if affinity.has_required_anti_affinity:
@@ -168,10 +169,7 @@ class NodeInfo:
         target.requested = self.requested.clone()
         target.non_zero_requested = self.non_zero_requested.clone()
         target.allocatable = self.allocatable
-        target.image_states = {
-            name: ImageStateSnapshot(state.size, state.num_nodes)
-            for name, state in self.image_states.items()
-        }
+        target.image_states = {name: state.frozen for name, state in self.image_states.items()}
         target.pvc_ref_counts = self.pvc_ref_counts.copy()
         target.generation = self.generation
 

@@ -74,12 +74,27 @@ class PodInfo:
         self.pod = pod
         self.uid = pod.uid
         requests, non_zero = pod_requests(manifest, release)
-        self.requests = to_resource(requests)
-        self.non_zero_cpu = milli_value(non_zero.get("cpu", 0))
-        self.non_zero_memory = whole_value(non_zero.get("memory", 0))
+        self.requests, self.non_zero_cpu, self.non_zero_memory = counted(
+            tuple(requests.items()), tuple(non_zero.items())
+        )
         self.host_ports = tuple(host_ports(spec))
         self.pvc_keys = tuple(pvc_keys(manifest))
         self.affinity = affinity_classes(pod)
+
+
+@functools.lru_cache(maxsize=4096)
+def counted(
+    requests: tuple[tuple[str, int], ...], non_zero: tuple[tuple[str, int], ...]
+) -> tuple[Resource, int, int]:
+    """What a NodeInfo adds for these requests and non-zero requests: the `Resource`, the
+    non-zero cpu (milli) and memory.  Made once per distinct shape, so pods of one shape
+    share the values (a fresh `Resource` and its large ints cost about 180 B a pod)."""
+    non_zero_amounts = dict(non_zero)
+    return (
+        to_resource(dict(requests)),
+        milli_value(non_zero_amounts.get("cpu", 0)),
+        whole_value(non_zero_amounts.get("memory", 0)),
+    )
 
 
 # -- requests (§3.3 to §3.7) --------------------------------------------------------------------
@@ -89,7 +104,7 @@ def pod_requests(manifest: Fields, release: Release) -> tuple[ResourceList, Reso
     """`CalculateResource`: the pod's requests, and the same with the non-zero defaults."""
     pod = _PodReading(manifest)
     requests = _requests(pod, release, {})
-    defaults = non_missing_defaults(requests, pod_level_requests_set(pod.spec))
+    defaults = non_missing_defaults(requests, pod.pod_level_set)
     return requests, (_requests(pod, release, defaults) if defaults else requests)
 
 
@@ -116,11 +131,11 @@ def _requests(pod: _PodReading, release: Release, defaults: ResourceList) -> Res
             release.counts_pod_level_status, release.counts_status_per_view
         ]
     else:
-        total = aggregate(pod, _spec_view, defaults)
+        total = aggregate(pod, pod.spec_requests, defaults)
         pod_level = _spec_pod_level
-    if pod_level_requests_set(pod.spec):
+    if pod.pod_level_set:
         total.update(pod_level(pod))
-    add_into(total, overhead(pod.spec))
+    add_into(total, pod.overhead)
     return total
 
 
@@ -133,8 +148,11 @@ class _PodReading:
     """The parts of one manifest the request rules read, looked up once."""
 
     __slots__ = (
+        "_spec_requests",
         "containers",
         "init_containers",
+        "overhead",
+        "pod_level_set",
         "reports_resize",
         "resize_infeasible",
         "spec",
@@ -142,7 +160,11 @@ class _PodReading:
     )
 
     def __init__(self, manifest: Fields) -> None:
-        self.spec = _object(manifest, "spec")
+        self.spec = spec = _object(manifest, "spec")
+        # Read once for both passes of `pod_requests` (plain and with the non-zero defaults).
+        self.pod_level_set = pod_level_requests_set(spec)
+        self.overhead = overhead(spec)
+        self._spec_requests: dict[int, ResourceList | None] = {}
         self.status = status = _object(manifest, "status")
         self.containers: list[Fields] = _objects(self.spec, "containers")
         self.init_containers: list[Fields] = _objects(self.spec, "initContainers")
@@ -152,6 +174,14 @@ class _PodReading:
         self.reports_resize = self.resize_infeasible or any(
             entry.get(key) is not None for entry in entries for key in _RESIZE_FIELDS
         )
+
+    def spec_requests(self, container: Fields, init: bool) -> ResourceList | None:
+        """A container's spec requests (`ContainerRequests` of the spec view), decoded once
+        for both passes; the containers outlive this reading, so their ids stay theirs."""
+        key = id(container)
+        if key not in self._spec_requests:
+            self._spec_requests[key] = container_requests(container)
+        return self._spec_requests[key]
 
 
 #: the fields of a pod or container status that report an in-place resize (§3.6)
@@ -503,18 +533,26 @@ def affinity_classes(pod: Pod) -> AffinityClasses:
     """Which affinity lists `pod` qualifies for, read from its `spec.affinity`."""
     affinity = _object(pod.manifest, "spec").get("affinity")
     if affinity is None:
-        return AffinityClasses(False, False, False)
+        return _NO_AFFINITY
     anti = affinity.get("podAntiAffinity")
     required = (
         [] if anti is None else _objects(anti, "requiredDuringSchedulingIgnoredDuringExecution")
     )
-    return AffinityClasses(
-        has_affinity=anti is not None or affinity.get("podAffinity") is not None,
-        has_required_anti_affinity=bool(required),
-        has_required_non_host_scoped_anti_affinity=any(
-            (term.get("topologyKey") or "") != HOSTNAME_TOPOLOGY_KEY for term in required
-        ),
-    )
+    return _AFFINITY_CLASSES[
+        anti is not None or affinity.get("podAffinity") is not None,
+        bool(required),
+        any((term.get("topologyKey") or "") != HOSTNAME_TOPOLOGY_KEY for term in required),
+    ]
+
+
+#: the eight classifications, made once: every PodInfo holds one of these, not its own tuple
+_AFFINITY_CLASSES: Mapping[tuple[bool, bool, bool], AffinityClasses] = {
+    (a, b, c): AffinityClasses(a, b, c)
+    for a in (False, True)
+    for b in (False, True)
+    for c in (False, True)
+}
+_NO_AFFINITY = _AFFINITY_CLASSES[False, False, False]
 
 
 def _object(fields: Fields, key: str) -> Fields:

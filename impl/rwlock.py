@@ -8,7 +8,6 @@ readers cannot starve it.  Not reentrant, like Go's mutex.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from types import TracebackType
 
 
@@ -24,8 +23,8 @@ class ReadWriteLock:
         self._readers = 0
         self._writers_waiting = 0
         self._readers_blocked = 0
-        self.read = _Side(self.acquire_read, self.release_read)
-        self.write = _Side(self.acquire_write, self.release_write)
+        self.read = _ReadSide(self)
+        self.write = _WriteSide(self)
 
     def acquire_read(self) -> None:
         """Enter as a reader: wait while a writer holds or waits for the lock."""
@@ -47,10 +46,14 @@ class ReadWriteLock:
         """Enter as the only writer, once every reader has left."""
         self._condition.acquire()
         if self._readers:
-            self._writers_waiting += 1
-            while self._readers:
-                self._condition.wait()
-            self._writers_waiting -= 1
+            self._wait_for_readers()
+
+    def _wait_for_readers(self) -> None:
+        """With the condition's lock held: announce a waiting writer until the readers left."""
+        self._writers_waiting += 1
+        while self._readers:
+            self._condition.wait()
+        self._writers_waiting -= 1
 
     def release_write(self) -> None:
         """Leave as the writer and let blocked readers in."""
@@ -59,17 +62,16 @@ class ReadWriteLock:
         self._condition.release()
 
 
-class _Side:
-    """One side of the lock as a context manager: `with lock.read:` / `with lock.write:`."""
+class _ReadSide:
+    """`with lock.read:`, the shared side."""
 
-    __slots__ = ("_acquire", "_release")
+    __slots__ = ("_lock",)
 
-    def __init__(self, acquire: Callable[[], None], release: Callable[[], None]) -> None:
-        self._acquire = acquire
-        self._release = release
+    def __init__(self, lock: ReadWriteLock) -> None:
+        self._lock = lock
 
     def __enter__(self) -> None:
-        self._acquire()
+        self._lock.acquire_read()
 
     def __exit__(
         self,
@@ -77,4 +79,31 @@ class _Side:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        self._lock.release_read()
+
+
+class _WriteSide:
+    """`with lock.write:`, the exclusive side: every cache event passes here, so its common
+    case (no reader inside, none blocked) is one frame around the mutex, not two."""
+
+    __slots__ = ("_acquire", "_lock", "_release")
+
+    def __init__(self, lock: ReadWriteLock) -> None:
+        self._lock = lock
+        self._acquire = lock._condition.acquire
+        self._release = lock._condition.release
+
+    def __enter__(self) -> None:
+        self._acquire()
+        if self._lock._readers:
+            self._lock._wait_for_readers()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._lock._readers_blocked:
+            self._lock._condition.notify_all()
         self._release()

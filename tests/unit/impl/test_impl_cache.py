@@ -188,6 +188,21 @@ class TestNodeLifecycle:
         assert cache.dump().nodes["a"].pods == ("u1",)
         cache.check_invariants()
 
+    def test_ghost_clone_counts_images_nobody_has_on_no_node(self) -> None:
+        """A clone of a ghost whose node was the last with its images counts them on 0 nodes,
+        and one whose image another node still has counts that node: the clone's frozen
+        image copies follow the removal (upstream's GetNode counts the live summaries)."""
+        cache = Cache()
+        cache.add_node(node("solo", images={"busybox": 1000, "nginx": 60000}))
+        cache.add_node(node("other", images={"nginx": 60000}))
+        cache.assume_pod(pod("u1", node="solo"))
+        cache.remove_node(node("solo", images={"busybox": 1000, "nginx": 60000}))
+        images = cache.get_node("solo").image_states
+        assert {name: state.num_nodes for name, state in images.items()} == {
+            "busybox": 0,
+            "nginx": 1,
+        }
+
 
 class TestFatal:
     @pytest.mark.parametrize(
