@@ -26,6 +26,8 @@ SHARED_POD_NODE_NAMES = strategies.NODE_NAMES[:3]
 #: short TTLs, so that pods finishing binding early in a run expire before it ends
 EXPIRING_TTLS = (Decimal("0.5"), Decimal(1), Decimal(0))
 THREAD_COUNTS = (2, 3, 4)
+#: the pod every program is built around (its node is drawn per program)
+FOCUS_POD = strategies.UIDS[0]
 #: steps (a call, or a pod's story of two or three calls) in the prefix and in each thread
 MAX_PREFIX_STEPS = 4
 MAX_THREAD_STEPS = 4
@@ -50,10 +52,19 @@ class Program:
 
 @attrs.frozen
 class _Pools:
-    """The versions of each node and pod a program's calls choose from."""
+    """The versions of each node and pod a program's calls choose from.
+
+    `focus_node` and `focus_pod` are the shared objects the program is built
+    around: calls name them as often as everything else together, so that
+    threads overlap on them.  `moved` holds the focus pod's key on another
+    node, for the calls that name a held pod's key with the wrong node.
+    """
 
     nodes: Mapping[str, tuple[Node, ...]]
     pods: Mapping[str, tuple[Pod, ...]]
+    focus_node: str
+    focus_pod: str
+    moved: tuple[Pod, ...] = ()
 
 
 @st.composite
@@ -82,16 +93,24 @@ def _node_versions(draw: st.DrawFn, name: str) -> tuple[Node, ...]:
 
 
 @st.composite
-def _pod_pool(draw: st.DrawFn) -> dict[str, tuple[Pod, ...]]:
+def _pod_pool(draw: st.DrawFn, focus_node: str) -> dict[str, tuple[Pod, ...]]:
     """Each UID's pod, and for some a second version with another pod's body, on its own node.
 
-    A key keeps its node in every version: moving a key between nodes under
-    a stale `old` stores it twice on one node (§14), after which which copy
-    expires is map order upstream.  Borrowing bodies instead of drawing new
-    ones keeps programs cheap to generate.
+    The first UID is the focus pod, on the focus node.  A key keeps its node
+    in every version: moving a key between nodes under a stale `old` stores
+    it twice on one node (§14), after which which copy expires is map order
+    upstream.  Borrowing bodies instead of drawing new ones keeps programs
+    cheap to generate.
     """
     first = [
-        draw(strategies.pods(uids=st.just(uid), node_names=st.sampled_from(SHARED_POD_NODE_NAMES)))
+        draw(
+            strategies.pods(
+                uids=st.just(uid),
+                node_names=st.just(focus_node)
+                if uid == FOCUS_POD
+                else st.sampled_from(SHARED_POD_NODE_NAMES),
+            )
+        )
         for uid in strategies.UIDS
     ]
     pool: dict[str, tuple[Pod, ...]] = {}
@@ -101,6 +120,11 @@ def _pod_pool(draw: st.DrawFn) -> dict[str, tuple[Pod, ...]]:
             (pod, strategies.with_changes(pod, spec=body)) if draw(st.booleans()) else (pod,)
         )
     return pool
+
+
+def _around(focus: list[Any], others: list[Any]) -> st.SearchStrategy[Any]:
+    """One of `focus` half the time, otherwise any of `others` (which include the focus too)."""
+    return st.one_of(st.sampled_from(focus), st.sampled_from(others))
 
 
 def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[tuple[Call, ...]]:
@@ -115,7 +139,11 @@ def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[
     pods = [pod for versions in pools.pods.values() for pod in versions]
     node_pairs = [(old, new) for vs in pools.nodes.values() for old in vs for new in vs]
     pod_pairs = [(old, new) for vs in pools.pods.values() for old in vs for new in vs]
-    node, pod = st.sampled_from(nodes), st.sampled_from(pods)
+    node = _around(list(pools.nodes[pools.focus_node]), nodes)
+    pod = _around(list(pools.pods[pools.focus_pod]), pods)
+    # the focus pod's key on another node: never the `old` of update_pod (see _pod_pool)
+    any_pod = _around([*pools.pods[pools.focus_pod], *pools.moved], pods)
+    names = st.sampled_from([*pools.nodes, *SHARED_POD_NODE_NAMES[len(pools.nodes) :]])
 
     def on(op: str, name: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[Call]:
         return values.map(lambda value: Call(op, {name: value}))
@@ -124,24 +152,26 @@ def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[
         return st.sampled_from(pairs).map(lambda p: Call(op, {"old": p[0], "new": p[1]}))
 
     def story(*ops: str) -> st.SearchStrategy[tuple[Call, ...]]:
-        return pod.map(lambda chosen: tuple(Call(op, {"pod": chosen}) for op in ops))
+        return any_pod.map(lambda chosen: tuple(Call(op, {"pod": chosen}) for op in ops))
 
     single = st.one_of(
         on("add_node", "node", node),
         pair("update_node", node_pairs),
         on("remove_node", "node", node),
-        on("assume_pod", "pod", pod),
-        on("forget_pod", "pod", pod),
-        on("add_pod", "pod", pod),
+        on("assume_pod", "pod", any_pod),
+        on("forget_pod", "pod", any_pod),
+        on("add_pod", "pod", any_pod),
         pair("update_pod", pod_pairs),
-        on("remove_pod", "pod", pod),
+        on("remove_pod", "pod", any_pod),
         on("get_pod", "pod", pod),
         on("is_assumed_pod", "pod", pod),
         st.sampled_from(
             [Call("node_count", {}), Call("pod_count", {}), Call("dump", {})]
             + [Call(op, {"snapshot": snapshot}) for op in ("update_snapshot", "view_snapshot")]
         ),
-        *([on("finish_binding", "pod", pod)] if release.has_expiry else []),
+        *([on("finish_binding", "pod", any_pod)] if release.has_expiry else []),
+        *([on("remove_assumed_pod", "pod", any_pod)] if release.has_remove_assumed_pod else []),
+        *([on("get_node", "name", names)] if release.has_get_node else []),
     )
     stories = (
         [("assume_pod", "finish_binding"), ("assume_pod", "finish_binding", "add_pod")]
@@ -164,13 +194,20 @@ def _calls(
 def programs(
     draw: st.DrawFn, *, threads: int | None = None, release: Release = DEFAULT_RELEASE
 ) -> Program:
-    """Parallel programs over small shared pools; `threads` None draws 2 to 4 threads."""
+    """Parallel programs over small shared pools, around one node and one pod; `threads` None
+    draws 2 to 4 threads."""
+    focus_node = draw(st.sampled_from(SHARED_NODE_NAMES))
+    pods = {
+        uid: tuple(strategies.as_read_by(release, pod) for pod in versions)
+        for uid, versions in draw(_pod_pool(focus_node)).items()
+    }
+    elsewhere = draw(st.sampled_from([n for n in SHARED_POD_NODE_NAMES if n != focus_node]))
     pools = _Pools(
         nodes={name: draw(_node_versions(name)) for name in SHARED_NODE_NAMES},
-        pods={
-            uid: tuple(strategies.as_read_by(release, pod) for pod in versions)
-            for uid, versions in draw(_pod_pool()).items()
-        },
+        pods=pods,
+        focus_node=focus_node,
+        focus_pod=FOCUS_POD,
+        moved=(strategies.with_changes(pods[FOCUS_POD][0], node_name=elsewhere),),
     )
     count = threads if threads is not None else draw(st.sampled_from(THREAD_COUNTS))
     return Program(

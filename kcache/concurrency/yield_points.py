@@ -6,10 +6,10 @@ never entered by another thread, and a race there goes unseen run after run.
 A cache may call `yield_point()` where it holds less locking than the whole
 operation needs.  Outside a parallel run it does nothing.  Inside one
 (`kcache.concurrency.execution.execute` installs a `Scheduler`), the calling
-thread waits there until another worker thread has made one whole call --
-invoked after the wait began, and returned -- or every other worker has
-finished or is itself waiting at a yield point, or `YIELD_WAIT` has passed
-(the others are blocked: the caller holds a lock they need).
+thread waits there until every other worker thread has made one whole call
+(invoked after the wait began, and returned), has finished, or is itself
+waiting at a yield point; or until `YIELD_WAIT` has passed (another worker
+is blocked, say on a lock the waiting thread holds).
 
 impl has no yield points: it holds its lock across every operation.  The
 seeded races (`kcache.seeded.races`) put one in each of their windows, so the
@@ -54,7 +54,7 @@ class Scheduler:
             self._changed.notify_all()
 
     def wait_for_others(self, me: str) -> None:
-        """Hold `me` until another worker has made a whole call (see the module's docstring)."""
+        """Hold `me` until every other worker has made a whole call (see the module's docstring)."""
         with self._changed:
             self.yields += 1
             others = [w for w in self._started if w != me and w not in self._finished]
@@ -64,9 +64,11 @@ class Scheduler:
             try:
                 self._changed.wait_for(
                     lambda: all(
-                        worker in self._finished or worker in self._yielding for worker in others
-                    )
-                    or any(self._returned[worker] > mark[worker] for worker in others),
+                        worker in self._finished
+                        or worker in self._yielding
+                        or self._returned[worker] > mark[worker]
+                        for worker in others
+                    ),
                     timeout=YIELD_WAIT,
                 )
             finally:
