@@ -20,17 +20,22 @@ from kcache.spec.objects import Node, Pod, node_from_manifest
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 
 #: the nodes a program's threads share: fewer than the machine's pools, so that
-#: threads collide on them; pods may also name the third, never added (a ghost)
-SHARED_NODE_NAMES = strategies.NODE_NAMES[:2]
+#: threads collide on them; the focus node is one of the first two, and the
+#: third starts as a ghost (pods name it before any call adds it)
+SHARED_NODE_NAMES = strategies.NODE_NAMES[:3]
 SHARED_POD_NODE_NAMES = strategies.NODE_NAMES[:3]
 #: short TTLs, so that pods finishing binding early in a run expire before it ends
 EXPIRING_TTLS = (Decimal("0.5"), Decimal(1), Decimal(0))
 THREAD_COUNTS = (2, 3, 4)
 #: the pod every program is built around (its node is drawn per program)
 FOCUS_POD = strategies.UIDS[0]
+#: the node no program adds before its threads start, and the pod that makes it a ghost
+GHOST_NODE = SHARED_NODE_NAMES[2]
+GHOST_POD = strategies.UIDS[2]
 #: steps (a call, or a pod's story of two or three calls) in the prefix and in each thread
 MAX_PREFIX_STEPS = 4
-MAX_THREAD_STEPS = 4
+MIN_THREAD_STEPS = 3
+MAX_THREAD_STEPS = 6
 
 
 @attrs.frozen
@@ -106,9 +111,13 @@ def _pod_pool(draw: st.DrawFn, focus_node: str) -> dict[str, tuple[Pod, ...]]:
         draw(
             strategies.pods(
                 uids=st.just(uid),
-                node_names=st.just(focus_node)
-                if uid == FOCUS_POD
-                else st.sampled_from(SHARED_POD_NODE_NAMES),
+                node_names=st.just(
+                    focus_node if uid == FOCUS_POD else GHOST_NODE if uid == GHOST_POD else None
+                ).flatmap(
+                    lambda name: (
+                        st.sampled_from(SHARED_POD_NODE_NAMES) if name is None else st.just(name)
+                    )
+                ),
             )
         )
         for uid in strategies.UIDS
@@ -138,12 +147,18 @@ def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[
     nodes = [node for versions in pools.nodes.values() for node in versions]
     pods = [pod for versions in pools.pods.values() for pod in versions]
     node_pairs = [(old, new) for vs in pools.nodes.values() for old in vs for new in vs]
+    # `old` and `new` always name one node: held elsewhere, the call fails before any change
     pod_pairs = [(old, new) for vs in pools.pods.values() for old in vs for new in vs]
-    node = _around(list(pools.nodes[pools.focus_node]), nodes)
+    pod_pairs += [(moved, moved) for moved in pools.moved]
+    node = st.one_of(
+        st.sampled_from(pools.nodes[pools.focus_node]),
+        st.sampled_from(pools.nodes[GHOST_NODE]),
+        st.sampled_from(nodes),
+    )
     pod = _around(list(pools.pods[pools.focus_pod]), pods)
     # the focus pod's key on another node: never the `old` of update_pod (see _pod_pool)
     any_pod = _around([*pools.pods[pools.focus_pod], *pools.moved], pods)
-    names = st.sampled_from([*pools.nodes, *SHARED_POD_NODE_NAMES[len(pools.nodes) :]])
+    names = st.sampled_from(list(pools.nodes))
 
     def on(op: str, name: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[Call]:
         return values.map(lambda value: Call(op, {name: value}))
@@ -154,7 +169,7 @@ def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[
     def story(*ops: str) -> st.SearchStrategy[tuple[Call, ...]]:
         return any_pod.map(lambda chosen: tuple(Call(op, {"pod": chosen}) for op in ops))
 
-    single = st.one_of(
+    write = st.one_of(
         on("add_node", "node", node),
         pair("update_node", node_pairs),
         on("remove_node", "node", node),
@@ -163,14 +178,17 @@ def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[
         on("add_pod", "pod", any_pod),
         pair("update_pod", pod_pairs),
         on("remove_pod", "pod", any_pod),
-        on("get_pod", "pod", pod),
-        on("is_assumed_pod", "pod", pod),
-        st.sampled_from(
-            [Call("node_count", {}), Call("pod_count", {}), Call("dump", {})]
-            + [Call(op, {"snapshot": snapshot}) for op in ("update_snapshot", "view_snapshot")]
-        ),
         *([on("finish_binding", "pod", any_pod)] if release.has_expiry else []),
         *([on("remove_assumed_pod", "pod", any_pod)] if release.has_remove_assumed_pod else []),
+    )
+    read = st.one_of(
+        on("get_pod", "pod", pod),
+        on("is_assumed_pod", "pod", pod),
+        st.just(Call("node_count", {})),
+        st.just(Call("pod_count", {})),
+        st.just(Call("dump", {})),
+        st.just(Call("update_snapshot", {"snapshot": snapshot})),
+        st.just(Call("view_snapshot", {"snapshot": snapshot})),
         *([on("get_node", "name", names)] if release.has_get_node else []),
     )
     stories = (
@@ -178,7 +196,13 @@ def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[
         if release.has_expiry
         else [("assume_pod", "add_pod")]
     ) + [("assume_pod", "forget_pod")]
-    return st.one_of(single.map(lambda call: (call,)), *(story(*ops) for ops in stories))
+    # reads are half the steps, so that every write has readers to overlap
+    return st.one_of(
+        write.map(lambda call: (call,)),
+        read.map(lambda call: (call,)),
+        read.map(lambda call: (call,)),
+        st.one_of(*(story(*ops) for ops in stories)),
+    )
 
 
 def _calls(
@@ -196,12 +220,12 @@ def programs(
 ) -> Program:
     """Parallel programs over small shared pools, around one node and one pod; `threads` None
     draws 2 to 4 threads."""
-    focus_node = draw(st.sampled_from(SHARED_NODE_NAMES))
+    focus_node = draw(st.sampled_from(SHARED_NODE_NAMES[:2]))
     pods = {
         uid: tuple(strategies.as_read_by(release, pod) for pod in versions)
         for uid, versions in draw(_pod_pool(focus_node)).items()
     }
-    elsewhere = draw(st.sampled_from([n for n in SHARED_POD_NODE_NAMES if n != focus_node]))
+    elsewhere = next(name for name in SHARED_NODE_NAMES[:2] if name != focus_node)
     pools = _Pools(
         nodes={name: draw(_node_versions(name)) for name in SHARED_NODE_NAMES},
         pods=pods,
@@ -212,10 +236,26 @@ def programs(
     count = threads if threads is not None else draw(st.sampled_from(THREAD_COUNTS))
     return Program(
         ttl=draw(st.sampled_from(EXPIRING_TTLS)) if release.has_expiry else Decimal(0),
-        prefix=draw(_calls(pools, "main", release, min_steps=0, max_steps=MAX_PREFIX_STEPS)),
+        prefix=(
+            Call("add_node", {"node": pools.nodes[focus_node][0]}),
+            # half the programs leave the other node out, for writes that meet a new name
+            *(
+                [Call("add_node", {"node": pools.nodes[elsewhere][0]})]
+                if draw(st.booleans())
+                else []
+            ),
+            Call("add_pod", {"pod": pods[GHOST_POD][0]}),
+            *draw(_calls(pools, "main", release, min_steps=0, max_steps=MAX_PREFIX_STEPS)),
+        ),
         threads=tuple(
             draw(
-                _calls(pools, thread_name(index), release, min_steps=1, max_steps=MAX_THREAD_STEPS)
+                _calls(
+                    pools,
+                    thread_name(index),
+                    release,
+                    min_steps=MIN_THREAD_STEPS,
+                    max_steps=MAX_THREAD_STEPS,
+                )
             )
             for index in range(count)
         ),
