@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-#: longest a thread waits at a yield point (seconds): reached only when every other
+#: longest a thread waits at a yield point (seconds): reached only when another
 #: worker is blocked, e.g. on a lock the waiting thread holds
 YIELD_WAIT = 0.05
 

@@ -252,6 +252,27 @@ class TestConformParallel:
         out = capsys.readouterr().out
         assert out.startswith("PASS impl is linearizable with respect to the spec (v1.37): ")
         assert "2 programs, 6 runs" in out
+        assert out.splitlines()[1].startswith("overlaps: ")
+        assert "of 231 write x read cells reached" in out
+        assert "overlaps (v1.37)" not in out
+
+    def test_coverage_prints_the_overlap_table(self, capsys: pytest.CaptureFixture[str]) -> None:
+        argv = ["conform", "--parallel", "--impl", "impl", "--rounds", "2", "--seed", "0"]
+        assert main([*argv, "--coverage"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[2] == (
+            "overlaps (v1.37): how often each write, by shape, overlapped each read"
+        )
+        assert lines[3].split() == [
+            "update_snapshot",
+            "dump",
+            "get_pod",
+            "is_assumed_pod",
+            "node_count",
+            "pod_count",
+            "get_node",
+        ]
+        assert len(lines) == 4 + 33
 
     def test_a_race_fails_with_the_minimised_history_written(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -275,6 +296,7 @@ class TestConformParallel:
         [
             (["--threads", "3"], "add --parallel"),
             (["--parallel", "--max-examples", "3"], "use --rounds and --time-budget"),
+            (["--parallel", "--profile", "fuzz"], "with --parallel, choose default or ci"),
             (["--parallel", "--impl", "cmd:true"], "an adapter answers one request at a time"),
             (
                 ["--parallel", "--impl", "kcache.concurrency.programs:thread_name"],
