@@ -25,7 +25,7 @@ from kcache.spec.releases import DEFAULT_RELEASE, Release
 SHARED_NODE_NAMES = strategies.NODE_NAMES[:3]
 SHARED_POD_NODE_NAMES = strategies.NODE_NAMES[:3]
 #: short TTLs, so that pods finishing binding early in a run expire before it ends
-EXPIRING_TTLS = (Decimal("0.5"), Decimal(1), Decimal(0))
+EXPIRING_TTLS = (Decimal("0.25"), Decimal("0.5"), Decimal(1), Decimal(0))
 THREAD_COUNTS = (2, 3, 4)
 #: the pod every program is built around (its node is drawn per program)
 FOCUS_POD = strategies.UIDS[0]
@@ -60,9 +60,9 @@ class _Pools:
     """The versions of each node and pod a program's calls choose from.
 
     `focus_node` and `focus_pod` are the shared objects the program is built
-    around: calls name them as often as everything else together, so that
-    threads overlap on them.  `moved` holds the focus pod's key on another
-    node, for the calls that name a held pod's key with the wrong node.
+    around: calls name them about as often as everything else together, so
+    that threads overlap on them.  `moved` holds the focus pod's key on the
+    other of the first two nodes, for calls that name a held key's wrong node.
     """
 
     nodes: Mapping[str, tuple[Node, ...]]
@@ -137,7 +137,7 @@ def _around(focus: list[Any], others: list[Any]) -> st.SearchStrategy[Any]:
 
 
 def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[tuple[Call, ...]]:
-    """One step of a thread: any single call on the shared pools, or a pod's life-cycle story.
+    """One step of a thread: a write or a read on the shared pools, or a pod's life-cycle story.
 
     The stories are what the scheduler's own threads do to one pod (assume
     then bind; assume, bind, and the informer confirms; assume and give up),
@@ -147,36 +147,61 @@ def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[
     nodes = [node for versions in pools.nodes.values() for node in versions]
     pods = [pod for versions in pools.pods.values() for pod in versions]
     node_pairs = [(old, new) for vs in pools.nodes.values() for old in vs for new in vs]
+    focus_node_pairs = [
+        (old, new) for old in pools.nodes[pools.focus_node] for new in pools.nodes[pools.focus_node]
+    ]
+    ghost_node_pairs = [
+        (old, new) for old in pools.nodes[GHOST_NODE] for new in pools.nodes[GHOST_NODE]
+    ]
     # `old` and `new` always name one node: held elsewhere, the call fails before any change
     pod_pairs = [(old, new) for vs in pools.pods.values() for old in vs for new in vs]
-    pod_pairs += [(moved, moved) for moved in pools.moved]
+    focus = pools.pods[pools.focus_pod]
+    focus_pod_pairs = [(old, new) for old in focus for new in focus]
+    focus_pod_pairs += [(moved, moved) for moved in pools.moved]
+    # the focus node, the ghost, the other node (not added in half the programs), any node
     node = st.one_of(
-        st.sampled_from(pools.nodes[pools.focus_node]),
-        st.sampled_from(pools.nodes[GHOST_NODE]),
+        *(st.sampled_from(pools.nodes[name]) for name in (pools.focus_node, GHOST_NODE)),
+        st.sampled_from(
+            [
+                n
+                for name, vs in pools.nodes.items()
+                for n in vs
+                if name not in (pools.focus_node, GHOST_NODE)
+            ]
+        ),
         st.sampled_from(nodes),
     )
     pod = _around(list(pools.pods[pools.focus_pod]), pods)
-    # the focus pod's key on another node: never the `old` of update_pod (see _pod_pool)
-    any_pod = _around([*pools.pods[pools.focus_pod], *pools.moved], pods)
+    # what writes name: the focus pod, its key on the other node, or any pod
+    any_pod = st.one_of(
+        st.sampled_from(pools.pods[pools.focus_pod]),
+        st.sampled_from(pools.moved),
+        st.sampled_from(pods),
+    )
     names = st.sampled_from(list(pools.nodes))
 
     def on(op: str, name: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[Call]:
         return values.map(lambda value: Call(op, {name: value}))
 
-    def pair(op: str, pairs: list[tuple[Any, Any]]) -> st.SearchStrategy[Call]:
-        return st.sampled_from(pairs).map(lambda p: Call(op, {"old": p[0], "new": p[1]}))
+    def pair(op: str, *pairs: list[tuple[Any, Any]]) -> st.SearchStrategy[Call]:
+        return st.one_of(*(st.sampled_from(each) for each in pairs)).map(
+            lambda p: Call(op, {"old": p[0], "new": p[1]})
+        )
+
+    # stories pick any pod alike, so that threads also bind different pods at once
+    story_pod = st.sampled_from([*pods, *pools.moved])
 
     def story(*ops: str) -> st.SearchStrategy[tuple[Call, ...]]:
-        return any_pod.map(lambda chosen: tuple(Call(op, {"pod": chosen}) for op in ops))
+        return story_pod.map(lambda chosen: tuple(Call(op, {"pod": chosen}) for op in ops))
 
     write = st.one_of(
         on("add_node", "node", node),
-        pair("update_node", node_pairs),
+        pair("update_node", focus_node_pairs, ghost_node_pairs, node_pairs),
         on("remove_node", "node", node),
         on("assume_pod", "pod", any_pod),
         on("forget_pod", "pod", any_pod),
         on("add_pod", "pod", any_pod),
-        pair("update_pod", pod_pairs),
+        pair("update_pod", focus_pod_pairs, pod_pairs),
         on("remove_pod", "pod", any_pod),
         *([on("finish_binding", "pod", any_pod)] if release.has_expiry else []),
         *([on("remove_assumed_pod", "pod", any_pod)] if release.has_remove_assumed_pod else []),
