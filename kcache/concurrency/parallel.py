@@ -50,7 +50,7 @@ class ParallelProfile:
 PARALLEL_PROFILES: dict[str, ParallelProfile] = {
     "default": ParallelProfile(rounds=100, seed=None, doc="100 programs, a new seed each run"),
     "ci": ParallelProfile(
-        rounds=300, seed=0, doc="300 programs drawn from seed 0 (the interleavings still vary)"
+        rounds=400, seed=0, doc="400 programs drawn from seed 0 (the interleavings still vary)"
     ),
 }
 

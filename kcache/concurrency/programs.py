@@ -34,8 +34,8 @@ GHOST_NODE = SHARED_NODE_NAMES[2]
 GHOST_POD = strategies.UIDS[2]
 #: steps (a call, or a pod's story of two or three calls) in the prefix and in each thread
 MAX_PREFIX_STEPS = 4
-MIN_THREAD_STEPS = 3
-MAX_THREAD_STEPS = 6
+MIN_THREAD_STEPS = 4
+MAX_THREAD_STEPS = 8
 
 
 @attrs.frozen
@@ -258,7 +258,8 @@ def programs(
         focus_pod=FOCUS_POD,
         moved=(strategies.with_changes(pods[FOCUS_POD][0], node_name=elsewhere),),
     )
-    count = threads if threads is not None else draw(st.sampled_from(THREAD_COUNTS))
+    # more threads overlap more pairs of calls: four as often as two and three together
+    count = threads if threads is not None else draw(st.sampled_from((*THREAD_COUNTS, 4)))
     return Program(
         ttl=draw(st.sampled_from(EXPIRING_TTLS)) if release.has_expiry else Decimal(0),
         prefix=(
