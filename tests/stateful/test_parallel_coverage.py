@@ -10,8 +10,8 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from kcache.concurrency.coverage import table, unreached
 
+from kcache.concurrency.coverage import table, unreached
 from kcache.concurrency.parallel import PARALLEL_PROFILES, run_parallel
 from kcache.impl.cache import Cache as ImplCache
 from kcache.spec.releases import DEFAULT_RELEASE, V1_35, Release
