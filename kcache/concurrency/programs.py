@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
+from kcache.concurrency import coverage
 from kcache.machine import strategies
 from kcache.spec.objects import Node, Pod, node_from_manifest
 from kcache.spec.releases import DEFAULT_RELEASE, Release
@@ -260,6 +261,8 @@ def programs(
     )
     # more threads overlap more pairs of calls: four as often as two and three together
     count = threads if threads is not None else draw(st.sampled_from((*THREAD_COUNTS, 4)))
+    if draw(st.integers(0, 3)):  # three programs in four aim at one row of the overlap table
+        return draw(_aimed(pools, elsewhere, release, count))
     return Program(
         ttl=draw(st.sampled_from(EXPIRING_TTLS)) if release.has_expiry else Decimal(0),
         prefix=(
@@ -284,6 +287,71 @@ def programs(
                 )
             )
             for index in range(count)
+        ),
+    )
+
+
+@st.composite
+def _aimed(draw: st.DrawFn, pools: _Pools, elsewhere: str, release: Release, count: int) -> Program:
+    """A program aimed at one row of the overlap table (`kcache.concurrency.coverage`): its
+    prefix gives the write its shape, the first thread makes the write among a few reads, and
+    every other thread makes every read the release has, in a drawn order.
+
+    Random programs reach a shape like "a pod write naming a key held on another node" only
+    when their calls happen to line up; aimed ones set it up and surround the write with reads.
+    """
+    op, shape = draw(st.sampled_from(coverage.writes(release)))
+    focus = pools.pods[pools.focus_pod]
+    home, moved, ghost = focus[0], pools.moved[0], pools.pods[GHOST_POD][0]
+    node_versions = pools.nodes[pools.focus_node]
+    prefix = [Call("add_node", {"node": node_versions[0]}), Call("add_pod", {"pod": ghost})]
+    if not (op in coverage.NODE_WRITES and shape == "new node"):
+        prefix.append(Call("add_node", {"node": pools.nodes[elsewhere][0]}))
+    ttl = Decimal(0)
+    write: tuple[Call, ...] = ()
+    if op in coverage.NODE_WRITES:
+        name = {"held node": pools.focus_node, "ghost node": GHOST_NODE}.get(shape, elsewhere)
+        versions = pools.nodes[name]
+        write = (
+            Call(op, {"old": versions[0], "new": versions[-1]})
+            if op == "update_node"
+            else Call(op, {"node": versions[-1]}),
+        )
+    elif op in coverage.POD_WRITES:
+        if shape == "same node":
+            prefix.append(Call("assume_pod", {"pod": home}))
+        elif shape == "other node":
+            prefix.append(Call("assume_pod", {"pod": moved}))
+        pod = ghost if shape == "ghost node" else home
+        write = (
+            Call(op, {"old": pod, "new": focus[-1] if pod is home else pod})
+            if op == "update_pod"
+            else Call(op, {"pod": pod}),
+        )
+    elif shape == coverage.EXPIRY_SHAPES[0]:  # the loop's first pass expires the focus pod
+        ttl = EXPIRING_TTLS[0]
+        prefix += [Call("assume_pod", {"pod": home}), Call("finish_binding", {"pod": home})]
+
+    def reads(snapshot: str) -> st.SearchStrategy[list[Call]]:
+        every = [
+            Call("update_snapshot", {"snapshot": snapshot}),
+            Call("dump", {}),
+            Call("get_pod", {"pod": home}),
+            Call("is_assumed_pod", {"pod": home}),
+            Call("node_count", {}),
+            Call("pod_count", {}),
+            *([Call("get_node", {"name": pools.focus_node})] if release.has_get_node else []),
+        ]
+        return st.permutations(every)
+
+    first = draw(reads(thread_name(0)))
+    at = draw(st.integers(0, len(first)))
+    return Program(
+        ttl=ttl,
+        prefix=tuple(prefix),
+        threads=(
+            (*first[:at], *write, *first[at:]),
+            *(tuple(draw(reads(thread_name(index)))) for index in range(1, count)),
         ),
     )
 

@@ -6,10 +6,10 @@ never entered by another thread, and a race there goes unseen run after run.
 A cache may call `yield_point()` where it holds less locking than the whole
 operation needs.  Outside a parallel run it does nothing.  Inside one
 (`kcache.concurrency.execution.execute` installs a `Scheduler`), the calling
-thread waits there until every other worker thread has made one whole call
-(invoked after the wait began, and returned), has finished, or is itself
-waiting at a yield point; or until `YIELD_WAIT` has passed (another worker
-is blocked, say on a lock the waiting thread holds).
+thread waits there until every other worker thread has, since the wait
+began, made one whole call (invoked and returned), reached a yield point
+itself, or finished; or until `YIELD_WAIT` has passed (another worker is
+blocked, say on a lock the waiting thread holds).
 
 impl has no yield points: it holds its lock across every operation.  The
 seeded races (`kcache.seeded.races`) put one in each of their windows, so the
@@ -35,7 +35,8 @@ class Scheduler:
         self._started = dict.fromkeys(workers, 0)
         self._returned = dict.fromkeys(self._started, 0)
         self._finished: set[str] = set()
-        self._yielding: set[str] = set()
+        #: yield points each worker has reached so far
+        self._entered = dict.fromkeys(self._started, 0)
         #: how many times a thread waited at a yield point (the runner reports it)
         self.yields = 0
 
@@ -57,22 +58,21 @@ class Scheduler:
         """Hold `me` until every other worker has made a whole call (see the module's docstring)."""
         with self._changed:
             self.yields += 1
+            if me in self._entered:
+                self._entered[me] += 1
             others = [w for w in self._started if w != me and w not in self._finished]
-            mark = {worker: self._started[worker] for worker in others}
-            self._yielding.add(me)
+            started = {worker: self._started[worker] for worker in others}
+            entered = {worker: self._entered[worker] for worker in others}
             self._changed.notify_all()
-            try:
-                self._changed.wait_for(
-                    lambda: all(
-                        worker in self._finished
-                        or worker in self._yielding
-                        or self._returned[worker] > mark[worker]
-                        for worker in others
-                    ),
-                    timeout=YIELD_WAIT,
-                )
-            finally:
-                self._yielding.discard(me)
+            self._changed.wait_for(
+                lambda: all(
+                    worker in self._finished
+                    or self._returned[worker] > started[worker]
+                    or self._entered[worker] > entered[worker]
+                    for worker in others
+                ),
+                timeout=YIELD_WAIT,
+            )
 
 
 _current: Scheduler | None = None
