@@ -328,9 +328,22 @@ def _aimed(draw: st.DrawFn, pools: _Pools, elsewhere: str, release: Release, cou
             if op == "update_pod"
             else Call(op, {"pod": pod}),
         )
-    elif shape == coverage.EXPIRY_SHAPES[0]:  # the loop's first pass expires the focus pod
+    second = pools.pods[strategies.UIDS[1]][0]
+    if shape == coverage.EXPIRY_SHAPES[0]:
+        # the loop's first pass expires two pods at once
         ttl = EXPIRING_TTLS[0]
-        prefix += [Call("assume_pod", {"pod": home}), Call("finish_binding", {"pod": home})]
+        prefix += [
+            Call(step, {"pod": pod})
+            for pod in (home, second)
+            for step in ("assume_pod", "finish_binding")
+        ]
+    binding_too: tuple[Call, ...] = ()
+    if op == "finish_binding":
+        # as the scheduler's binding goroutines do, another thread finishes binding another
+        # assumed pod meanwhile, and the loop expires both
+        ttl = EXPIRING_TTLS[0]
+        prefix.append(Call("assume_pod", {"pod": second}))
+        binding_too = (Call("finish_binding", {"pod": second}),)
 
     def reads(snapshot: str) -> st.SearchStrategy[list[Call]]:
         every = [
@@ -344,14 +357,19 @@ def _aimed(draw: st.DrawFn, pools: _Pools, elsewhere: str, release: Release, cou
         ]
         return st.permutations(every)
 
-    first = draw(reads(thread_name(0)))
-    at = draw(st.integers(0, len(first)))
+    def among(calls: list[Call], extra: tuple[Call, ...]) -> tuple[Call, ...]:
+        at = draw(st.integers(0, len(calls)))
+        return (*calls[:at], *extra, *calls[at:])
+
     return Program(
         ttl=ttl,
         prefix=tuple(prefix),
         threads=(
-            (*first[:at], *write, *first[at:]),
-            *(tuple(draw(reads(thread_name(index)))) for index in range(1, count)),
+            among(draw(reads(thread_name(0))), write),
+            *(
+                among(draw(reads(thread_name(index))), binding_too if index == 1 else ())
+                for index in range(1, count)
+            ),
         ),
     )
 
