@@ -20,9 +20,7 @@ def no_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(yield_points, "YIELD_WAIT", None)
 
 
-def yielding(
-    worker: str, done: list[str], scheduler: Scheduler | None = None
-) -> threading.Thread:
+def yielding(worker: str, done: list[str], scheduler: Scheduler | None = None) -> threading.Thread:
     """A worker thread that reaches a yield point, then finishes, as the runner's workers do."""
 
     def run() -> None:
