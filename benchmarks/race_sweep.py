@@ -54,6 +54,7 @@ def one_run(race: str, seed: int) -> Catch:
             factory,
             release=factory.scenario.release,
             rounds=PARALLEL_PROFILES["ci"].rounds,
+            repeats=PARALLEL_PROFILES["ci"].repeats,
             seed=seed,
             out_dir=Path(folder),
             name=race,

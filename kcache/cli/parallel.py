@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rounds",
         type=options.positive_int,
         metavar="N",
-        help="programs to run, each three times (with --time-budget: per batch); default: the "
+        help="programs to run (with --time-budget: per batch); default: the "
         "profile's (" + "; ".join(f"{n}: {p.doc}" for n, p in PARALLEL_PROFILES.items()) + ")",
     )
 
@@ -103,6 +103,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 release=options.release(args),
                 threads=args.threads,
                 rounds=rounds,
+                repeats=profile.repeats,
                 time_budget=args.time_budget,
                 seed=seed,
                 out_dir=args.out,

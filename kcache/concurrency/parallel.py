@@ -43,14 +43,21 @@ class ParallelProfile:
     #: None: a new seed each run
     seed: int | None
     doc: str
+    #: runs of each program: each run interleaves its threads anew
+    repeats: int = REPEATS
 
 
 #: the parallel mode's profiles; `ci` must reach every cell of the overlap table
 #: (tests/stateful/test_parallel_coverage.py) and catch every seeded race
 PARALLEL_PROFILES: dict[str, ParallelProfile] = {
-    "default": ParallelProfile(rounds=100, seed=None, doc="100 programs, a new seed each run"),
+    "default": ParallelProfile(
+        rounds=100, seed=None, doc="100 programs, each run three times, a new seed each run"
+    ),
     "ci": ParallelProfile(
-        rounds=400, seed=0, doc="400 programs drawn from seed 0 (the interleavings still vary)"
+        rounds=400,
+        seed=0,
+        repeats=6,
+        doc="400 programs drawn from seed 0, each run six times (the interleavings still vary)",
     ),
 }
 

@@ -28,7 +28,12 @@ def quiet_impl_logs() -> Iterator[None]:
 def test_the_ci_profile_overlaps_every_write_with_every_read(release: Release) -> None:
     profile = PARALLEL_PROFILES["ci"]
     result = run_parallel(
-        ImplCache, release=release, rounds=profile.rounds, seed=profile.seed, out_dir=None
+        ImplCache,
+        release=release,
+        rounds=profile.rounds,
+        repeats=profile.repeats,
+        seed=profile.seed,
+        out_dir=None,
     )
     assert result.failure is None, result.failure.explanation
     assert unreached(release, result.coverage) == [], table(release, result.coverage)
