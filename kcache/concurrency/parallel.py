@@ -54,10 +54,10 @@ PARALLEL_PROFILES: dict[str, ParallelProfile] = {
         rounds=100, seed=None, doc="100 programs, each run three times, a new seed each run"
     ),
     "ci": ParallelProfile(
-        rounds=400,
+        rounds=600,
         seed=0,
         repeats=6,
-        doc="400 programs drawn from seed 0, each run six times (the interleavings still vary)",
+        doc="600 programs drawn from seed 0, each run six times (the interleavings still vary)",
     ),
 }
 

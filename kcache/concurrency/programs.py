@@ -295,7 +295,7 @@ def programs(
 def _aimed(draw: st.DrawFn, pools: _Pools, elsewhere: str, release: Release, count: int) -> Program:
     """A program aimed at one row of the overlap table (`kcache.concurrency.coverage`): its
     prefix gives the write its shape, the first thread makes the write among a few reads, and
-    every other thread makes every read the release has, in a drawn order.
+    every other thread makes every read the release has (the counts twice), in a drawn order.
 
     Random programs reach a shape like "a pod write naming a key held on another node" only
     when their calls happen to line up; aimed ones set it up and surround the write with reads.
@@ -354,6 +354,9 @@ def _aimed(draw: st.DrawFn, pools: _Pools, elsewhere: str, release: Release, cou
             Call("node_count", {}),
             Call("pod_count", {}),
             *([Call("get_node", {"name": pools.focus_node})] if release.has_get_node else []),
+            # the counts take microseconds, so a write rarely overlaps one: twice each
+            Call("node_count", {}),
+            Call("pod_count", {}),
         ]
         return st.permutations(every)
 
