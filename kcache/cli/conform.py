@@ -30,10 +30,12 @@ snapshot equals one from a fresh snapshot where both show the same, that no
 node is over-committed, that a cycle that did not bind changed nothing, and
 that the cache converges to the cluster once every pod is confirmed.
 
-Parallel mode (--parallel, with --threads, --rounds and --time-budget):
-threads and the expiry loop share one cache, and every history they record
-must be linearizable with respect to the spec; the first that is not is
-minimised, written under --out and printed (docs/concurrency.md).
+Parallel mode (--parallel, with --threads, --rounds, --profile default or
+ci, and --time-budget): threads and the expiry loop share one cache, and
+every history they record must be linearizable with respect to the spec;
+the first that is not is minimised, written under --out and printed
+(docs/concurrency.md).  A line says how many (write, shape, read) cells of
+the overlap table the checked histories reached; --coverage prints it.
 
 Every output location (--out, --junit-xml, --db folders) is checked before
 anything runs.  A trace that cannot be written when the failure is found
@@ -89,7 +91,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         choices=NAMES,
-        help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else ci under $CI, else default)",
+        help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else ci under $CI, else default); "
+        "with --parallel, default or ci (see --rounds)",
     )
     options.add_database_argument(
         parser, default="the profile's: ./.hypothesis/examples/, none for ci"
@@ -106,7 +109,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="cache: every operation in every state; scheduler: operations as scheduling "
         "cycles and informers make them, each cycle's decision compared (default: cache)",
     )
-    options.add_coverage_argument(parser)
+    options.add_coverage_argument(parser, parallel=True)
     options.add_step_timeout_argument(parser)
     parser.add_argument(
         "--junit-xml",

@@ -205,13 +205,19 @@ def positive_seconds(text: str) -> float:
     return seconds
 
 
-def add_coverage_argument(parser: argparse.ArgumentParser) -> None:
-    """`--coverage`, for the commands that run the conformance machine."""
+def add_coverage_argument(parser: argparse.ArgumentParser, *, parallel: bool = False) -> None:
+    """`--coverage`, for the commands that run the conformance machine (`parallel`: conform's,
+    which also runs the parallel mode)."""
     parser.add_argument(
         "--coverage",
         action="store_true",
         help="print how often the run reached each life-cycle cell and snapshot-update path "
-        "(one line with the unreached ones is always printed)",
+        + (
+            "(with --parallel: how often each write, by shape, overlapped each read) "
+            if parallel
+            else ""
+        )
+        + "(one line with the unreached ones is always printed)",
     )
 
 

@@ -18,14 +18,21 @@ from typing import TextIO
 from kcache import targets
 from kcache.cli import machine_run, options, report
 from kcache.cli.pages import history_page
+from kcache.concurrency import coverage
 from kcache.concurrency.history import read_history
 from kcache.concurrency.linearizability import check
-from kcache.concurrency.parallel import ParallelFailure, ParallelResult, run_parallel
+from kcache.concurrency.parallel import (
+    PARALLEL_PROFILES,
+    ParallelFailure,
+    ParallelResult,
+    run_parallel,
+)
 from kcache.concurrency.programs import THREAD_COUNTS
 from kcache.errors import KcacheError, TargetError
 from kcache.files import write_atomically
 from kcache.reporting.junit import JUnitCase
 from kcache.reporting.progress import ProgressLine, Tally, format_elapsed
+from kcache.spec.releases import RELEASES
 from kcache.targets.adapter.client import AdapterFactory
 
 
@@ -61,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rounds",
         type=options.positive_int,
         metavar="N",
-        help="programs to run, each three times (with --time-budget: per batch); default 100",
+        help="programs to run (with --time-budget: per batch); default: the "
+        "profile's (" + "; ".join(f"{n}: {p.doc}" for n, p in PARALLEL_PROFILES.items()) + ")",
     )
 
 
@@ -74,11 +82,21 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run the parallel mode as `args` say; the exit status."""
     if not args.parallel:
         raise KcacheError("--threads and --rounds belong to the parallel mode: add --parallel")
-    if args.max_examples is not None or args.profile is not None:
+    if args.max_examples is not None:
         raise KcacheError(
-            "--max-examples and --profile are for the sequential machine; "
+            "--max-examples is for the sequential machine; "
             "with --parallel, use --rounds and --time-budget"
         )
+    profile = PARALLEL_PROFILES.get(args.profile or "default")
+    if profile is None:
+        raise KcacheError(
+            f"--profile {args.profile} is for the sequential machine; with --parallel, "
+            f"choose {' or '.join(PARALLEL_PROFILES)}"
+        )
+    rounds = args.rounds
+    if rounds is None and args.time_budget is None:
+        rounds = profile.rounds
+    seed = args.seed if args.seed is not None else profile.seed
     progress = ProgressLine.for_stream(sys.stderr)
     with targets.opened(args.impl) as factory:
         if isinstance(factory, AdapterFactory):
@@ -94,9 +112,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 factory,
                 release=options.release(args),
                 threads=args.threads,
-                rounds=args.rounds,
+                rounds=rounds,
+                repeats=profile.repeats,
                 time_budget=args.time_budget,
-                seed=args.seed,
+                seed=seed,
                 out_dir=args.out,
                 name=machine_run.trace_label(args.impl),
                 progress=lambda rounds, calls, failures: progress.update(
@@ -107,7 +126,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             logging.disable(previous)
             progress.finish()
     page = finding_page(result.failure)
-    details = print_report(result, args.impl, args.release, out, page=page)
+    details = print_report(
+        result, args.impl, args.release, out, page=page, coverage_table=args.coverage
+    )
     case = JUnitCase(
         suite=SUITE,
         name=case_name(args),
@@ -116,7 +137,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             "impl": args.impl,
             "release": args.release,
             "threads": str(args.threads or "2-4"),
-            "seed": "random" if args.seed is None else str(args.seed),
+            "seed": "random" if seed is None else str(seed),
         },
         failure=None if result.failure is None else result.failure.headline,
         details=details,
@@ -175,10 +196,13 @@ def print_report(
     out: TextIO | None = None,
     *,
     page: Path | None = None,
+    coverage_table: bool = False,
 ) -> str:
-    """Print the summary and, on failure, the minimised history; returns the failure's details."""
+    """Print the summary, the overlap line (and table) and, on failure, the minimised
+    history; returns the failure's details."""
     out = out or sys.stdout
     failure = result.failure
+    modelled = RELEASES[release]
     if failure is None:
         stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
         print(
@@ -186,6 +210,9 @@ def print_report(
             f"{describe(result)}",
             file=out,
         )
+        print(coverage.summary(modelled, result.coverage), file=out)
+        if coverage_table:
+            print(coverage.table(modelled, result.coverage), file=out)
         return ""
     print(f"FAIL {target} under threads ({release}): {describe(result)}", file=out)
     print(f"  {failure.headline}", file=out)
@@ -200,4 +227,7 @@ def print_report(
         written = "the history was not written (no --out folder, or threads hung)"
     details = f"{failure.explanation}\n{written}"
     print("\n".join(f"  {line}" for line in details.splitlines()), file=out)
+    print(coverage.summary(modelled, result.coverage), file=out)
+    if coverage_table:
+        print(coverage.table(modelled, result.coverage), file=out)
     return details

@@ -30,6 +30,7 @@ import attrs
 
 from kcache.concurrency.history import Event, History
 from kcache.concurrency.programs import Call, Program, thread_name
+from kcache.concurrency.yield_points import Scheduler, install
 from kcache.ops import Outcome, Run, call, perform
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
@@ -185,12 +186,18 @@ def execute(
     for planned in program.prefix:
         recorder.make(subject, "main", planned.op, _with_time(planned, passes))
     starting = threading.Barrier(len(program.threads) or 1)
+    scheduler = Scheduler(thread_name(i) for i in range(len(program.threads)))
 
     def work(name: str, calls: Sequence[Call]) -> None:
         starting.wait()
-        for planned in calls:
-            recorder.make(subject, name, planned.op, _with_time(planned, passes))
-            passes.call_completed()
+        try:
+            for planned in calls:
+                scheduler.call_started(name)
+                recorder.make(subject, name, planned.op, _with_time(planned, passes))
+                scheduler.call_returned(name)
+                passes.call_completed()
+        finally:
+            scheduler.finished(name)
 
     workers = [
         threading.Thread(target=work, args=(thread_name(i), calls), name=f"kcache-{thread_name(i)}")
@@ -200,6 +207,7 @@ def execute(
         worker.daemon = True  # a deadlocked worker must not keep the process alive
     previous_interval = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
+    install(scheduler)
     try:
         stop_expiry = _start_expiry(cache, subject, passes, release)
         for worker in workers:
@@ -209,6 +217,7 @@ def execute(
             worker.join(max(0.0, deadline - time.monotonic()))
     finally:
         sys.setswitchinterval(previous_interval)
+        install(None)
     stuck = tuple(worker.name.removeprefix("kcache-") for worker in workers if worker.is_alive())
     passes.stop()
     if not stuck:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import attrs
@@ -20,6 +21,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import HypothesisWarning
 
 from kcache.budget import in_rounds
+from kcache.concurrency import coverage
 from kcache.concurrency.execution import JOIN_TIMEOUT, Execution, execute
 from kcache.concurrency.history import history_to_json, write_history
 from kcache.concurrency.linearizability import DEFAULT_MAX_STEPS, check, explain, minimise, timeline
@@ -31,6 +33,33 @@ from kcache.spec.releases import DEFAULT_RELEASE, Release
 REPEATS = 3
 #: programs per Hypothesis run when only a time budget is given
 _ROUNDS_WHEN_TIMED = 20
+
+
+@attrs.frozen
+class ParallelProfile:
+    """What `--profile` means with --parallel: how many programs, from which seed."""
+
+    rounds: int
+    #: None: a new seed each run
+    seed: int | None
+    doc: str
+    #: runs of each program: each run interleaves its threads anew
+    repeats: int = REPEATS
+
+
+#: the parallel mode's profiles; `ci` must reach every cell of the overlap table
+#: (tests/stateful/test_parallel_coverage.py) and catch every seeded race
+PARALLEL_PROFILES: dict[str, ParallelProfile] = {
+    "default": ParallelProfile(
+        rounds=100, seed=None, doc="100 programs, each run three times, a new seed each run"
+    ),
+    "ci": ParallelProfile(
+        rounds=600,
+        seed=0,
+        repeats=6,
+        doc="600 programs drawn from seed 0, each run six times (the interleavings still vary)",
+    ),
+}
 
 
 @attrs.frozen
@@ -64,6 +93,8 @@ class ParallelResult:
     elapsed: float
     failure: ParallelFailure | None
     interrupted: bool = False
+    #: overlaps of each (write, shape, read) cell in the linearizable histories
+    coverage: Mapping[coverage.Cell, int] = attrs.field(factory=dict)
 
 
 class _BudgetSpentError(Exception):
@@ -86,6 +117,7 @@ class _Tally:
     calls: int = 0
     undecided: int = 0
     found: _FindingError | None = None
+    coverage: Counter[coverage.Cell] = attrs.field(factory=Counter)
 
 
 def run_parallel(
@@ -158,6 +190,7 @@ def run_parallel(
         elapsed=time.monotonic() - started,
         failure=None if tally.found is None else tally.found.failure,
         interrupted=interrupted,
+        coverage=dict(tally.coverage),
     )
 
 
@@ -196,6 +229,8 @@ def _finding(
     verdict = check(history, max_steps=max_steps)
     if verdict.linearizable is None:
         tally.undecided += 1
+    if verdict.linearizable is True:
+        tally.coverage.update(coverage.overlaps(history, verdict.order))
     if verdict.linearizable is not False:
         return None
     smallest = minimise(history, max_steps=max_steps)

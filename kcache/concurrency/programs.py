@@ -15,20 +15,28 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
+from kcache.concurrency import coverage
 from kcache.machine import strategies
 from kcache.spec.objects import Node, Pod, node_from_manifest
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 
 #: the nodes a program's threads share: fewer than the machine's pools, so that
-#: threads collide on them; pods may also name the third, never added (a ghost)
-SHARED_NODE_NAMES = strategies.NODE_NAMES[:2]
+#: threads collide on them; the focus node is one of the first two, and the
+#: third starts as a ghost (pods name it before any call adds it)
+SHARED_NODE_NAMES = strategies.NODE_NAMES[:3]
 SHARED_POD_NODE_NAMES = strategies.NODE_NAMES[:3]
 #: short TTLs, so that pods finishing binding early in a run expire before it ends
-EXPIRING_TTLS = (Decimal("0.5"), Decimal(1), Decimal(0))
+EXPIRING_TTLS = (Decimal("0.25"), Decimal("0.5"), Decimal(1), Decimal(0))
 THREAD_COUNTS = (2, 3, 4)
+#: the pod every program is built around (its node is drawn per program)
+FOCUS_POD = strategies.UIDS[0]
+#: the node no program adds before its threads start, and the pod that makes it a ghost
+GHOST_NODE = SHARED_NODE_NAMES[2]
+GHOST_POD = strategies.UIDS[2]
 #: steps (a call, or a pod's story of two or three calls) in the prefix and in each thread
 MAX_PREFIX_STEPS = 4
-MAX_THREAD_STEPS = 4
+MIN_THREAD_STEPS = 4
+MAX_THREAD_STEPS = 8
 
 
 @attrs.frozen
@@ -50,10 +58,19 @@ class Program:
 
 @attrs.frozen
 class _Pools:
-    """The versions of each node and pod a program's calls choose from."""
+    """The versions of each node and pod a program's calls choose from.
+
+    `focus_node` and `focus_pod` are the shared objects the program is built
+    around: calls name them about as often as everything else together, so
+    that threads overlap on them.  `moved` holds the focus pod's key on the
+    other of the first two nodes, for calls that name a held key's wrong node.
+    """
 
     nodes: Mapping[str, tuple[Node, ...]]
     pods: Mapping[str, tuple[Pod, ...]]
+    focus_node: str
+    focus_pod: str
+    moved: tuple[Pod, ...] = ()
 
 
 @st.composite
@@ -82,16 +99,28 @@ def _node_versions(draw: st.DrawFn, name: str) -> tuple[Node, ...]:
 
 
 @st.composite
-def _pod_pool(draw: st.DrawFn) -> dict[str, tuple[Pod, ...]]:
+def _pod_pool(draw: st.DrawFn, focus_node: str) -> dict[str, tuple[Pod, ...]]:
     """Each UID's pod, and for some a second version with another pod's body, on its own node.
 
-    A key keeps its node in every version: moving a key between nodes under
-    a stale `old` stores it twice on one node (§14), after which which copy
-    expires is map order upstream.  Borrowing bodies instead of drawing new
-    ones keeps programs cheap to generate.
+    The first UID is the focus pod, on the focus node.  A key keeps its node
+    in every version: moving a key between nodes under a stale `old` stores
+    it twice on one node (§14), after which which copy expires is map order
+    upstream.  Borrowing bodies instead of drawing new ones keeps programs
+    cheap to generate.
     """
     first = [
-        draw(strategies.pods(uids=st.just(uid), node_names=st.sampled_from(SHARED_POD_NODE_NAMES)))
+        draw(
+            strategies.pods(
+                uids=st.just(uid),
+                node_names=st.just(
+                    focus_node if uid == FOCUS_POD else GHOST_NODE if uid == GHOST_POD else None
+                ).flatmap(
+                    lambda name: (
+                        st.sampled_from(SHARED_POD_NODE_NAMES) if name is None else st.just(name)
+                    )
+                ),
+            )
+        )
         for uid in strategies.UIDS
     ]
     pool: dict[str, tuple[Pod, ...]] = {}
@@ -103,8 +132,13 @@ def _pod_pool(draw: st.DrawFn) -> dict[str, tuple[Pod, ...]]:
     return pool
 
 
+def _around(focus: list[Any], others: list[Any]) -> st.SearchStrategy[Any]:
+    """One of `focus` half the time, otherwise any of `others` (which include the focus too)."""
+    return st.one_of(st.sampled_from(focus), st.sampled_from(others))
+
+
 def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[tuple[Call, ...]]:
-    """One step of a thread: any single call on the shared pools, or a pod's life-cycle story.
+    """One step of a thread: a write or a read on the shared pools, or a pod's life-cycle story.
 
     The stories are what the scheduler's own threads do to one pod (assume
     then bind; assume, bind, and the informer confirms; assume and give up),
@@ -114,41 +148,87 @@ def _steps(pools: _Pools, snapshot: str, release: Release) -> st.SearchStrategy[
     nodes = [node for versions in pools.nodes.values() for node in versions]
     pods = [pod for versions in pools.pods.values() for pod in versions]
     node_pairs = [(old, new) for vs in pools.nodes.values() for old in vs for new in vs]
+    focus_node_pairs = [
+        (old, new) for old in pools.nodes[pools.focus_node] for new in pools.nodes[pools.focus_node]
+    ]
+    ghost_node_pairs = [
+        (old, new) for old in pools.nodes[GHOST_NODE] for new in pools.nodes[GHOST_NODE]
+    ]
+    # `old` and `new` always name one node: held elsewhere, the call fails before any change
     pod_pairs = [(old, new) for vs in pools.pods.values() for old in vs for new in vs]
-    node, pod = st.sampled_from(nodes), st.sampled_from(pods)
+    focus = pools.pods[pools.focus_pod]
+    focus_pod_pairs = [(old, new) for old in focus for new in focus]
+    focus_pod_pairs += [(moved, moved) for moved in pools.moved]
+    # the focus node, the ghost, the other node (not added in half the programs), any node
+    node = st.one_of(
+        *(st.sampled_from(pools.nodes[name]) for name in (pools.focus_node, GHOST_NODE)),
+        st.sampled_from(
+            [
+                n
+                for name, vs in pools.nodes.items()
+                for n in vs
+                if name not in (pools.focus_node, GHOST_NODE)
+            ]
+        ),
+        st.sampled_from(nodes),
+    )
+    pod = _around(list(pools.pods[pools.focus_pod]), pods)
+    # what writes name: the focus pod, its key on the other node, or any pod
+    any_pod = st.one_of(
+        st.sampled_from(pools.pods[pools.focus_pod]),
+        st.sampled_from(pools.moved),
+        st.sampled_from(pods),
+    )
+    names = st.sampled_from(list(pools.nodes))
 
     def on(op: str, name: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[Call]:
         return values.map(lambda value: Call(op, {name: value}))
 
-    def pair(op: str, pairs: list[tuple[Any, Any]]) -> st.SearchStrategy[Call]:
-        return st.sampled_from(pairs).map(lambda p: Call(op, {"old": p[0], "new": p[1]}))
+    def pair(op: str, *pairs: list[tuple[Any, Any]]) -> st.SearchStrategy[Call]:
+        return st.one_of(*(st.sampled_from(each) for each in pairs)).map(
+            lambda p: Call(op, {"old": p[0], "new": p[1]})
+        )
+
+    # stories pick any pod alike, so that threads also bind different pods at once
+    story_pod = st.sampled_from([*pods, *pools.moved])
 
     def story(*ops: str) -> st.SearchStrategy[tuple[Call, ...]]:
-        return pod.map(lambda chosen: tuple(Call(op, {"pod": chosen}) for op in ops))
+        return story_pod.map(lambda chosen: tuple(Call(op, {"pod": chosen}) for op in ops))
 
-    single = st.one_of(
+    write = st.one_of(
         on("add_node", "node", node),
-        pair("update_node", node_pairs),
+        pair("update_node", focus_node_pairs, ghost_node_pairs, node_pairs),
         on("remove_node", "node", node),
-        on("assume_pod", "pod", pod),
-        on("forget_pod", "pod", pod),
-        on("add_pod", "pod", pod),
-        pair("update_pod", pod_pairs),
-        on("remove_pod", "pod", pod),
+        on("assume_pod", "pod", any_pod),
+        on("forget_pod", "pod", any_pod),
+        on("add_pod", "pod", any_pod),
+        pair("update_pod", focus_pod_pairs, pod_pairs),
+        on("remove_pod", "pod", any_pod),
+        *([on("finish_binding", "pod", any_pod)] if release.has_expiry else []),
+        *([on("remove_assumed_pod", "pod", any_pod)] if release.has_remove_assumed_pod else []),
+    )
+    read = st.one_of(
         on("get_pod", "pod", pod),
         on("is_assumed_pod", "pod", pod),
-        st.sampled_from(
-            [Call("node_count", {}), Call("pod_count", {}), Call("dump", {})]
-            + [Call(op, {"snapshot": snapshot}) for op in ("update_snapshot", "view_snapshot")]
-        ),
-        *([on("finish_binding", "pod", pod)] if release.has_expiry else []),
+        st.just(Call("node_count", {})),
+        st.just(Call("pod_count", {})),
+        st.just(Call("dump", {})),
+        st.just(Call("update_snapshot", {"snapshot": snapshot})),
+        st.just(Call("view_snapshot", {"snapshot": snapshot})),
+        *([on("get_node", "name", names)] if release.has_get_node else []),
     )
     stories = (
         [("assume_pod", "finish_binding"), ("assume_pod", "finish_binding", "add_pod")]
         if release.has_expiry
         else [("assume_pod", "add_pod")]
     ) + [("assume_pod", "forget_pod")]
-    return st.one_of(single.map(lambda call: (call,)), *(story(*ops) for ops in stories))
+    # reads are half the steps, so that every write has readers to overlap
+    return st.one_of(
+        write.map(lambda call: (call,)),
+        read.map(lambda call: (call,)),
+        read.map(lambda call: (call,)),
+        st.one_of(*(story(*ops) for ops in stories)),
+    )
 
 
 def _calls(
@@ -164,23 +244,135 @@ def _calls(
 def programs(
     draw: st.DrawFn, *, threads: int | None = None, release: Release = DEFAULT_RELEASE
 ) -> Program:
-    """Parallel programs over small shared pools; `threads` None draws 2 to 4 threads."""
+    """Parallel programs over small shared pools, around one node and one pod; `threads` None
+    draws 2 to 4 threads."""
+    focus_node = draw(st.sampled_from(SHARED_NODE_NAMES[:2]))
+    pods = {
+        uid: tuple(strategies.as_read_by(release, pod) for pod in versions)
+        for uid, versions in draw(_pod_pool(focus_node)).items()
+    }
+    elsewhere = next(name for name in SHARED_NODE_NAMES[:2] if name != focus_node)
     pools = _Pools(
         nodes={name: draw(_node_versions(name)) for name in SHARED_NODE_NAMES},
-        pods={
-            uid: tuple(strategies.as_read_by(release, pod) for pod in versions)
-            for uid, versions in draw(_pod_pool()).items()
-        },
+        pods=pods,
+        focus_node=focus_node,
+        focus_pod=FOCUS_POD,
+        moved=(strategies.with_changes(pods[FOCUS_POD][0], node_name=elsewhere),),
     )
-    count = threads if threads is not None else draw(st.sampled_from(THREAD_COUNTS))
+    # more threads overlap more pairs of calls: four as often as two and three together
+    count = threads if threads is not None else draw(st.sampled_from((*THREAD_COUNTS, 4)))
+    if draw(st.integers(0, 3)):  # three programs in four aim at one row of the overlap table
+        return draw(_aimed(pools, elsewhere, release, count))
     return Program(
         ttl=draw(st.sampled_from(EXPIRING_TTLS)) if release.has_expiry else Decimal(0),
-        prefix=draw(_calls(pools, "main", release, min_steps=0, max_steps=MAX_PREFIX_STEPS)),
+        prefix=(
+            Call("add_node", {"node": pools.nodes[focus_node][0]}),
+            # half the programs leave the other node out, for writes that meet a new name
+            *(
+                [Call("add_node", {"node": pools.nodes[elsewhere][0]})]
+                if draw(st.booleans())
+                else []
+            ),
+            Call("add_pod", {"pod": pods[GHOST_POD][0]}),
+            *draw(_calls(pools, "main", release, min_steps=0, max_steps=MAX_PREFIX_STEPS)),
+        ),
         threads=tuple(
             draw(
-                _calls(pools, thread_name(index), release, min_steps=1, max_steps=MAX_THREAD_STEPS)
+                _calls(
+                    pools,
+                    thread_name(index),
+                    release,
+                    min_steps=MIN_THREAD_STEPS,
+                    max_steps=MAX_THREAD_STEPS,
+                )
             )
             for index in range(count)
+        ),
+    )
+
+
+@st.composite
+def _aimed(draw: st.DrawFn, pools: _Pools, elsewhere: str, release: Release, count: int) -> Program:
+    """A program aimed at one row of the overlap table (`kcache.concurrency.coverage`): its
+    prefix gives the write its shape, the first thread makes the write among a few reads, and
+    every other thread makes every read the release has (the counts twice), in a drawn order.
+
+    Random programs reach a shape like "a pod write naming a key held on another node" only
+    when their calls happen to line up; aimed ones set it up and surround the write with reads.
+    """
+    op, shape = draw(st.sampled_from(coverage.writes(release)))
+    focus = pools.pods[pools.focus_pod]
+    home, moved, ghost = focus[0], pools.moved[0], pools.pods[GHOST_POD][0]
+    node_versions = pools.nodes[pools.focus_node]
+    prefix = [Call("add_node", {"node": node_versions[0]}), Call("add_pod", {"pod": ghost})]
+    if not (op in coverage.NODE_WRITES and shape == "new node"):
+        prefix.append(Call("add_node", {"node": pools.nodes[elsewhere][0]}))
+    ttl = Decimal(0)
+    write: tuple[Call, ...] = ()
+    if op in coverage.NODE_WRITES:
+        name = {"held node": pools.focus_node, "ghost node": GHOST_NODE}.get(shape, elsewhere)
+        versions = pools.nodes[name]
+        write = (
+            Call(op, {"old": versions[0], "new": versions[-1]})
+            if op == "update_node"
+            else Call(op, {"node": versions[-1]}),
+        )
+    elif op in coverage.POD_WRITES:
+        if shape == "same node":
+            prefix.append(Call("assume_pod", {"pod": home}))
+        elif shape == "other node":
+            prefix.append(Call("assume_pod", {"pod": moved}))
+        pod = ghost if shape == "ghost node" else home
+        write = (
+            Call(op, {"old": pod, "new": focus[-1] if pod is home else pod})
+            if op == "update_pod"
+            else Call(op, {"pod": pod}),
+        )
+    second = pools.pods[strategies.UIDS[1]][0]
+    if shape == coverage.EXPIRY_SHAPES[0]:
+        # the loop's first pass expires two pods at once
+        ttl = EXPIRING_TTLS[0]
+        prefix += [
+            Call(step, {"pod": pod})
+            for pod in (home, second)
+            for step in ("assume_pod", "finish_binding")
+        ]
+    binding_too: tuple[Call, ...] = ()
+    if op == "finish_binding":
+        # as the scheduler's binding goroutines do, another thread finishes binding another
+        # assumed pod meanwhile, and the loop expires both
+        ttl = EXPIRING_TTLS[0]
+        prefix.append(Call("assume_pod", {"pod": second}))
+        binding_too = (Call("finish_binding", {"pod": second}),)
+
+    def reads(snapshot: str) -> st.SearchStrategy[list[Call]]:
+        every = [
+            Call("update_snapshot", {"snapshot": snapshot}),
+            Call("dump", {}),
+            Call("get_pod", {"pod": home}),
+            Call("is_assumed_pod", {"pod": home}),
+            Call("node_count", {}),
+            Call("pod_count", {}),
+            *([Call("get_node", {"name": pools.focus_node})] if release.has_get_node else []),
+            # the counts take microseconds, so a write rarely overlaps one: twice each
+            Call("node_count", {}),
+            Call("pod_count", {}),
+        ]
+        return st.permutations(every)
+
+    def among(calls: list[Call], extra: tuple[Call, ...]) -> tuple[Call, ...]:
+        at = draw(st.integers(0, len(calls)))
+        return (*calls[:at], *extra, *calls[at:])
+
+    return Program(
+        ttl=ttl,
+        prefix=tuple(prefix),
+        threads=(
+            among(draw(reads(thread_name(0))), write),
+            *(
+                among(draw(reads(thread_name(index))), binding_too if index == 1 else ())
+                for index in range(1, count)
+            ),
         ),
     )
 

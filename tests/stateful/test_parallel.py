@@ -210,7 +210,10 @@ class TestRunParallel:
 @settings(max_examples=20, deadline=None)
 @given(programs())
 def test_programs_contend_without_leaving_upstream_defined_behaviour(program: Program) -> None:
-    """2-4 threads on shared keys; a key keeps its node and a node name its zone in every call."""
+    """2-4 threads on shared keys; a node name keeps its zone in every call, and update_pod's
+    two pods name one node (a stale `old` on another node than the held pod's, with `new` on
+    the held pod's, would store the key twice, §14).  Only the focus pod u1 is ever named on
+    a second node."""
     assert 2 <= len(program.threads) <= 4
     assert all(program.threads)
     calls = [*program.prefix, *(call for thread in program.threads for call in thread)]
@@ -222,7 +225,10 @@ def test_programs_contend_without_leaving_upstream_defined_behaviour(program: Pr
                 nodes_of.setdefault(value.uid, set()).add(value.node_name)
             elif hasattr(value, "zone_key"):
                 zones_of.setdefault(value.name, set()).add(value.zone_key)
-    assert all(len(names) == 1 for names in nodes_of.values())
+    updates = [call for call in calls if call.op == "update_pod"]
+    assert all(call.args["old"].node_name == call.args["new"].node_name for call in updates)
+    assert all(len(names) == 1 for uid, names in nodes_of.items() if uid != "u1")
+    assert len(nodes_of.get("u1", ())) <= 2
     assert all(len(zones) == 1 for zones in zones_of.values())
 
 
@@ -245,6 +251,27 @@ class TestConformParallel:
         out = capsys.readouterr().out
         assert out.startswith("PASS impl is linearizable with respect to the spec (v1.37): ")
         assert "2 programs, 6 runs" in out
+        assert out.splitlines()[1].startswith("overlaps: ")
+        assert "of 231 write x read cells reached" in out
+        assert "overlaps (v1.37)" not in out
+
+    def test_coverage_prints_the_overlap_table(self, capsys: pytest.CaptureFixture[str]) -> None:
+        argv = ["conform", "--parallel", "--impl", "impl", "--rounds", "2", "--seed", "0"]
+        assert main([*argv, "--coverage"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[2] == (
+            "overlaps (v1.37): how often each write, by shape, overlapped each read"
+        )
+        assert lines[3].split() == [
+            "update_snapshot",
+            "dump",
+            "get_pod",
+            "is_assumed_pod",
+            "node_count",
+            "pod_count",
+            "get_node",
+        ]
+        assert len(lines) == 4 + 33
 
     def test_a_race_fails_with_the_minimised_history_written(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -270,6 +297,7 @@ class TestConformParallel:
         [
             (["--threads", "3"], "add --parallel"),
             (["--parallel", "--max-examples", "3"], "use --rounds and --time-budget"),
+            (["--parallel", "--profile", "fuzz"], "with --parallel, choose default or ci"),
             (["--parallel", "--impl", "cmd:true"], "an adapter answers one request at a time"),
             (
                 ["--parallel", "--impl", "kcache.concurrency.programs:thread_name"],
