@@ -125,6 +125,11 @@ def failure_details(run: MachineRun, target: str) -> str:
     if trace is None:
         return "the trace was not written (no --out folder)"
     lines = [f"trace: {trace}"]
+    if run.result.shrink_cut_short:
+        lines.append(
+            "shrinking was cut short by the time budget (--time-budget, --duration or "
+            "--shrink-budget): this is the smallest failing trace found by then"
+        )
     if run.not_replayed is not None:
         lines.append(f"not replayed before this report: {run.not_replayed}")
     elif run.replayed is not None:

@@ -188,12 +188,16 @@ class FailureRecorder:
         self.first_failure_time: float | None = None
         #: called with (examples, steps, failures) after every example
         self.progress: Callable[[int, int, int], None] | None = None
+        #: called after every step: raises to end the run there (a spent time budget)
+        self.checkpoint: Callable[[], None] | None = None
 
     def example_started(self) -> None:
         self.examples += 1
 
     def step_taken(self) -> None:
         self.steps += 1
+        if self.checkpoint is not None:
+            self.checkpoint()
 
     def example_finished(self) -> None:
         if self.progress is not None:
