@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 from kcache import targets
@@ -85,23 +86,23 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         previous = logging.root.manager.disable
         logging.disable(logging.CRITICAL)  # impl logs upstream's recoveries, by the thousand
         try:
-            result = run_parallel(
-                factory,
-                release=options.release(args),
-                threads=args.threads,
-                rounds=args.rounds,
-                time_budget=args.time_budget,
-                seed=args.seed,
-                out_dir=args.out,
-                name=machine_run.trace_label(args.impl),
-                progress=lambda rounds, calls, failures: progress.update(
-                    Tally(rounds, calls, failures)
-                ),
-            )
+            stop = machine_run.StopBetweenExamples()
+            with stop:
+                result = run_parallel(
+                    factory,
+                    release=options.release(args),
+                    threads=args.threads,
+                    rounds=args.rounds,
+                    time_budget=args.time_budget,
+                    seed=args.seed,
+                    out_dir=args.out,
+                    name=machine_run.trace_label(args.impl),
+                    progress=checked(progress, stop),
+                )
         finally:
             logging.disable(previous)
             progress.finish()
-    details = print_report(result, args.impl, args.release, out)
+    details = print_report(result, args.impl, args.release, out, stopped_by=stop.signal_name)
     case = JUnitCase(
         suite=SUITE,
         name=case_name(args),
@@ -125,7 +126,21 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         ),
     )
     failed = result.failure is not None
-    return report.conclude(args, case, failed=failed, interrupted=result.interrupted)
+    return report.conclude(
+        args, case, failed=failed, interrupted=result.interrupted, stopped_by=stop.signal_name
+    )
+
+
+def checked(
+    progress: ProgressLine, stop: machine_run.StopBetweenExamples
+) -> Callable[[int, int, int], None]:
+    """Draw the tally after each program, then stop there if a signal asked to."""
+
+    def after_program(rounds: int, calls: int, failures: int) -> None:
+        progress.update(Tally(rounds, calls, failures))
+        stop.check()
+
+    return after_program
 
 
 #: the JUnit suite of a --parallel run
@@ -147,13 +162,19 @@ def describe(result: ParallelResult) -> str:
 
 
 def print_report(
-    result: ParallelResult, target: str, release: str, out: TextIO | None = None
+    result: ParallelResult,
+    target: str,
+    release: str,
+    out: TextIO | None = None,
+    *,
+    stopped_by: str | None = None,
 ) -> str:
     """Print the summary and, on failure, the minimised history; returns the failure's details."""
     out = out or sys.stdout
     failure = result.failure
     if failure is None:
-        stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
+        by = "Ctrl-C" if stopped_by in (None, "SIGINT") else stopped_by
+        stopped = f" (stopped by {by})" if result.interrupted else ""
         print(
             f"PASS {target} is linearizable with respect to the spec ({release}){stopped}: "
             f"{describe(result)}",
