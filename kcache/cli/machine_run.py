@@ -26,7 +26,7 @@ from kcache import stopping, targets
 from kcache.errors import KcacheError
 from kcache.machine.database import Examples, named_urls
 from kcache.machine.runner import ConformanceResult, run_conformance
-from kcache.reporting.progress import Tally
+from kcache.reporting.progress import STREAM_CLOSED, Tally
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import Release
 from kcache.targets.adapter import client as adapter_client
@@ -204,6 +204,8 @@ def _after_each_example(
     def report_and_check(examples_run: int, steps: int, failures: int) -> None:
         if progress is not None:
             progress.update(Tally(examples_run, steps, failures))
+            if getattr(progress, "closed", False):  # stderr went away: stop as Ctrl-C does
+                stop.request(STREAM_CLOSED)
         if examples is not None and examples.outage is not None:
             raise KeyboardInterrupt  # stop as Ctrl-C does: what was found is kept
         stop.check()
@@ -251,9 +253,15 @@ class StopBetweenExamples:
     def _request(self, signum: int, frame: object) -> None:
         if self.requested and not stopping.deferring():
             raise KeyboardInterrupt
+        self.request(signal.Signals(signum).name)
+
+    def request(self, why: str) -> None:
+        """Stop after the current example, because of `why` (a signal's name, a closed stream)."""
+        if self.requested:
+            return
         self.requested = True
-        self.signal_name = signal.Signals(signum).name
-        adapter_client.stop_waiting.set(self.signal_name)
+        self.signal_name = why
+        adapter_client.stop_waiting.set(why)
 
     def check(self) -> None:
         """Raise KeyboardInterrupt if a stop was asked for: a clean place to stop."""
@@ -262,8 +270,11 @@ class StopBetweenExamples:
 
 
 def _to_stderr(reports: list[object]) -> None:
-    for text in reports:
-        print(text, file=sys.stderr)
+    try:
+        for text in reports:
+            print(text, file=sys.stderr)
+    except (OSError, ValueError, AttributeError):  # stderr is gone: the summary still comes
+        pass
 
 
 @contextlib.contextmanager

@@ -18,7 +18,15 @@ times upstream's cycle, without the pipe).
 
     kcache simulate --impl impl --nodes 5000 --pods 10000
 
-exit status: 0 no property violated, 1 a violation, 2 kcache could not run.
+--time-budget bounds the whole run: once it is spent no further node is
+added and no further cycle begins, and the summary covers the cycles run
+(the convergence check included).  SIGINT (Ctrl-C) or SIGTERM stops it the
+same way, with its summary; a second one stops it at once.  --nodes and
+--pods are refused above 100,000 and 1,000,000: the cluster is held in
+memory.
+
+exit status: 0 no property violated, 1 a violation, 2 kcache could not run,
+130 or 143 stopped by SIGINT or SIGTERM with no violation found.
 """
 
 from __future__ import annotations
@@ -26,12 +34,27 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from kcache import exact_json, targets
-from kcache.cli import options
+from kcache.cli import machine_run, options, report
 from kcache.simulation import SimulationResult, simulate
 from kcache.spec.releases import RELEASES
+
+#: the largest cluster and workload simulated: both are held in memory
+MAX_NODES = 100_000
+MAX_PODS = 1_000_000
+
+
+def _at_most(limit: int) -> Callable[[str], int]:
+    def count(text: str) -> int:
+        value = options.positive_int(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"{value} is more than {limit:,}")
+        return value
+
+    return count
 
 
 def _rate(text: str) -> float:
@@ -54,17 +77,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_release_argument(parser, "the upstream release modelled")
     parser.add_argument(
         "--nodes",
-        type=options.positive_int,
+        type=_at_most(MAX_NODES),
         default=100,
         metavar="N",
-        help="nodes in the cluster (default: 100)",
+        help=f"nodes in the cluster (default: 100, at most {MAX_NODES:,})",
     )
     parser.add_argument(
         "--pods",
-        type=options.positive_int,
+        type=_at_most(MAX_PODS),
         default=1000,
         metavar="M",
-        help="pending pods, one cycle each (default: 1000)",
+        help=f"pending pods, one cycle each (default: 1000, at most {MAX_PODS:,})",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=options.duration,
+        metavar="DURATION",
+        help="stop adding nodes and starting cycles once this much time is spent, and "
+        f"summarise the cycles run: {options.DURATION_HELP}",
     )
     parser.add_argument(
         "--churn",
@@ -105,7 +135,19 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         sys.stderr.write(f"\r{line}\x1b[K" if live else line + "\n")
         sys.stderr.flush()
 
-    with targets.opened(args.impl) as factory:
+    ends = None if args.time_budget is None else started + args.time_budget
+
+    def why_stop() -> str | None:
+        if stop.requested:
+            return stop.signal_name
+        if ends is not None and time.monotonic() >= ends:
+            return "the time budget"
+        return None
+
+    with (
+        targets.opened(args.impl) as factory,
+        machine_run.StopBetweenExamples() as stop,
+    ):
         targets.require_release(factory, args.impl, release.name)
         result = simulate(
             factory,
@@ -116,6 +158,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             bind_failure_rate=args.bind_failure_rate,
             seed=args.seed,
             progress=progress,
+            stop=why_stop,
         )
     if live:
         sys.stderr.write("\r\x1b[K")
@@ -123,7 +166,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out.write(exact_json.dumps({"target": args.impl, **result.to_json()}) + "\n")
     else:
         _print(result, args.impl, out)
-    return 1 if result.violations else 0
+    if result.violations:
+        return 1
+    return report.STOPPED_STATUS.get(stop.signal_name or "", 0)
 
 
 def _print(result: SimulationResult, target: str, out: TextIO) -> None:
@@ -131,8 +176,11 @@ def _print(result: SimulationResult, target: str, out: TextIO) -> None:
         print(line, file=out)
 
     verdict = "FAIL" if result.violations else "PASS"
+    stopped = ""
+    if result.stopped is not None:
+        stopped = f" (stopped by {result.stopped} after {result.cycles} of {result.pods} cycles)"
     say(
-        f"{verdict} {target}: {result.pods} pods on {result.nodes} nodes in "
+        f"{verdict} {target}{stopped}: {result.cycles} pods on {result.nodes} nodes in "
         f"{result.elapsed:.1f}s, {result.pods_per_second:.0f} pods/s, "
         f"peak memory {result.peak_rss_mib:.0f} MiB"
     )

@@ -34,7 +34,7 @@ from kcache.cli import machine_run, report
 from kcache.cli.machine_run import MachineRun
 from kcache.errors import KcacheError
 from kcache.machine.database import Examples, named_urls
-from kcache.reporting.progress import ProgressLine, Tally, describe
+from kcache.reporting.progress import STREAM_CLOSED, ProgressLine, Tally, describe
 from kcache.spec.releases import RELEASES, Release
 from kcache.targets.adapter import client as adapter_client
 
@@ -162,17 +162,17 @@ def run_workers(
             processes, channel, stop=stop, progress=progress, per_worker=per_worker, started=started
         )
     finally:
+        for process in processes:  # signals still reach the workers while they finish
+            process.join()
         for number, handler in previous_handlers.items():
             signal.signal(number, handler)
-        for process in processes:
-            process.join()
         progress.finish()
     return Fleet(
         runs=runs,
         seeds=seeds,
         elapsed=time.monotonic() - started,
         error=error,
-        stopped_by=passed_on.signal_name,
+        stopped_by=passed_on.signal_name or (STREAM_CLOSED if progress.closed else None),
     )
 
 
@@ -246,6 +246,8 @@ def _collect(
             tallies[index] = payload
             elapsed = time.monotonic() - started
             progress.update(_summed(tallies), _per_worker(tallies, elapsed) if per_worker else "")
+            if progress.closed:  # stderr went away: the workers stop, keeping what they found
+                stop.set()
         elif kind == "run":
             runs[index] = payload
         else:
