@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from kcache import exact_json, targets
+from kcache import exact_json, files, targets
 from kcache.cli import options
 from kcache.errors import KcacheError
 from kcache.spec.errors import ObjectError
@@ -90,6 +90,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise KcacheError(f"--impl {twice[0]} is given twice: name each target once")
     if args.trace_out is not None and args.trace_out.suffix not in TRACE_SUFFIXES:
         raise KcacheError(f"--trace-out {args.trace_out}: trace files end in .json or .jsonl")
+    if args.trace_out is not None:
+        files.check_file(args.trace_out, "--trace-out")
     try:
         cluster = read_cluster(args.paths, sys.stdin if "-" in args.paths else None)
     except ObjectError as error:
