@@ -188,6 +188,10 @@ class FailureRecorder:
         self.first_failure_time: float | None = None
         #: called with (examples, steps, failures) after every example
         self.progress: Callable[[int, int, int], None] | None = None
+        #: the running example's steps, and the example's before it (what led to an `init`
+        #: that broke between them)
+        self.current_steps: list[RecordedStep] = []
+        self.previous_steps: list[RecordedStep] = []
         #: called after every step: raises to end the run there (a spent time budget)
         self.checkpoint: Callable[[], None] | None = None
 

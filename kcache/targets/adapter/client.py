@@ -124,6 +124,7 @@ class AdapterProcess:
         #: the AdapterError that made this adapter unusable, when it broke (not when stopped)
         self.error: AdapterError | None = None
         self._pending = bytearray()  # answer bytes read and not yet taken
+        self._scanned = 0  # bytes of `_pending` known to hold no newline
         self._closed_output = False
         self._stderr = _StderrTail(STDERR_TAIL_LINES, STDERR_LINE_CHARS)
         try:
@@ -268,11 +269,15 @@ class AdapterProcess:
         """The next line of the adapter's output, by the deadline, or an AdapterError."""
         deadline = time.monotonic() + timeout
         while True:
-            end = self._pending.find(b"\n")
+            # only the bytes read since the last look are searched: a long answer is read in
+            # linear time (searching all of it after every chunk was quadratic)
+            end = self._pending.find(b"\n", self._scanned)
             if end >= 0:
                 line = bytes(self._pending[: end + 1])
                 del self._pending[: end + 1]
+                self._scanned = 0
                 return line
+            self._scanned = len(self._pending)
             if len(self._pending) > MAX_ANSWER_BYTES:
                 self.fail(f"{what} is longer than {MAX_ANSWER_BYTES} bytes without a newline")
             if self._closed_output:
