@@ -47,6 +47,27 @@ def write_atomically(path: Path, text: str) -> Path:
     return path
 
 
+#: the largest input file kcache reads whole (a trace, a cluster file): 1 GiB
+MAX_INPUT_BYTES = 1 << 30
+
+
+def read_text(path: Path, limit: int = MAX_INPUT_BYTES) -> str:
+    """The UTF-8 text of file `path`, read up to `limit` bytes: OSError beyond.
+
+    `path.read_text()` of /dev/zero, or of a link to it, never returns and
+    takes all memory on its way: a device is refused, and a read that stops at
+    the limit cannot do that either (a FIFO, say).
+    """
+    with path.open("rb") as file:
+        mode = os.fstat(file.fileno()).st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+            raise OSError(errno.EINVAL, "is a device, not a file", str(path))
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit} bytes", str(path))
+    return data.decode("utf-8")
+
+
 def check_folder(path: Path, option: str) -> None:
     """KcacheError unless files can be written in folder `path` (made later if missing).
 

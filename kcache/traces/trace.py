@@ -20,7 +20,7 @@ import attrs
 
 from kcache import exact_json
 from kcache.errors import TraceError
-from kcache.files import write_atomically
+from kcache.files import read_text, write_atomically
 from kcache.ops import TRACE_OPS, read_seconds
 from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, V1_35, Release
@@ -255,7 +255,7 @@ def load_file(path: str | Path) -> list[Trace]:
     if path.suffix not in TRACE_SUFFIXES:
         raise TraceError(f"{path}: not a trace file (expected {', '.join(TRACE_SUFFIXES)})")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except (OSError, UnicodeDecodeError) as error:
         raise TraceError(
             f"{path}: cannot read: {getattr(error, 'strerror', None) or error}"
