@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 
 class BudgetSpent(BaseException):
-    """Raised between steps when the time budget is spent: the run ends there, complete.
+    """Raised between examples when the time budget is spent: the run ends there, complete.
 
     A BaseException, so that Hypothesis lets it through as it does Ctrl-C
     instead of counting it as a failure of the example.

@@ -13,8 +13,8 @@ summary prints the run's seed; --seed repeats it (the `ci` profile is
 derandomized and needs none).  A time budget extends the run without one:
 --seed S --time-budget T first runs the examples --seed S runs, in the same
 order, then further rounds of as many examples, seeded S+1, S+2, ..., until
-T is spent.  T bounds the whole run: it stops between two steps once T is
-spent, so a budget shorter than the first round checks the start of it, and
+T is spent.  T bounds the whole run: it stops between two examples once T
+is spent, so a budget shorter than the first round checks the start of it, and
 a failure found is shrunk while T (and --shrink-budget) leave time, then
 its smallest trace so far is written and the summary says the shrink was
 cut short.  The Hypothesis example database

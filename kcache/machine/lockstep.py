@@ -97,6 +97,11 @@ class LockstepMachine(RuleBasedStateMachine):
         #: snapshots with an open mutation session -> whether one was updated inside it
         self.sessions: dict[str, bool] = {}
 
+    def teardown(self) -> None:
+        """Every machine's examples are counted, drawn and checked against the budget and
+        stop requests (the scheduler-shaped one's too: it had no progress and ignored both)."""
+        self.recorder.example_finished()
+
     # -- the two sides --------------------------------------------------------------------------
 
     def build(self, ttl: Decimal, gates: Mapping[str, bool] | None = None) -> None:

@@ -192,16 +192,12 @@ class FailureRecorder:
         #: that broke between them)
         self.current_steps: list[RecordedStep] = []
         self.previous_steps: list[RecordedStep] = []
-        #: called after every step: raises to end the run there (a spent time budget)
-        self.checkpoint: Callable[[], None] | None = None
 
     def example_started(self) -> None:
         self.examples += 1
 
     def step_taken(self) -> None:
         self.steps += 1
-        if self.checkpoint is not None:
-            self.checkpoint()
 
     def example_finished(self) -> None:
         if self.progress is not None:

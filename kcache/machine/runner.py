@@ -132,11 +132,12 @@ def run_conformance(
     round `k` seeded `seed + k` (derandomized without a seed: `k` from round
     1 on).  Round 0 is the run without a budget, example for example:
     Hypothesis draws other examples for another example count, so rounds
-    are not made smaller; instead the run stops between two steps once the
-    time is up.  The budget bounds the whole run: a failure found is shrunk,
-    then pruned, while time is left (and for at most `shrink_budget` seconds
-    after it was found), and the smallest failing trace by then is written,
-    the result saying it was cut short.
+    are not made smaller; instead the run stops between two examples once
+    the time is up (an example's draws must end as Hypothesis began them).
+    The budget bounds the whole run: a failure found is shrunk, then pruned,
+    while time is left (and for at most `shrink_budget` seconds after it was
+    found), and the smallest failing trace by then is written, the result
+    saying it was cut short.
     `progress(examples, steps, failures)` is called after every example.
     `name` labels the trace file and its messages; `target`, when given, is
     the name messages call the target by instead (`--impl`'s own words, where
@@ -186,7 +187,6 @@ def run_conformance(
         deadline.check(recorder.first_failure_time)
 
     recorder.progress = after_example
-    recorder.checkpoint = lambda: deadline.check(recorder.first_failure_time)
 
     def one_round(number: int) -> bool:
         if seed is not None:
