@@ -10,6 +10,7 @@ end; the command's exit status is returned.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -18,6 +19,8 @@ BUSY = 2
 
 
 def main(command: list[str]) -> int:
+    # SIGTERM (tox or CI cancelling) unwinds like Ctrl-C: the command and the load are stopped
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     busy = [
         # at the lowest priority: the load, not a competitor the command must outrun
         subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", "while True: pass"])
