@@ -49,6 +49,8 @@ def write_atomically(path: Path, text: str) -> Path:
 
 #: the largest input file kcache reads whole (a trace, a cluster file): 1 GiB
 MAX_INPUT_BYTES = 1 << 30
+#: bytes read at a time
+_READ_CHUNK = 1 << 20
 
 
 def read_text(path: Path, limit: int = MAX_INPUT_BYTES) -> str:
@@ -62,10 +64,14 @@ def read_text(path: Path, limit: int = MAX_INPUT_BYTES) -> str:
         mode = os.fstat(file.fileno()).st_mode
         if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
             raise OSError(errno.EINVAL, "is a device, not a file", str(path))
-        data = file.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {limit} bytes", str(path))
-    return data.decode("utf-8")
+        chunks, size = [], 0
+        # in chunks: read(limit + 1) would set aside the whole limit before reading a byte
+        while chunk := file.read(_READ_CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise OSError(errno.EFBIG, f"larger than {limit} bytes", str(path))
+            chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8")
 
 
 def check_folder(path: Path, option: str) -> None:
