@@ -41,3 +41,31 @@ def in_rounds(run_round: Callable[[int], bool], *, time_budget: float | None) ->
     except KeyboardInterrupt:
         return True
     return False
+
+
+class Deadline:
+    """When a run must end: `time_budget` seconds after `started` (whole run, shrinking and
+    pruning included), and at most `shrink_budget` seconds after its first failure.
+
+    Hypothesis shrinks a failure for up to five minutes on its own, and over
+    an adapter's pipe that can be far longer than the run was given; a
+    shrink cut short keeps the smallest failing example found so far.
+    """
+
+    def __init__(
+        self, started: float, time_budget: float | None, shrink_budget: float | None
+    ) -> None:
+        self._ends = None if time_budget is None else started + time_budget
+        self._shrink_budget = shrink_budget
+        #: whether the deadline was met while a failure was being shrunk or pruned
+        self.spent = False
+
+    def check(self, failure_found_at: float | None) -> None:
+        """Raise `BudgetSpent` if the run's time, or its failure's shrinking time, is up."""
+        now = time.monotonic()
+        over = self._ends is not None and now >= self._ends
+        if failure_found_at is not None and self._shrink_budget is not None:
+            over = over or now - failure_found_at >= self._shrink_budget
+        if over:
+            self.spent = self.spent or failure_found_at is not None
+            raise BudgetSpent

@@ -12,8 +12,10 @@ of the folder would trip over.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from kcache.errors import KcacheError
@@ -28,6 +30,7 @@ def write_atomically(path: Path, text: str) -> Path:
     Readers never see a partial file, and a failed write (OSError) removes
     its temporary file and leaves `path` as it was.
     """
+    _refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -55,7 +58,16 @@ def check_folder(path: Path, option: str) -> None:
 
 
 def check_file(path: Path, option: str) -> None:
-    """KcacheError unless file `path` can be written (its folder is made later if missing)."""
+    """KcacheError unless file `path` can be written (its folder is made later if missing).
+
+    A symlink, a FIFO, a device or a socket is refused: writing replaces the
+    file by renaming a new one onto its name, which would turn /dev/null (as
+    root) or a pipe someone reads into a regular file, or cut a link.
+    """
+    try:
+        _refuse_special(path)
+    except OSError as error:
+        raise KcacheError(f"{option} {path}: {error.strerror}") from None
     if path.is_dir():
         raise KcacheError(f"{option} {path}: is a folder, not a file")
     if path.exists():
@@ -65,6 +77,20 @@ def check_file(path: Path, option: str) -> None:
         except OSError as error:
             raise KcacheError(f"{option} {path}: cannot write it: {_reason(error)}") from None
     _check_folder(path.parent, f"{option} {path}")
+
+
+def _refuse_special(path: Path) -> None:
+    """OSError unless `path` is missing or a regular file (not a symlink to one)."""
+    try:
+        found = path.lstat()
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # an unreadable parent: the write itself says why
+    if stat.S_ISLNK(found.st_mode):
+        raise OSError(errno.EEXIST, "is a symlink; kcache writes only regular files", str(path))
+    if not stat.S_ISREG(found.st_mode) and not stat.S_ISDIR(found.st_mode):
+        raise OSError(errno.EEXIST, "is not a regular file (a FIFO, device or socket)", str(path))
 
 
 def _check_folder(path: Path, what: str) -> None:

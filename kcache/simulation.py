@@ -66,12 +66,7 @@ class SimulationResult:
     """What a simulation did, and what it found."""
 
     nodes: int
-    #: the pods run through a cycle: all asked for, or fewer when the run was stopped
     pods: int
-    #: the pods asked for
-    planned: int = 0
-    #: whether the run was stopped (Ctrl-C) before every pod's cycle
-    stopped: bool = False
     elapsed: float = 0.0
     outcomes: Counter[str] = attrs.field(factory=Counter)
     #: the first reason each unschedulable pod was turned away for, counted
@@ -84,27 +79,31 @@ class SimulationResult:
     #: seconds inside the target's `schedule_one` alone: as its scheduler reports them
     #: (`cycle_seconds`, an adapter's own clock without the pipe) or timed around each call
     cycle_seconds: float = 0.0
+    #: cycles run: `pods` unless the run was stopped
+    cycles: int = 0
+    #: why the run stopped before its last pod ("the time budget", "SIGINT", ...), else None
+    stopped: str | None = None
 
     @property
     def pods_per_second(self) -> float:
-        return self.pods / self.elapsed if self.elapsed else 0.0
+        return self.cycles / self.elapsed if self.elapsed else 0.0
 
     @property
     def pods_per_cycle_second(self) -> float:
         """Pods per second of cycle time: the rate of the scheduler alone, checks left out."""
-        return self.pods / self.cycle_seconds if self.cycle_seconds else 0.0
+        return self.cycles / self.cycle_seconds if self.cycle_seconds else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "nodes": self.nodes,
             "pods": self.pods,
-            "pods_planned": self.planned,
-            "stopped": self.stopped,
             "elapsed_seconds": round(self.elapsed, 3),
             "pods_per_second": round(self.pods_per_second, 1),
             "cycle_seconds": round(self.cycle_seconds, 3),
             "pods_per_cycle_second": round(self.pods_per_cycle_second, 1),
             "peak_rss_mib": round(self.peak_rss_mib, 1),
+            "cycles": self.cycles,
+            "stopped": self.stopped,
             "outcomes": dict(self.outcomes),
             "unschedulable_reasons": dict(self.reasons.most_common()),
             "zones": {
@@ -167,28 +166,28 @@ def simulate(
     bind_failure_rate: float = 0.02,
     seed: int = 0,
     progress: Progress | None = None,
-    stop: Callable[[], bool] | None = None,
+    stop: Callable[[], str | None] = lambda: None,
 ) -> SimulationResult:
     """Run the workload on a cache from `factory`; `progress(cycles, bound, violations)`.
 
-    `stop()` is asked before each cycle: when it says so, the run ends there
-    as if those were all the pods, and every check (convergence included) is
-    made on what ran.
+    `stop()` is asked before every node added and every cycle: what it returns
+    (why to stop) ends the run there, and the result covers the cycles run.
     """
-    simulation = _Simulation(factory, release, nodes, pods, seed)
+    simulation = _Simulation(factory, release, nodes, pods, seed, stop=stop)
     started = time.monotonic()
-    for cycle in range(pods):
-        if stop is not None and stop():
-            simulation.result.pods, simulation.result.stopped = cycle, True
+    result = simulation.result
+    for cycle in range(pods if result.stopped is None else 0):
+        result.stopped = stop()
+        if result.stopped is not None:
             break
         simulation.cycle(cycle, bind_failure_rate)
+        result.cycles = cycle + 1
         if simulation.chooser.random() < churn:
             simulation.churn()
         if progress is not None and cycle % 100 == 0:
             bound = simulation.result.outcomes["scheduled, bound"]
             progress(cycle, bound, len(simulation.result.violations))
-    simulation.confirm(pods + CONFIRM_LAG + 1)  # every binding still on its way
-    result = simulation.result
+    simulation.confirm(pods + CONFIRM_LAG + 1)
     result.elapsed = time.monotonic() - started
     reported = getattr(simulation.scheduler, "cycle_seconds", None)
     if isinstance(reported, float):
@@ -204,14 +203,24 @@ class _Simulation:
     """The cluster, the target's scheduler, and the ledger the checks keep of their own."""
 
     def __init__(
-        self, factory: CacheFactory, release: Release, nodes: int, pods: int, seed: int
+        self,
+        factory: CacheFactory,
+        release: Release,
+        nodes: int,
+        pods: int,
+        seed: int,
+        *,
+        stop: Callable[[], str | None],
     ) -> None:
         self.chooser = random.Random(seed)
         config = attrs.evolve(default_config(release), parallelism=1)
         self.run = Run(factory(ttl=Decimal(0), release=release), scheduler_config=config)
-        self.result = SimulationResult(nodes=nodes, pods=pods, planned=pods)
+        self.result = SimulationResult(nodes=nodes, pods=pods)
         self.nodes: dict[str, Node] = {}
         for index in range(nodes):
+            self.result.stopped = stop()
+            if self.result.stopped is not None:
+                break
             made = cluster_node(index)
             self.run.apply("add_node", {"node": made})
             self.nodes[made.name] = made

@@ -13,9 +13,11 @@ summary prints the run's seed; --seed repeats it (the `ci` profile is
 derandomized and needs none).  A time budget extends the run without one:
 --seed S --time-budget T first runs the examples --seed S runs, in the same
 order, then further rounds of as many examples, seeded S+1, S+2, ..., until
-T is spent.  The run stops between two examples once T is spent (a failure
-found is still shrunk), so a budget shorter than the first round checks the
-start of it.  The Hypothesis example database
+T is spent.  T bounds the whole run: it stops between two examples once T
+is spent, so a budget shorter than the first round checks the start of it, and
+a failure found is shrunk while T (and --shrink-budget) leave time, then
+its smallest trace so far is written and the summary says the shrink was
+cut short.  The Hypothesis example database
 (.hypothesis/, or what --db names: a folder or the Redis `kcache fuzz`
 workers share) replays earlier failures first.  --replay-only leaves the
 database as it is (CI replays what the fuzzers found, then runs its own
@@ -111,6 +113,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add_coverage_argument(parser, parallel=True)
     options.add_step_timeout_argument(parser)
+    options.add_shrink_budget_argument(parser)
     parser.add_argument(
         "--junit-xml",
         type=Path,
@@ -169,6 +172,7 @@ def _run(args: argparse.Namespace, out: TextIO | None) -> int:
         database=args.db,
         replay_only=args.replay_only,
         workload=args.workload,
+        shrink_budget=args.shrink_budget,
     )
     details = report.report(
         finished, args.impl, args.release, seed, out, coverage_table=args.coverage

@@ -2,6 +2,8 @@
 
 The same conformance machine as `kcache conform`, under the `fuzz` profile
 (long runs of many steps) and for --duration instead of an example count,
+which bounds the whole run (a failure is shrunk while time is left, then
+its smallest trace so far is written, and the summary says so),
 in --workers processes (default: one per core), each with seeds of its own.
 Failures Hypothesis finds are saved in its example database and tried first
 on the next run, and by every other worker at its next round: --db names it,
@@ -62,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add_coverage_argument(parser)
     options.add_step_timeout_argument(parser)
+    options.add_shrink_budget_argument(parser)
     parser.add_argument(
         "--per-worker",
         action="store_true",
@@ -97,6 +100,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress=progress,
         database=args.db,
         step_timeout=args.step_timeout,
+        shrink_budget=args.shrink_budget,
     )
     report.report(finished, args.impl, args.release, seed, out, coverage_table=args.coverage)
     if finished.database_lost is not None:
@@ -117,6 +121,7 @@ def _run_workers(
         duration=args.duration,
         database=tuple(args.db),
         step_timeout=args.step_timeout,
+        shrink_budget=args.shrink_budget,
     )
     fleet = workers.run_workers(
         job, workers=count, seed=seed, progress=progress, per_worker=args.per_worker

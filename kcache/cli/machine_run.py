@@ -22,11 +22,11 @@ from typing import Any, Protocol
 import attrs
 from hypothesis.reporting import with_reporter
 
-from kcache import targets
+from kcache import stopping, targets
 from kcache.errors import KcacheError
 from kcache.machine.database import Examples, named_urls
 from kcache.machine.runner import ConformanceResult, run_conformance
-from kcache.reporting.progress import Tally
+from kcache.reporting.progress import STREAM_CLOSED, Tally
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import Release
 from kcache.targets.adapter import client as adapter_client
@@ -65,6 +65,7 @@ def run_machine(
     step_timeout: float = STEP_TIMEOUT,
     database_reached: bool = False,
     workload: str = "cache",
+    shrink_budget: float | None = None,
 ) -> MachineRun:
     """Run the machine on `target`, drawing `progress`, with the caches' own logs muted.
 
@@ -79,7 +80,8 @@ def run_machine(
     the profile's; `none`: no database), read only with `replay_only`.  A shared one that goes
     away mid-run stops the run as Ctrl-C would, and the result says why;
     `database_reached`: the caller reached it already, so one gone at the start went away
-    mid-run too.
+    mid-run too.  `time_budget` bounds the whole run, the shrinking of a failure
+    included, which `shrink_budget` bounds too (`kcache.budget.Deadline`).
     """
     reports: list[object] = []
     urls = named_urls(database)
@@ -110,6 +112,7 @@ def run_machine(
                 use_database=urls is not None,
                 acknowledge_upstream_defects=acknowledge_upstream_defects,
                 workload=workload,
+                shrink_budget=shrink_budget,
             )
         except Exception as error:
             # Hypothesis re-raises what broke a run under its own errors
@@ -123,24 +126,38 @@ def run_machine(
         finally:
             if progress is not None:
                 progress.finish()
-        _to_stderr(reports)
-        lost = None if examples is None else examples.lost()
-        # an adapter that broke and was then interrupted must still read as broken
-        broke = result.error or getattr(factory, "error", None)
-        finished = MachineRun(result, database_lost=lost, error=broke, stopped_by=stop.signal_name)
-        if result.failure is None or result.failure.trace_path is None:
-            return finished
-        if result.interrupted or broke is not None:
-            why = "the run was stopped" if broke is None else "the target broke"
-            return attrs.evolve(finished, not_replayed=why)
-        try:
-            replayed = _replayed(result, factory)
-            if replayed is not None:
-                return attrs.evolve(finished, replayed=replayed)
-            checked = _replayed(result, representation_checked(factory))
-        except KcacheError as broken:
-            return attrs.evolve(finished, error=str(broken), not_replayed="the target broke")
-        return attrs.evolve(finished, replayed_checked=checked)
+        with stopping.deferred():  # what was found is reported, however many signals come
+            return _concluded(result, factory, examples, stop, reports)
+
+
+def _concluded(
+    result: ConformanceResult,
+    factory: CacheFactory,
+    examples: Examples | None,
+    stop: StopBetweenExamples,
+    reports: list[object],
+) -> MachineRun:
+    """The finished run, its written failure replayed on the target unless it was stopped."""
+    _to_stderr(reports)
+    lost = None if examples is None else examples.lost()
+    # an adapter that broke and was then interrupted must still read as broken
+    broke = result.error or getattr(factory, "error", None)
+    finished = MachineRun(result, database_lost=lost, error=broke, stopped_by=stop.signal_name)
+    if result.failure is None or result.failure.trace_path is None:
+        return finished
+    if result.interrupted or broke is not None:
+        why = "the run was stopped" if broke is None else "the target broke"
+        return attrs.evolve(finished, not_replayed=why)
+    try:
+        replayed = _replayed(result, factory)
+        if replayed is not None:
+            return attrs.evolve(finished, replayed=replayed)
+        checked = _replayed(result, representation_checked(factory))
+    except KcacheError as broken:
+        return attrs.evolve(finished, error=str(broken), not_replayed="the target broke")
+    except KeyboardInterrupt:  # a stop that came while replaying: an adapter was cut off
+        return attrs.evolve(finished, not_replayed="the run was stopped")
+    return attrs.evolve(finished, replayed_checked=checked)
 
 
 @attrs.frozen
@@ -187,6 +204,8 @@ def _after_each_example(
     def report_and_check(examples_run: int, steps: int, failures: int) -> None:
         if progress is not None:
             progress.update(Tally(examples_run, steps, failures))
+            if getattr(progress, "closed", False):  # stderr went away: stop as Ctrl-C does
+                stop.request(STREAM_CLOSED)
         if examples is not None and examples.outage is not None:
             raise KeyboardInterrupt  # stop as Ctrl-C does: what was found is kept
         stop.check()
@@ -199,7 +218,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class StopBetweenExamples:
-    """SIGINT or SIGTERM stops the run after the current example; a second one stops it at once.
+    """SIGINT or SIGTERM stops the run after the current example; a second one stops it at once,
+    unless the run is writing what it found (`kcache.stopping`), which it finishes first.
 
     A KeyboardInterrupt raised at an arbitrary point can land in a finalizer
     or weakref callback, where Python ignores it and the run goes on; raised
@@ -231,11 +251,17 @@ class StopBetweenExamples:
         self._previous.clear()
 
     def _request(self, signum: int, frame: object) -> None:
-        if self.requested:
+        if self.requested and not stopping.deferring():
             raise KeyboardInterrupt
+        self.request(signal.Signals(signum).name)
+
+    def request(self, why: str) -> None:
+        """Stop after the current example, because of `why` (a signal's name, a closed stream)."""
+        if self.requested:
+            return
         self.requested = True
-        self.signal_name = signal.Signals(signum).name
-        adapter_client.stop_waiting.set(self.signal_name)
+        self.signal_name = why
+        adapter_client.stop_waiting.set(why)
 
     def check(self) -> None:
         """Raise KeyboardInterrupt if a stop was asked for: a clean place to stop."""
@@ -244,8 +270,11 @@ class StopBetweenExamples:
 
 
 def _to_stderr(reports: list[object]) -> None:
-    for text in reports:
-        print(text, file=sys.stderr)
+    try:
+        for text in reports:
+            print(text, file=sys.stderr)
+    except (OSError, ValueError, AttributeError):  # stderr is gone: the summary still comes
+        pass
 
 
 @contextlib.contextmanager

@@ -123,6 +123,7 @@ def version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `kcache ARGV...` and return its exit status."""
+    _closed_streams_to_devnull()
     try:
         status = _run(argv)
         sys.stdout.flush()  # a closed pipe shows here, while it can still be handled
@@ -140,6 +141,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kcache: error: cannot write the output: {error.strerror or error}", file=sys.stderr)
         return USAGE_ERROR
     return status
+
+
+def _closed_streams_to_devnull() -> None:
+    """Give a stdout or stderr closed at start (`kcache ... >&-`) to /dev/null.
+
+    Python leaves such a stream None, and the descriptor free: the next file
+    opened (a trace being written) or an adapter's pipe would take its number,
+    and output meant for the terminal would land there.  The exit status still
+    says how the run went.
+    """
+    for number, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        if devnull != number:
+            os.dup2(devnull, number)
+            os.close(devnull)
+        setattr(sys, name, open(number, "w", closefd=False))  # noqa: SIM115 -- lives as sys's
 
 
 def _stdout_to_devnull() -> None:

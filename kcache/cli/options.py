@@ -181,16 +181,47 @@ def add_database_argument(parser: argparse.ArgumentParser, *, default: str) -> N
     )
 
 
+#: seconds Hypothesis may spend shrinking a failure unless --shrink-budget says otherwise:
+#: over an adapter's pipe a shrink can run for many minutes (docs/robustness.md)
+DEFAULT_SHRINK_BUDGET = 120.0
+#: the shortest --step-timeout: the watchdog checks a few times per limit, and a limit of
+#: microseconds would have it interrupt the run faster than the run can make progress
+MIN_STEP_TIMEOUT = 0.001
+
+
+def add_shrink_budget_argument(parser: argparse.ArgumentParser) -> None:
+    """`--shrink-budget`, for the commands that shrink what the conformance machine finds."""
+    parser.add_argument(
+        "--shrink-budget",
+        type=duration,
+        default=DEFAULT_SHRINK_BUDGET,
+        metavar="DURATION",
+        help="shrink a failure for at most this long after it is found, then write the "
+        "smallest trace found so far and say the shrink was cut short; --time-budget or "
+        f"--duration bound it too (default: {DEFAULT_SHRINK_BUDGET:.0f}s): {DURATION_HELP}",
+    )
+
+
+def step_timeout(text: str) -> float:
+    """`--step-timeout`: positive seconds, at least `MIN_STEP_TIMEOUT`."""
+    seconds = positive_seconds(text)
+    if seconds < MIN_STEP_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f"--step-timeout {text}: must be at least {MIN_STEP_TIMEOUT:g} seconds"
+        )
+    return seconds
+
+
 def add_step_timeout_argument(parser: argparse.ArgumentParser) -> None:
     """`--step-timeout`, for the commands that run the conformance machine."""
     parser.add_argument(
         "--step-timeout",
-        type=positive_seconds,
+        type=step_timeout,
         default=STEP_TIMEOUT,
         metavar="SECONDS",
         help="a call into the cache (in-process, or a request to an adapter) that takes longer "
         "fails its step, with the trace so far, instead of hanging the run "
-        f"(default: {STEP_TIMEOUT:g})",
+        f"(default: {STEP_TIMEOUT:g}; at least {MIN_STEP_TIMEOUT:g})",
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -108,26 +109,32 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         previous = logging.root.manager.disable
         logging.disable(logging.CRITICAL)  # impl logs upstream's recoveries, by the thousand
         try:
-            result = run_parallel(
-                factory,
-                release=options.release(args),
-                threads=args.threads,
-                rounds=rounds,
-                repeats=profile.repeats,
-                time_budget=args.time_budget,
-                seed=seed,
-                out_dir=args.out,
-                name=machine_run.trace_label(args.impl),
-                progress=lambda rounds, calls, failures: progress.update(
-                    Tally(rounds, calls, failures)
-                ),
-            )
+            stop = machine_run.StopBetweenExamples()
+            with stop:
+                result = run_parallel(
+                    factory,
+                    release=options.release(args),
+                    threads=args.threads,
+                    rounds=rounds,
+                    repeats=profile.repeats,
+                    time_budget=args.time_budget,
+                    seed=seed,
+                    out_dir=args.out,
+                    name=machine_run.trace_label(args.impl),
+                    progress=checked(progress, stop),
+                )
         finally:
             logging.disable(previous)
             progress.finish()
     page = finding_page(result.failure)
     details = print_report(
-        result, args.impl, args.release, out, page=page, coverage_table=args.coverage
+        result,
+        args.impl,
+        args.release,
+        out,
+        page=page,
+        coverage_table=args.coverage,
+        stopped_by=stop.signal_name,
     )
     case = JUnitCase(
         suite=SUITE,
@@ -153,7 +160,21 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         ),
     )
     failed = result.failure is not None
-    return report.conclude(args, case, failed=failed, interrupted=result.interrupted)
+    return report.conclude(
+        args, case, failed=failed, interrupted=result.interrupted, stopped_by=stop.signal_name
+    )
+
+
+def checked(
+    progress: ProgressLine, stop: machine_run.StopBetweenExamples
+) -> Callable[[int, int, int], None]:
+    """Draw the tally after each program, then stop there if a signal asked to."""
+
+    def after_program(rounds: int, calls: int, failures: int) -> None:
+        progress.update(Tally(rounds, calls, failures))
+        stop.check()
+
+    return after_program
 
 
 #: the JUnit suite of a --parallel run
@@ -197,6 +218,7 @@ def print_report(
     *,
     page: Path | None = None,
     coverage_table: bool = False,
+    stopped_by: str | None = None,
 ) -> str:
     """Print the summary, the overlap line (and table) and, on failure, the minimised
     history; returns the failure's details."""
@@ -204,7 +226,8 @@ def print_report(
     failure = result.failure
     modelled = RELEASES[release]
     if failure is None:
-        stopped = " (stopped by Ctrl-C)" if result.interrupted else ""
+        by = "Ctrl-C" if stopped_by in (None, "SIGINT") else stopped_by
+        stopped = f" (stopped by {by})" if result.interrupted else ""
         print(
             f"PASS {target} is linearizable with respect to the spec ({release}){stopped}: "
             f"{describe(result)}",

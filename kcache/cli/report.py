@@ -19,7 +19,7 @@ from kcache.cli.machine_run import MachineRun
 from kcache.machine import coverage
 from kcache.machine.runner import ConformanceResult
 from kcache.reporting.junit import JUnitCase, write_junit
-from kcache.reporting.progress import Tally, describe
+from kcache.reporting.progress import STREAM_CLOSED, Tally, describe
 from kcache.spec.releases import RELEASES, Release
 from kcache.traces.expectations import render
 
@@ -125,6 +125,11 @@ def failure_details(run: MachineRun, target: str) -> str:
     if trace is None:
         return "the trace was not written (no --out folder)"
     lines = [f"trace: {trace}"]
+    if run.result.shrink_cut_short:
+        lines.append(
+            "shrinking was cut short by the time budget (--time-budget, --duration or "
+            "--shrink-budget): this is the smallest failing trace found by then"
+        )
     if run.not_replayed is not None:
         lines.append(f"not replayed before this report: {run.not_replayed}")
     elif run.replayed is not None:
@@ -160,7 +165,7 @@ def stopped_by(run: MachineRun) -> str:
 
 
 #: exit status of a run a signal stopped with nothing found: 128 + the signal, as shells report
-STOPPED_STATUS = {"SIGINT": 130, "SIGTERM": 143}
+STOPPED_STATUS = {"SIGINT": 130, "SIGTERM": 143, STREAM_CLOSED: 141}
 
 
 #: how many lines of a many-line failure message the one-line headline joins

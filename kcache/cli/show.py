@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from kcache import exact_json, targets
+from kcache import exact_json, files, targets
 from kcache.bundle import EXAMPLE_CLUSTER
 from kcache.cli import options
 from kcache.errors import KcacheError
@@ -166,6 +166,8 @@ def _observed(
             f"--trace-out {args.trace_out}: traces are written to "
             f"{' or '.join(WRITTEN_SUFFIXES)} files"
         )
+    if args.trace_out is not None:
+        files.check_file(args.trace_out, "--trace-out")
     paths = [*args.paths, *([str(EXAMPLE_CLUSTER)] if args.example else [])]
     if not paths:
         raise KcacheError("show: give kubectl's JSON or YAML files, - for stdin, or --example")

@@ -16,31 +16,45 @@ confirmation) with any violation, throughput in pods/s and peak memory, and
 the time spent inside the cycles alone (for --impl go, as the adapter
 times upstream's cycle, without the pipe).
 
-Ctrl-C stops the run after the cycle under way: the summary covers the
-pods that ran (every check made on them, convergence included) and says it
-was stopped; a second Ctrl-C stops at once.
-
     kcache simulate --impl impl --nodes 5000 --pods 10000
 
+--time-budget bounds the whole run: once it is spent no further node is
+added and no further cycle begins, and the summary covers the cycles run
+(the convergence check included).  SIGINT (Ctrl-C) or SIGTERM stops it the
+same way, with its summary; a second one stops it at once.  --nodes and
+--pods are refused above 100,000 and 1,000,000: the cluster is held in
+memory.
+
 exit status: 0 no property violated, 1 a violation, 2 kcache could not run,
-130 stopped by Ctrl-C with no violation.
+130 or 143 stopped by SIGINT or SIGTERM with no violation found.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TextIO
 
 from kcache import exact_json, targets
-from kcache.cli import options
+from kcache.cli import machine_run, options, report
 from kcache.simulation import SimulationResult, simulate
 from kcache.spec.releases import RELEASES
+
+#: the largest cluster and workload simulated: both are held in memory
+MAX_NODES = 100_000
+MAX_PODS = 1_000_000
+
+
+def _at_most(limit: int) -> Callable[[str], int]:
+    def count(text: str) -> int:
+        value = options.positive_int(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"{value} is more than {limit:,}")
+        return value
+
+    return count
 
 
 def _rate(text: str) -> float:
@@ -63,17 +77,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_release_argument(parser, "the upstream release modelled")
     parser.add_argument(
         "--nodes",
-        type=options.positive_int,
+        type=_at_most(MAX_NODES),
         default=100,
         metavar="N",
-        help="nodes in the cluster (default: 100)",
+        help=f"nodes in the cluster (default: 100, at most {MAX_NODES:,})",
     )
     parser.add_argument(
         "--pods",
-        type=options.positive_int,
+        type=_at_most(MAX_PODS),
         default=1000,
         metavar="M",
-        help="pending pods, one cycle each (default: 1000)",
+        help=f"pending pods, one cycle each (default: 1000, at most {MAX_PODS:,})",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=options.duration,
+        metavar="DURATION",
+        help="stop adding nodes and starting cycles once this much time is spent, and "
+        f"summarise the cycles run: {options.DURATION_HELP}",
     )
     parser.add_argument(
         "--churn",
@@ -99,13 +120,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     release = RELEASES[args.release]
     started = time.monotonic()
     live = sys.stderr.isatty()
-    last: list[float] = []  # when the last line was written; the first is written at once
+    last = [0.0]
 
     def progress(cycles: int, bound: int, violations: int) -> None:
         now = time.monotonic()
-        if not live and last and now - last[0] < 10:
+        if not live and now - last[0] < 10:
             return
-        last[:] = [now]
+        last[0] = now
         rate = cycles / (now - started) if now > started else 0.0
         line = (
             f"cycles {cycles}/{args.pods}, {bound} bound, {violations} violations, "
@@ -114,7 +135,19 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         sys.stderr.write(f"\r{line}\x1b[K" if live else line + "\n")
         sys.stderr.flush()
 
-    with targets.opened(args.impl) as factory, _ctrl_c_stops() as stopped:
+    ends = None if args.time_budget is None else started + args.time_budget
+
+    def why_stop() -> str | None:
+        if stop.requested:
+            return stop.signal_name
+        if ends is not None and time.monotonic() >= ends:
+            return "the time budget"
+        return None
+
+    with (
+        targets.opened(args.impl) as factory,
+        machine_run.StopBetweenExamples() as stop,
+    ):
         targets.require_release(factory, args.impl, release.name)
         result = simulate(
             factory,
@@ -125,7 +158,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             bind_failure_rate=args.bind_failure_rate,
             seed=args.seed,
             progress=progress,
-            stop=stopped,
+            stop=why_stop,
         )
     if live:
         sys.stderr.write("\r\x1b[K")
@@ -135,31 +168,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         _print(result, args.impl, out)
     if result.violations:
         return 1
-    return INTERRUPTED if result.stopped else 0
-
-
-#: exit status of a run stopped by Ctrl-C with no violation: 128 + SIGINT, as the shell reports
-INTERRUPTED = 130
-
-
-@contextlib.contextmanager
-def _ctrl_c_stops() -> Iterator[Callable[[], bool]]:
-    """While entered, the first SIGINT asks the run to stop after its cycle; a second one
-    interrupts at once (Python's own handler is back)."""
-    asked = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield asked.is_set
-        return
-
-    def ask(signum: int, frame: object) -> None:
-        asked.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    previous = signal.signal(signal.SIGINT, ask)
-    try:
-        yield asked.is_set
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    return report.STOPPED_STATUS.get(stop.signal_name or "", 0)
 
 
 def _print(result: SimulationResult, target: str, out: TextIO) -> None:
@@ -167,13 +176,11 @@ def _print(result: SimulationResult, target: str, out: TextIO) -> None:
         print(line, file=out)
 
     verdict = "FAIL" if result.violations else "PASS"
-    stopped = (
-        f" (stopped by Ctrl-C after {result.pods} of {result.planned} pods)"
-        if result.stopped
-        else ""
-    )
+    stopped = ""
+    if result.stopped is not None:
+        stopped = f" (stopped by {result.stopped} after {result.cycles} of {result.pods} cycles)"
     say(
-        f"{verdict} {target}{stopped}: {result.pods} pods on {result.nodes} nodes in "
+        f"{verdict} {target}{stopped}: {result.cycles} pods on {result.nodes} nodes in "
         f"{result.elapsed:.1f}s, {result.pods_per_second:.0f} pods/s, "
         f"peak memory {result.peak_rss_mib:.0f} MiB"
     )

@@ -34,7 +34,7 @@ from kcache.cli import machine_run, report
 from kcache.cli.machine_run import MachineRun
 from kcache.errors import KcacheError
 from kcache.machine.database import Examples, named_urls
-from kcache.reporting.progress import ProgressLine, Tally, describe
+from kcache.reporting.progress import STREAM_CLOSED, ProgressLine, Tally, describe
 from kcache.spec.releases import RELEASES, Release
 from kcache.targets.adapter import client as adapter_client
 
@@ -70,6 +70,9 @@ class FuzzJob:
     duration: float
     database: tuple[str, ...]
     step_timeout: float
+    shrink_budget: float | None = None
+    #: time.monotonic() (one clock for every process of the machine) when the run must end
+    ends_at: float | None = None
 
 
 @attrs.frozen
@@ -126,6 +129,8 @@ def run_workers(
     urls = named_urls(job.database)
     if urls:
         Examples(urls)  # refuses an unreachable Redis at once
+    # --duration counts from here for every worker, however long each takes to start
+    job = attrs.evolve(job, ends_at=time.monotonic() + job.duration)
     context = multiprocessing.get_context("spawn")
     channel: Any = context.Queue()
     stop = StopOrder(context.Event(), context.Value("i", 0))
@@ -157,17 +162,17 @@ def run_workers(
             processes, channel, stop=stop, progress=progress, per_worker=per_worker, started=started
         )
     finally:
+        for process in processes:  # signals still reach the workers while they finish
+            process.join()
         for number, handler in previous_handlers.items():
             signal.signal(number, handler)
-        for process in processes:
-            process.join()
         progress.finish()
     return Fleet(
         runs=runs,
         seeds=seeds,
         elapsed=time.monotonic() - started,
         error=error,
-        stopped_by=passed_on.signal_name,
+        stopped_by=passed_on.signal_name or (STREAM_CLOSED if progress.closed else None),
     )
 
 
@@ -241,6 +246,8 @@ def _collect(
             tallies[index] = payload
             elapsed = time.monotonic() - started
             progress.update(_summed(tallies), _per_worker(tallies, elapsed) if per_worker else "")
+            if progress.closed:  # stderr went away: the workers stop, keeping what they found
+                stop.set()
         elif kind == "run":
             runs[index] = payload
         else:
@@ -279,7 +286,8 @@ def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: StopOrder) ->
             out_dir=job.out_dir,
             profile="fuzz",
             max_examples=machine_run.FUZZ_ROUND,
-            time_budget=job.duration,
+            time_budget=_time_left(job),
+            shrink_budget=job.shrink_budget,
             progress=_ToParent(channel, index, stop),
             database=job.database,
             step_timeout=job.step_timeout,
@@ -291,6 +299,13 @@ def _work(job: FuzzJob, index: int, seed: int, channel: Any, stop: StopOrder) ->
         channel.put(("error", index, f"worker {index} was stopped before its run began"))
     else:
         channel.put(("run", index, run))
+
+
+def _time_left(job: FuzzJob) -> float:
+    """What is left of the job's --duration: the parent's clock started when it did."""
+    if job.ends_at is None:
+        return job.duration
+    return max(0.0, job.ends_at - time.monotonic())
 
 
 def _stop_requested(signum: int, frame: object) -> None:

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import HypothesisWarning
 
+from kcache import stopping
 from kcache.budget import in_rounds
 from kcache.concurrency import coverage
 from kcache.concurrency.execution import JOIN_TIMEOUT, Execution, execute
@@ -97,6 +98,10 @@ class ParallelResult:
     coverage: Mapping[coverage.Cell, int] = attrs.field(factory=dict)
 
 
+#: seconds a finding's history is minimised at most
+MINIMISE_SECONDS = 20.0
+
+
 class _BudgetSpentError(Exception):
     """Raised out of the Hypothesis test when the time budget is spent."""
 
@@ -158,7 +163,9 @@ def run_parallel(
             run = execute(factory, program, release=release)
             tally.runs += 1
             tally.calls += len(run.history.events)
-            failure = _finding(run, max_steps, out_dir, name, tally)
+            left = _left(started, time_budget)
+            with stopping.deferred():  # a second Ctrl-C must not lose what this run shows
+                failure = _finding(run, max_steps, out_dir, name, tally, minimise_seconds=left)
             if failure is not None:
                 break
         if progress is not None:
@@ -210,10 +217,24 @@ def _run_batch(test: Callable[[], None], per_batch: int) -> None:
     )(test)()
 
 
+def _left(started: float, time_budget: float | None) -> float:
+    """Seconds the minimising of a finding may take: 20, or what is left of the budget."""
+    if time_budget is None:
+        return MINIMISE_SECONDS
+    return max(0.0, min(MINIMISE_SECONDS, started + time_budget - time.monotonic()))
+
+
 def _finding(
-    run: Execution, max_steps: int, out_dir: Path | None, name: str, tally: _Tally
+    run: Execution,
+    max_steps: int,
+    out_dir: Path | None,
+    name: str,
+    tally: _Tally,
+    *,
+    minimise_seconds: float = MINIMISE_SECONDS,
 ) -> ParallelFailure | None:
-    """The failure `run` shows, minimised and written out; None when its history is explained."""
+    """The failure `run` shows, minimised (for at most `minimise_seconds`: the time budget
+    bounds the whole run) and written out; None when its history is explained."""
     history = run.history
     if run.stuck:
         return ParallelFailure(
@@ -233,7 +254,7 @@ def _finding(
         tally.coverage.update(coverage.overlaps(history, verdict.order))
     if verdict.linearizable is not False:
         return None
-    smallest = minimise(history, max_steps=max_steps)
+    smallest = minimise(history, max_steps=max_steps, time_limit=minimise_seconds)
     path = full_path = write_error = None
     if out_dir is not None:
         digest = hashlib.sha256(history_to_json(history).encode()).hexdigest()[:12]

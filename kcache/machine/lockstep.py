@@ -67,6 +67,8 @@ class LockstepMachine(RuleBasedStateMachine):
         self.last_updated: str | None = None
         #: the run's steps, as its trace records them
         self.steps: list[RecordedStep] = []
+        self.recorder.previous_steps = self.recorder.current_steps
+        self.recorder.current_steps = self.steps
         #: the node object the caller last added or updated, per name (kept after removal)
         self.last_node: dict[str, Node] = {}
         #: the PodGroup and CompositePodGroup objects last added or updated, per key
@@ -90,6 +92,11 @@ class LockstepMachine(RuleBasedStateMachine):
         #: snapshots with an open mutation session -> whether one was updated inside it
         self.sessions: dict[str, bool] = {}
 
+    def teardown(self) -> None:
+        """Every machine's examples are counted, drawn and checked against the budget and
+        stop requests (the scheduler-shaped one's too: it had no progress and ignored both)."""
+        self.recorder.example_finished()
+
     # -- the two sides --------------------------------------------------------------------------
 
     def build(self, ttl: Decimal, gates: Mapping[str, bool] | None = None) -> None:
@@ -105,7 +112,14 @@ class LockstepMachine(RuleBasedStateMachine):
         self.release = self.run_release.with_gates(gates or {})
         config = self._scheduler_config()
         self.spec_run = Run(self.reference(ttl=ttl, release=self.release), scheduler_config=config)
-        self.impl_run = Run(self.factory(ttl=ttl, release=self.release), scheduler_config=config)
+        try:
+            built = self.factory(ttl=ttl, release=self.release)
+        except KcacheError as error:
+            # an adapter that fails on the `init` between examples: the steps that led there
+            # are the previous example's, and the error keeps the adapter's stderr
+            doing = f"init (building the cache for example {self.recorder.examples})"
+            raise self._broken(error, self.recorder.previous_steps, doing) from error
+        self.impl_run = Run(built, scheduler_config=config)
         self._spec_dump = None
         self._spec_views = {}
 
@@ -266,7 +280,12 @@ class LockstepMachine(RuleBasedStateMachine):
         self.steps.pop()
         config = self._scheduler_config()
         spec = Run(self.reference(ttl=self.ttl, release=self.release), scheduler_config=config)
-        impl = Run(self.factory(ttl=self.ttl, release=self.release), scheduler_config=config)
+        try:
+            built = self.factory(ttl=self.ttl, release=self.release)
+        except KcacheError as error:
+            doing = f"init (rebuilding the cache after the fatal step {len(self.steps)})"
+            raise self._broken(error, self.steps, doing) from error
+        impl = Run(built, scheduler_config=config)
         steps = [(recorded.step.op, recorded.step.args) for recorded in self.steps]
         replay = getattr(impl.cache, "replay", None)  # a cache in another process: one request
         replayed = {

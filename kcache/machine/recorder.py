@@ -163,6 +163,10 @@ class FailureRecorder:
         self.first_failure_time: float | None = None
         #: called with (examples, steps, failures) after every example
         self.progress: Callable[[int, int, int], None] | None = None
+        #: the running example's steps, and the example's before it (what led to an `init`
+        #: that broke between them)
+        self.current_steps: list[RecordedStep] = []
+        self.previous_steps: list[RecordedStep] = []
 
     def example_started(self) -> None:
         self.examples += 1

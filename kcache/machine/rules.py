@@ -722,11 +722,6 @@ class ConformanceMachine(CheckedMachine):
         if outcome.ok and self.within_contract:
             self.check_snapshot_matches_cache(name)
 
-    # -- running one step on both sides ---------------------------------------------------
-
-    def teardown(self) -> None:
-        self.recorder.example_finished()
-
 
 def conformance_machine(
     factory: CacheFactory,

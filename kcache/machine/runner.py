@@ -25,7 +25,8 @@ from hypothesis import settings as Settings  # noqa: N812 -- a class, named like
 from hypothesis.database import ExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
-from kcache.budget import BudgetSpent, in_rounds
+from kcache import stopping
+from kcache.budget import BudgetSpent, Deadline, in_rounds
 from kcache.documents import parse_json
 from kcache.errors import KcacheError
 from kcache.exact_json import dumps
@@ -76,6 +77,9 @@ class ConformanceResult:
     coverage: Mapping[str, int] = attrs.field(factory=dict)
     #: what stopped the target after the failure was found (an adapter died pruning it)
     error: str | None = None
+    #: the time budget (or the shrink budget) ran out while the failure was being shrunk:
+    #: its trace is the smallest found by then, not a fully shrunk one
+    shrink_cut_short: bool = False
 
     @property
     def steps_per_second(self) -> float:
@@ -120,6 +124,7 @@ def run_conformance(
     target: str | None = None,
     workload: str = "cache",
     shrink: bool = True,
+    shrink_budget: float | None = None,
 ) -> ConformanceResult:
     """Check `factory`'s caches against the spec until a failure, the budget, or Ctrl-C.
 
@@ -129,7 +134,11 @@ def run_conformance(
     1 on).  Round 0 is the run without a budget, example for example:
     Hypothesis draws other examples for another example count, so rounds
     are not made smaller; instead the run stops between two examples once
-    the time is up, unless a failure is being shrunk.
+    the time is up (an example's draws must end as Hypothesis began them).
+    The budget bounds the whole run: a failure found is shrunk, then pruned,
+    while time is left (and for at most `shrink_budget` seconds after it was
+    found), and the smallest failing trace by then is written, the result
+    saying it was cut short.
     `progress(examples, steps, failures)` is called after every example.
     `name` labels the trace file and its messages; `target`, when given, is
     the name messages call the target by instead (`--impl`'s own words, where
@@ -171,13 +180,12 @@ def run_conformance(
     recorder = machine.recorder
     started = time.monotonic()
     interrupted = False
+    deadline = Deadline(started, time_budget, shrink_budget)
 
     def after_example(examples: int, steps: int, failures: int) -> None:
         if progress is not None:
             progress(examples, steps, failures)
-        spent = time_budget is not None and time.monotonic() - started >= time_budget
-        if spent and recorder.last_failure is None:
-            raise BudgetSpent
+        deadline.check(recorder.first_failure_time)
 
     recorder.progress = after_example
 
@@ -208,15 +216,12 @@ def run_conformance(
     error = None if recorder.broken_by is None else str(recorder.broken_by)
     if failure is not None:
         shrunk = failure
-        if not interrupted and shrink:  # else keep what there is: pruning replays many times
-            try:
-                failure = witnessed(pruned(shrunk, factory, machine.reference), machine, factory)
-            except KeyboardInterrupt:
-                interrupted = True
-            except KcacheError as broken:  # the target broke while pruning: keep the shrunk one
-                error = str(broken)
+        if not interrupted and shrink and not deadline.spent:  # else keep what there is
+            failure, interrupted, broken = _pruned_in_time(failure, factory, machine, deadline)
+            error = broken or error
         if out_dir is not None:
-            failure = _written(recorder, failure, shrunk)
+            with stopping.deferred():  # a second Ctrl-C must not lose the failure being written
+                failure = _written(recorder, failure, shrunk)
     return ConformanceResult(
         examples=recorder.examples,
         steps=recorder.steps,
@@ -239,7 +244,32 @@ def run_conformance(
         acknowledged=dict(recorder.acknowledged),
         coverage=dict(recorder.coverage),
         error=error,
+        shrink_cut_short=failure is not None and deadline.spent,
     )
+
+
+def _pruned_in_time(
+    shrunk: ConformanceError,
+    factory: CacheFactory,
+    machine: type[LockstepMachine],
+    deadline: Deadline,
+) -> tuple[ConformanceError, bool, str | None]:
+    """`shrunk` pruned and witnessed while the deadline allows: the failure to keep, whether
+    Ctrl-C stopped the pruning, and what broke the target if it broke meanwhile."""
+    found_at = machine.recorder.first_failure_time
+
+    def checkpoint() -> None:
+        deadline.check(found_at)
+
+    try:
+        failure = pruned(shrunk, factory, machine.reference, checkpoint=checkpoint)
+        return witnessed(failure, machine, factory, checkpoint=checkpoint), False, None
+    except BudgetSpent:  # keep the shrunk one: pruning replays many times
+        return shrunk, False, None
+    except KeyboardInterrupt:
+        return shrunk, True, None
+    except KcacheError as broken:  # the target broke while pruning: keep the shrunk one
+        return shrunk, False, str(broken)
 
 
 def _written(
@@ -259,7 +289,11 @@ def _written(
 
 
 def pruned(
-    failure: ConformanceError, factory: CacheFactory, reference: CacheFactory
+    failure: ConformanceError,
+    factory: CacheFactory,
+    reference: CacheFactory,
+    *,
+    checkpoint: Callable[[], None] = lambda: None,
 ) -> ConformanceError:
     """`failure` with every trace step left out that its reproduction does not need.
 
@@ -267,7 +301,8 @@ def pruned(
     shrinks the random choices, not the trace); a step may go when, without
     it, the trace still passes against `reference` and still fails against
     `factory` at its last step.  Deleting steps never invents a failure: both
-    replays are rerun on every candidate.
+    replays are rerun on every candidate.  `checkpoint()` runs before each
+    candidate: a spent budget raises there, and the caller keeps `failure`.
     """
     steps = list(failure.trace["steps"])
     # the machine names the step after which it looked; replay may see it sooner
@@ -275,10 +310,12 @@ def pruned(
     against = replay_trace(read, representation_checked(factory))
     if against.verdict is Verdict.FAILED:
         steps = steps[: against.steps_run]
-    steps = fewest_steps(
-        steps,
-        lambda candidate: _reproduces({**failure.trace, "steps": candidate}, factory, reference),
-    )
+
+    def reproduces(candidate: list[Any]) -> bool:
+        checkpoint()
+        return _reproduces({**failure.trace, "steps": candidate}, factory, reference)
+
+    steps = fewest_steps(steps, reproduces)
     if len(steps) == len(failure.trace["steps"]):
         return failure
     step, op = len(steps) - 1, steps[-1]["op"]

@@ -17,7 +17,7 @@ nothing for a target without `check_invariants()`.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from kcache.documents import parse_json
 from kcache.exact_json import dumps
@@ -39,10 +39,15 @@ MAX_TRACE_STEPS = 12
 
 
 def witnessed(
-    failure: ConformanceError, machine: type[LockstepMachine], factory: CacheFactory
+    failure: ConformanceError,
+    machine: type[LockstepMachine],
+    factory: CacheFactory,
+    *,
+    checkpoint: Callable[[], None] = lambda: None,
 ) -> ConformanceError:
     """`failure` extended by a few steps to a difference a plain replay shows, if it is a
-    failure only `check_invariants()` sees and such steps are found; else `failure`."""
+    failure only `check_invariants()` sees and such steps are found; else `failure`.
+    `checkpoint()` runs before each candidate (a spent budget raises there)."""
     if not issubclass(machine, CheckedMachine) or not _white_box_only(failure, factory):
         return failure
     quiet = _unrecorded(machine)
@@ -52,6 +57,7 @@ def witnessed(
     except ConformanceError:
         return failure  # the machine sees more than the replay did: not a white-box failure
     for candidate in _candidates(quiet, trace, probe):
+        checkpoint()
         found = _difference(quiet, trace, candidate)
         shown = None if found is None else _black_box(failure, found, factory, machine.reference)
         if shown is not None:

@@ -19,6 +19,8 @@ import attrs
 _ERASE_LINE = "\x1b[K"
 #: redraws per second on a terminal; more is flicker, not information
 _REDRAW_SECONDS = 0.1
+#: what a run stopped by its progress stream going away is "stopped by"
+STREAM_CLOSED = "a closed stderr"
 
 
 @attrs.frozen
@@ -70,6 +72,8 @@ class ProgressLine:
         self._tally = Tally()
         self._detail = ""
         self._line_open = False
+        #: the stream went away (`2>&1 | head`, a closed descriptor): nothing is drawn since
+        self.closed = False
 
     @classmethod
     def for_stream(cls, stream: TextIO, *, every: float | None = None) -> ProgressLine:
@@ -102,15 +106,27 @@ class ProgressLine:
     def finish(self) -> None:
         """End the live line so that whatever is printed next starts on a clean line."""
         if self._line_open:
-            self._stream.write("\r" + _ERASE_LINE)
-            self._stream.flush()
             self._line_open = False
+            self._write("\r" + _ERASE_LINE)
 
     def _draw(self) -> None:
         line = describe(self._tally, self.elapsed) + (f"; {self._detail}" if self._detail else "")
         if self._live:
             self._line_open = True  # first: a Ctrl-C during the write must still clear it
-            self._stream.write("\r" + line + _ERASE_LINE)
+            self._write("\r" + line + _ERASE_LINE)
         else:
-            self._stream.write(line + "\n")
-        self._stream.flush()
+            self._write(line + "\n")
+
+    def _write(self, text: str) -> None:
+        """Write and flush `text`, unless the stream is gone: then note it, and stay silent.
+
+        A run whose watcher went away stops (its caller looks at `closed`), but it
+        must stop as Ctrl-C stops it, keeping what it found, not die on the write.
+        """
+        if self.closed:
+            return
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except (OSError, ValueError):  # ValueError: the file object itself was closed
+            self.closed = True

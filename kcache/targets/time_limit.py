@@ -51,6 +51,8 @@ class _Watchdog:
 
     #: checks per limit
     TICKS = 4
+    #: the shortest time between checks: ticks much closer would leave no time between them
+    MIN_PERIOD = 0.001
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -66,7 +68,7 @@ class _Watchdog:
             yield  # signals reach the main thread only: other threads' calls run unlimited
             return
         previous = signal.signal(signal.SIGALRM, self._tick)
-        period = self.seconds / self.TICKS
+        period = max(self.seconds / self.TICKS, self.MIN_PERIOD)
         signal.setitimer(signal.ITIMER_REAL, period, period)
         self.active = True
         try:

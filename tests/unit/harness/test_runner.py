@@ -99,13 +99,28 @@ class _CountsNoNodes(ImplCache):
         return 0
 
 
-def test_a_failure_found_is_shrunk_past_the_budget(tmp_path: Path) -> None:
-    """The budget stops the search, not the shrinking of what the search found."""
+def test_a_spent_shrink_budget_keeps_the_failure_as_found_and_says_so(tmp_path: Path) -> None:
+    """The budget bounds the shrinking too: with none left, the failing example found is
+    written as it was, and the result says the shrink was cut short."""
     result = run_conformance(
-        _CountsNoNodes, seed=3, time_budget=0.001, out_dir=tmp_path, use_database=False
+        _CountsNoNodes, seed=3, out_dir=tmp_path, use_database=False, shrink_budget=0.0
     )
     assert result.failure is not None
-    assert result.examples > 1  # the examples Hypothesis shrank with
+    assert result.shrink_cut_short
+    assert result.found_after is not None
+    steps = json.loads(result.failure.trace_text)["steps"]
+    assert result.found_after[1] == len(steps) - 1  # every step of that example, unshrunk
+    assert result.failure.trace_path is not None
+    assert json.loads(result.failure.trace_path.read_text())["steps"] == steps
+
+
+def test_a_failure_shrinks_fully_when_the_budget_allows(tmp_path: Path) -> None:
+    """An hour of budget is far more than two steps need: the shrink ends by itself."""
+    result = run_conformance(
+        _CountsNoNodes, seed=3, out_dir=tmp_path, use_database=False, shrink_budget=3600.0
+    )
+    assert result.failure is not None
+    assert not result.shrink_cut_short
     steps = json.loads(result.failure.trace_text)["steps"]
     assert [step["op"] for step in steps] == ["add_node", "observe"]
 
