@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterator
 from decimal import Decimal
@@ -104,7 +105,11 @@ def read_file(path: str | Path) -> str:
     """The text of a file (named by its path in errors), within `MAX_BYTES`, as UTF-8."""
     try:
         with open(path, "rb") as file:
-            if os.fstat(file.fileno()).st_size > MAX_BYTES:  # a regular file says at once
+            status = os.fstat(file.fileno())
+            if stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode):
+                # /dev/zero would be read to the limit for nothing: no device holds a document
+                raise DocumentError(str(path), "cannot read: is a device, not a file")
+            if status.st_size > MAX_BYTES:  # a regular file says at once
                 raise DocumentError(str(path), _TOO_LONG)
             return read_stream(file, str(path))
     except OSError as error:

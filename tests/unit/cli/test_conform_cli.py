@@ -242,7 +242,7 @@ class TestFailing:
         assert f"kcache explain {written} --impl spec" in failure.text
         # the message is the first step and field that differ, each side named
         assert re.fullmatch(
-            rf"step \d+ \(\w+\): [\w.\[\]/'-]+: "
+            rf"step \d+ \(\w+\): [\w.\[\]/'\"-]+: "
             rf"expected \(spec\) .+, actual \({re.escape(BUG)}\) .+",
             message,
         ), message

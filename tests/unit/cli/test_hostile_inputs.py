@@ -509,11 +509,23 @@ def test_schedule_from_standard_input_as_a_real_process(tmp_path: Path, pending_
     )
 
 
-def test_an_endless_input_is_cut_off_at_the_limit(tmp_path: Path) -> None:
-    """/dev/zero never ends: it is refused once the limit is read, not read for ever."""
+def test_a_device_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """/dev/zero never ends, and no device holds a document: refused without reading."""
     done = run_kcache(tmp_path, "show", "/dev/zero")
     assert done.returncode == 2
-    assert done.stderr == "kcache: error: /dev/zero: longer than 256 MiB, the most kcache reads\n"
+    assert done.stderr == "kcache: error: /dev/zero: cannot read: is a device, not a file\n"
+
+
+def test_an_endless_stream_is_cut_off_at_the_limit(tmp_path: Path) -> None:
+    """Standard input from a program that never stops: refused once the limit is read."""
+    producer = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        done = run_kcache(tmp_path, "show", "-", stdin=producer.stdout)
+    finally:
+        producer.kill()
+        producer.wait()
+    assert done.returncode == 2
+    assert done.stderr == "kcache: error: <stdin>: longer than 256 MiB, the most kcache reads\n"
 
 
 def run_kcache(folder: Path, *argv: str, **options: object) -> subprocess.CompletedProcess[str]:
