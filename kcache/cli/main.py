@@ -69,8 +69,16 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     Up to 3.12 argparse measured subcommand names at their parent's indent,
     from 3.13 at their own, which moves the help column of `kcache --help`;
     this formatter measures them as 3.13 does on every version, so the help
-    (and docs/cli.md, made from it) does not depend on who runs it.
+    (and docs/cli.md, made from it) does not depend on who runs it.  So it
+    names an option's value as 3.13 does too: once, after its last spelling
+    (`-L, --label-columns KEY`, where 3.12 wrote `-L KEY, --label-columns KEY`).
     """
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if not action.option_strings or action.nargs == 0:
+            return super()._format_action_invocation(action)
+        value = self._format_args(action, self._get_default_metavar_for_optional(action))
+        return f"{', '.join(action.option_strings)} {value}"
 
     def add_argument(self, action: argparse.Action) -> None:
         if action.help is argparse.SUPPRESS:
