@@ -343,11 +343,9 @@ class Snapshot:
             if counts[claim] < 0:
                 return False
         delta.clear()
-        listed: Counter[str] = Counter()
-        for name in self.node_list:
-            listed.update(self.cloned_claims.get(name, {}))
-        self.claim_edits = +counts
-        self.claim_edits.subtract(listed)
+        # the edits absorb the difference, so `_claim_counts` is what upstream now holds
+        self.claim_edits.subtract(self._claim_counts())
+        self.claim_edits.update(+counts)
         return True
 
     def _prune(self, surplus: int, clone: Cloner) -> None:

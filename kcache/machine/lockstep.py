@@ -164,9 +164,9 @@ class LockstepMachine(RuleBasedStateMachine):
         name = step.args.get("snapshot") if step.op == "update_snapshot" else None
         before = self.spec_run.snapshots[name].view() if name in self.spec_run.snapshots else None
         assumed = len(self.spec_dump().assumed_pods) if step.op == "cleanup" else 0
-        modelled = self._defect_decisions()
+        modelled = self._defect_decisions(step)
         spec_outcome, spec_result = call(self.spec_run.apply, step.op, step.args)
-        for defect in self.acknowledged if self._defect_decisions() > modelled else ():
+        for defect in self.acknowledged if self._defect_decisions(step) > modelled else ():
             self.recorder.acknowledged[defect] += 1
         self._spec_changed(step)
         if step.op == "cleanup" and len(self.spec_dump().assumed_pods) < assumed:
@@ -261,9 +261,12 @@ class LockstepMachine(RuleBasedStateMachine):
         if len(ports) != len(set(ports)):
             self.port_collided.add(name)
 
-    def _defect_decisions(self) -> int:
-        """How many updates the reference's models of acknowledged defects have decided."""
-        return getattr(self.spec_run.cache, "pvc_delta_showed", 0) if self.acknowledged else 0
+    def _defect_decisions(self, step: Step) -> int:
+        """How many updates the reference's models of acknowledged defects have decided
+        (only an update can decide one, so other steps skip the look)."""
+        if not self.acknowledged or step.op != "update_snapshot":
+            return 0
+        return getattr(self.spec_run.cache, "pvc_delta_showed", 0)
 
     def _rebuild_after_fatal(self) -> None:
         """Fresh caches that have run every step so far but the fatal last one.
