@@ -309,9 +309,31 @@ class Run:
         return args[argument.key]
 
 
+#: the groups of `expect` keys a step may carry beside its result key (docs/trace-format.md):
+#: `error` and `fatal`; the observations of `observe`; the snapshot's view; schedule_one's DECISION
+EXPECT_OUTCOME, EXPECT_OBSERVATIONS, EXPECT_SNAPSHOT, EXPECT_DECISION = (
+    "outcome",
+    "observations",
+    "snapshot",
+    "decision",
+)
+
+
+@attrs.frozen
+class Answer:
+    """How an adapter answers a read (docs/adapter-protocol.md): the answer's key that carries
+    the result (None: the whole answer), and the request asked when it is another op's."""
+
+    key: str | None
+    request: str = ""
+
+
 @attrs.frozen
 class Op:
-    """One operation: its arguments, the cache method it calls, how its result is written."""
+    """One operation and every fact about it that the harness, the docs and the adapters
+    read: its arguments, the cache method it calls, how its result is written, answered by
+    an adapter and checked by `expect`, which release behaviour has it, and which machine
+    rule generates it."""
 
     name: str
     arguments: tuple[Argument, ...] = ()
@@ -329,6 +351,21 @@ class Op:
     cycle: bool = False
     #: the argument holding the node object the call gives the cache, kept for the scheduler
     gives_node: str = ""
+    #: how an adapter answers it when it is a read request; None: not one
+    answer: Answer | None = None
+    #: the `expect` groups a step of it takes (`EXPECT_OUTCOME`, ...), besides `expect_key`
+    expect: tuple[str, ...] = (EXPECT_OUTCOME,)
+    #: the `expect` key that checks its result (get_node's `node`); "": none
+    expect_key: str = ""
+    #: the `Release` behaviour (spec/releases.py) without which the op is refused with
+    #: `UnsupportedOperation`; None: every release has it
+    behaviour: str | None = None
+    #: the machine rule whose steps include it, as `Machine.method` (kcache/machine)
+    generated_by: str = ""
+    #: why no machine rule generates it, when none does
+    not_generated: str = ""
+    #: what the trace schema says of it, beyond its name and arguments
+    doc: str = ""
 
     def apply(self, run: Run, args: Mapping[str, Any]) -> Any:
         if "now" in args:
@@ -359,79 +396,243 @@ _GROUP_NAME = (Argument("namespace", NAME), Argument("name", NAME))
 _POD_GROUP = Argument("pod_group", POD_GROUP)
 _COMPOSITE = Argument("composite_pod_group", COMPOSITE_POD_GROUP)
 
+#: the machine rules: `kcache.machine.rules` (the cache's life cycles), `kcache.machine.scheduling`
+_RULES, _CYCLES = "ConformanceMachine", "SchedulerMachine"
+#: why the harness's own reads are no machine rule: the lockstep compares them after each step
+_HARNESS_READ = "a read the harness makes to compare caches after every step, never a trace step"
+
 #: every operation, trace ops first in docs/trace-format.md's order
 OPS: Mapping[str, Op] = {
     op.name: op
     for op in (
-        Op("add_node", (Argument("node", NODE),), gives_node="node"),
+        Op(
+            "add_node",
+            (Argument("node", NODE),),
+            gives_node="node",
+            generated_by=f"{_RULES}.add_node",
+        ),
         Op(
             "update_node",
             (Argument("old", OPTIONAL_NODE), Argument("new", NODE)),
             gives_node="new",
+            generated_by=f"{_RULES}.update_node",
         ),
-        Op("remove_node", (Argument("node", NODE),)),
-        Op("assume_pod", (_POD,)),
-        Op("finish_binding", (_POD, _NOW)),
-        Op("forget_pod", (_POD,)),
-        Op("remove_assumed_pod", (_POD,)),
-        Op("add_pod", (_POD,)),
-        Op("update_pod", _PAIR),
-        Op("remove_pod", (_POD,)),
-        Op("cleanup", (_NOW,)),
+        Op("remove_node", (Argument("node", NODE),), generated_by=f"{_RULES}.remove_node"),
+        Op("assume_pod", (_POD,), generated_by=f"{_RULES}.assume_pod"),
+        Op(
+            "finish_binding",
+            (_POD, _NOW),
+            behaviour="has_expiry",
+            generated_by=f"{_RULES}.finish_binding",
+        ),
+        Op("forget_pod", (_POD,), generated_by=f"{_RULES}.forget_pod"),
+        Op(
+            "remove_assumed_pod",
+            (_POD,),
+            behaviour="has_remove_assumed_pod",
+            generated_by=f"{_RULES}.remove_assumed_pod",
+        ),
+        Op("add_pod", (_POD,), generated_by=f"{_RULES}.add_pod"),
+        Op("update_pod", _PAIR, generated_by=f"{_RULES}.update_pod"),
+        Op("remove_pod", (_POD,), generated_by=f"{_RULES}.remove_pod"),
+        Op("cleanup", (_NOW,), behaviour="has_expiry", generated_by=f"{_RULES}.cleanup"),
         # the consistency error of §10.3 repairs the snapshot before it is raised,
         # so the view after the call is the result even when the call failed
-        Op("update_snapshot", (_SNAPSHOT,), result=SNAPSHOT_VIEW, result_after=_view),
-        Op("start_mutations", (_SNAPSHOT,)),
-        Op("end_mutations", (_SNAPSHOT,)),
+        Op(
+            "update_snapshot",
+            (_SNAPSHOT,),
+            result=SNAPSHOT_VIEW,
+            result_after=_view,
+            expect=(EXPECT_OUTCOME, EXPECT_OBSERVATIONS, EXPECT_SNAPSHOT),
+            generated_by=f"{_RULES}.update_snapshot",
+        ),
+        Op(
+            "start_mutations",
+            (_SNAPSHOT,),
+            behaviour="has_mutation_sessions",
+            generated_by=f"{_RULES}.start_mutations",
+            doc="v1.37: open a mutation session on the snapshot (StartMutations)",
+        ),
+        Op(
+            "end_mutations",
+            (_SNAPSHOT,),
+            behaviour="has_mutation_sessions",
+            generated_by=f"{_RULES}.end_mutations",
+            doc="v1.37: end the snapshot's mutation session (EndMutations)",
+        ),
         # the snapshot-level assume and forget change only the snapshot: its view is the result
-        Op("snapshot_assume_pod", (_SNAPSHOT, _POD), result=SNAPSHOT_VIEW, result_after=_view),
-        Op("snapshot_forget_pod", (_SNAPSHOT, _POD), result=SNAPSHOT_VIEW, result_after=_view),
-        Op("get_node", (Argument("name", NAME),), result=NODE_VIEW, reads=True),
+        Op(
+            "snapshot_assume_pod",
+            (_SNAPSHOT, _POD),
+            result=SNAPSHOT_VIEW,
+            result_after=_view,
+            expect=(EXPECT_OUTCOME, EXPECT_SNAPSHOT),
+            behaviour="has_mutation_sessions",
+            generated_by=f"{_RULES}.gang_cycle",
+            doc="v1.37: the snapshot alone counts the pod on its node (Snapshot.AssumePod); "
+            "expect.snapshot is the snapshot's view after the call",
+        ),
+        Op(
+            "snapshot_forget_pod",
+            (_SNAPSHOT, _POD),
+            result=SNAPSHOT_VIEW,
+            result_after=_view,
+            expect=(EXPECT_OUTCOME, EXPECT_SNAPSHOT),
+            behaviour="has_mutation_sessions",
+            generated_by=f"{_RULES}.gang_cycle",
+            doc="v1.37: take back the snapshot's own assume of the pod (Snapshot.ForgetPod); "
+            "expect.snapshot is the snapshot's view after the call",
+        ),
+        Op(
+            "get_node",
+            (Argument("name", NAME),),
+            result=NODE_VIEW,
+            reads=True,
+            answer=Answer("node"),
+            expect_key="node",
+            behaviour="has_get_node",
+            generated_by=f"{_RULES}.get_node",
+        ),
         Op(
             "schedule_one",
             (_POD, Argument("binding", BINDING, optional=True), _NOW),
             custom=_schedule_one,
             result=DECISION,
             cycle=True,
+            expect=(EXPECT_OUTCOME, EXPECT_DECISION, EXPECT_OBSERVATIONS),
+            generated_by=f"{_CYCLES}.schedule_one",
         ),
-        Op("add_pod_group_member", (_POD,)),
-        Op("update_pod_group_member", _PAIR),
-        Op("remove_pod_group_member", (_POD,)),
-        Op("add_pod_group", (_POD_GROUP,)),
-        Op(
-            "update_pod_group",
-            (Argument("old", POD_GROUP), Argument("new", POD_GROUP)),
+        *(
+            Op(name, arguments, behaviour="has_pod_groups", generated_by=f"{_RULES}.{rule}")
+            for name, arguments, rule in (
+                ("add_pod_group_member", (_POD,), "pod_group_member_event"),
+                ("update_pod_group_member", _PAIR, "pod_group_member_event"),
+                ("remove_pod_group_member", (_POD,), "pod_group_member_event"),
+            )
         ),
-        Op("remove_pod_group", (_POD_GROUP,)),
-        Op("add_composite_pod_group", (_COMPOSITE,)),
-        Op(
-            "update_composite_pod_group",
-            (Argument("old", COMPOSITE_POD_GROUP), Argument("new", COMPOSITE_POD_GROUP)),
+        *(
+            Op(
+                name,
+                arguments,
+                behaviour="has_pod_group_objects",
+                generated_by=f"{_RULES}.{rule}",
+            )
+            for name, arguments, rule in (
+                ("add_pod_group", (_POD_GROUP,), "pod_group_event"),
+                (
+                    "update_pod_group",
+                    (Argument("old", POD_GROUP), Argument("new", POD_GROUP)),
+                    "pod_group_event",
+                ),
+                ("remove_pod_group", (_POD_GROUP,), "pod_group_event"),
+                ("add_composite_pod_group", (_COMPOSITE,), "composite_pod_group_event"),
+                (
+                    "update_composite_pod_group",
+                    (Argument("old", COMPOSITE_POD_GROUP), Argument("new", COMPOSITE_POD_GROUP)),
+                    "composite_pod_group_event",
+                ),
+                ("remove_composite_pod_group", (_COMPOSITE,), "composite_pod_group_event"),
+            )
         ),
-        Op("remove_composite_pod_group", (_COMPOSITE,)),
-        Op("get_pod_group_state", _GROUP_NAME, result=POD_GROUP_VIEW, reads=True),
-        Op("get_pod_group", _GROUP_NAME, result=POD_GROUP, reads=True),
-        Op(
-            "get_composite_pod_group_state",
-            _GROUP_NAME,
-            result=COMPOSITE_POD_GROUP_VIEW,
-            reads=True,
+        *(
+            Op(
+                name,
+                _GROUP_NAME,
+                result=result,
+                reads=True,
+                answer=Answer(name.removeprefix("get_")),
+                expect_key=name.removeprefix("get_"),
+                behaviour=behaviour,
+                generated_by=f"{_RULES}.pod_group_lister",
+            )
+            for name, result, behaviour in (
+                ("get_pod_group_state", POD_GROUP_VIEW, "has_pod_groups"),
+                ("get_pod_group", POD_GROUP, "has_pod_group_objects"),
+                (
+                    "get_composite_pod_group_state",
+                    COMPOSITE_POD_GROUP_VIEW,
+                    "has_pod_group_objects",
+                ),
+                ("get_composite_pod_group", COMPOSITE_POD_GROUP, "has_pod_group_objects"),
+            )
         ),
-        Op("get_composite_pod_group", _GROUP_NAME, result=COMPOSITE_POD_GROUP, reads=True),
         Op(
             "get_root_key_for_group",
             (Argument("key", ENTITY_KEY),),
             result=OPTIONAL_ENTITY_KEY,
             reads=True,
+            answer=Answer("root_key"),
+            expect_key="root_key",
+            behaviour="has_pod_group_objects",
+            generated_by=f"{_RULES}.root_key_lister",
         ),
-        Op("observe", custom=lambda run, args: None, reads=True),
-        Op("get_pod", (_POD,), result=POD, reads=True, traced=False),
-        Op("is_assumed_pod", (_POD,), result=FLAG, reads=True, traced=False),
-        Op("node_count", result=COUNT, reads=True, traced=False),
-        Op("pod_count", result=COUNT, reads=True, traced=False),
-        Op("dump", result=DUMP, reads=True, traced=False),
-        Op("pod_groups", result=POD_GROUP_VIEWS, reads=True, traced=False),
-        Op("composite_pod_groups", result=COMPOSITE_POD_GROUP_VIEWS, reads=True, traced=False),
+        Op(
+            "observe",
+            custom=lambda run, args: None,
+            reads=True,
+            expect=(EXPECT_OBSERVATIONS,),
+            not_generated="the recorder ends a failing run's trace with one, holding the "
+            "observations the run ended with",
+        ),
+        Op(
+            "get_pod",
+            (_POD,),
+            result=POD,
+            reads=True,
+            traced=False,
+            answer=Answer("pod"),
+            not_generated=_HARNESS_READ,
+        ),
+        Op(
+            "is_assumed_pod",
+            (_POD,),
+            result=FLAG,
+            reads=True,
+            traced=False,
+            answer=Answer("assumed"),
+            not_generated=_HARNESS_READ,
+        ),
+        # the counts travel in `dump`'s answer
+        Op(
+            "node_count",
+            result=COUNT,
+            reads=True,
+            traced=False,
+            answer=Answer("node_count", request="dump"),
+            not_generated=_HARNESS_READ,
+        ),
+        Op(
+            "pod_count",
+            result=COUNT,
+            reads=True,
+            traced=False,
+            answer=Answer("pod_count", request="dump"),
+            not_generated=_HARNESS_READ,
+        ),
+        Op(
+            "dump",
+            result=DUMP,
+            reads=True,
+            traced=False,
+            answer=Answer(None),
+            not_generated=_HARNESS_READ,
+        ),
+        Op(
+            "pod_groups",
+            result=POD_GROUP_VIEWS,
+            reads=True,
+            traced=False,
+            answer=Answer("pod_groups"),
+            not_generated=_HARNESS_READ,
+        ),
+        Op(
+            "composite_pod_groups",
+            result=COMPOSITE_POD_GROUP_VIEWS,
+            reads=True,
+            traced=False,
+            answer=Answer("composite_pod_groups"),
+            not_generated=_HARNESS_READ,
+        ),
         Op(
             "view_snapshot",
             (_SNAPSHOT,),
@@ -439,6 +640,8 @@ OPS: Mapping[str, Op] = {
             result=SNAPSHOT_VIEW,
             reads=True,
             traced=False,
+            answer=Answer("snapshot"),
+            not_generated=_HARNESS_READ,
         ),
     )
 }

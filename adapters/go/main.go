@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
@@ -74,17 +75,33 @@ func serve(in io.Reader, out, logs io.Writer) error {
 	}
 }
 
-// handshake is the first line: protocol version, upstream version, release.
+// handshake is the first line: protocol version, upstream version, release,
+// the ops it handles and the optional requests it takes.
 func handshake() map[string]any {
 	return map[string]any{
 		"kcache_adapter": protocolVersion,
 		"name":           "upstream k8s.io/kubernetes " + upstreamVersion(),
 		"releases":       []string{release},
+		"ops":            handledOps(),
 		"batch":          true,
 		"sequence":       true,
 		"unchanged":      true,
 		"scheduler":      true,
 	}
+}
+
+// handledOps lists the ops of operations, init aside: what kcache may ask once
+// the cache is built. An op the modelled release lacks is still handled: it
+// answers UnsupportedOperation, as the protocol says.
+func handledOps() []string {
+	ops := make([]string, 0, len(operations))
+	for op := range operations {
+		if op != "init" {
+			ops = append(ops, op)
+		}
+	}
+	slices.Sort(ops)
+	return ops
 }
 
 // upstreamVersion is the k8s.io/kubernetes version linked into this binary.

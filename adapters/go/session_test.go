@@ -64,6 +64,27 @@ func oneLine(request string) string {
 	return strings.Join(strings.Fields(request), " ")
 }
 
+func TestHandshakeListsEveryHandledOpButInit(t *testing.T) {
+	handshake, _ := converse(t)
+	listed := map[string]bool{}
+	for _, op := range handshake["ops"].([]any) {
+		listed[op.(string)] = true
+	}
+	for op := range operations {
+		if listed[op] == (op == "init") {
+			t.Errorf("ops lists %q: %v, want %v", op, listed[op], op != "init")
+		}
+	}
+	for _, op := range []string{"add_node", "get_node", "get_root_key_for_group", "schedule_one"} {
+		if !listed[op] {
+			t.Errorf("ops does not list %q", op)
+		}
+	}
+	if len(listed) != len(operations)-1 {
+		t.Errorf("ops lists %d ops, want the %d of operations but init", len(listed), len(operations)-1)
+	}
+}
+
 func TestHandshakeNamesTheReleaseAndTheLinkedUpstream(t *testing.T) {
 	handshake, _ := converse(t)
 	if handshake["kcache_adapter"] != float64(protocolVersion) {

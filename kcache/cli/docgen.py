@@ -2,8 +2,9 @@
 
 `--check` compares them with the committed pages.
 
-docs/cli.md is every `--help` text and docs/transitions.md is the life-cycle
-table drawn by `kcache.reporting.transitions`; both are committed so they can be read
+docs/cli.md is every `--help` text, docs/transitions.md is the life-cycle
+table drawn by `kcache.reporting.transitions`, and docs/trace.schema.json's steps
+come from the op table (`kcache.traces.schema`); all are committed so they can be read
 on the web, and tests fail when the committed text differs from what this
 module generates.  Help is rendered 100 columns wide, whatever the terminal,
 so the page does not depend on who regenerated it; `kcache.cli.main.HelpFormatter`
@@ -23,6 +24,7 @@ from pathlib import Path
 from kcache.cli.main import SUBCOMMANDS, main
 from kcache.reporting.transitions import markdown
 from kcache.spec.releases import DEFAULT_RELEASE
+from kcache.traces import schema
 
 #: the repository's docs/ folder (the pages are for a source checkout)
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -76,6 +78,7 @@ def _fenced(text: str) -> str:
 PAGES: dict[str, Callable[[], str]] = {
     "cli.md": cli_page,
     "transitions.md": lambda: markdown(DEFAULT_RELEASE),
+    "trace.schema.json": schema.page,
 }
 
 

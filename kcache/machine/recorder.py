@@ -26,10 +26,10 @@ from kcache.exact_json import dumps
 from kcache.files import write_atomically
 from kcache.machine import strategies
 from kcache.ops import Outcome
-from kcache.spec.objects import CompositePodGroup, PodGroup
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.decision import Decision
-from kcache.spec.views import CompositePodGroupView, NodeView, PodGroupView, SnapshotView
+from kcache.spec.views import NodeView, SnapshotView
+from kcache.traces.expectations import expected_result
 from kcache.traces.trace import Step, step_to_json
 
 
@@ -63,24 +63,17 @@ class RecordedStep:
         return {**step_to_json(self.step), "expect": expect}
 
     def _result_expected(self) -> dict[str, Any]:
-        """The `expect` keys that pin what the call returned to the spec."""
-        result = self.result
-        if isinstance(result, NodeView):
-            return {"node": pinned(result.to_json())}
-        if isinstance(result, Decision):
-            decided = result.to_json()
+        """The `expect` keys that pin what the call returned to the spec: the op's result
+        key (`kcache.ops.Op.expect_key`), or a decision's pinned keys."""
+        if not self.outcome.ok:
+            return {}
+        if isinstance(self.result, Decision):
+            decided = self.result.to_json()
             return {key: decided[key] for key in PINNED_DECISION}
-        if isinstance(result, PodGroupView):
-            return {"pod_group_state": result.to_json()}
-        if isinstance(result, CompositePodGroupView):
-            return {"composite_pod_group_state": result.to_json()}
-        if isinstance(result, PodGroup):
-            return {"pod_group": {"parent": result.parent}}
-        if isinstance(result, CompositePodGroup):
-            return {"composite_pod_group": {"parent": result.parent}}
-        if self.op == "get_root_key_for_group" and self.outcome.ok:
-            return {"root_key": result}
-        return {}
+        expected = expected_result(self.op, self.result)
+        if isinstance(self.result, NodeView):
+            expected = {key: pinned(view) for key, view in expected.items()}
+        return expected
 
     @property
     def op(self) -> str:

@@ -17,6 +17,8 @@ from typing import Any, NoReturn
 
 import attrs
 
+from kcache import ops
+from kcache.ops import TRACE_OPS
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
@@ -458,26 +460,47 @@ _SNAPSHOT_KEY = _Key(
     lambda seen, _: seen.snapshot_view(),
 )
 
+#: how `expect` checks a result, by the op's result codec (`kcache.ops`): the rule, and the
+#: result as the rule compares it
+_RESULT_RULES: Mapping[ops.Codec, tuple[_Rule, Callable[[Any], Any]]] = {
+    ops.NODE_VIEW: (_NODE_VIEW, lambda result: result.to_json()),
+    ops.POD_GROUP_VIEW: (_POD_GROUP_VIEW, lambda result: result.to_json()),
+    ops.POD_GROUP: (_GROUP_OBJECT, lambda result: {"parent": result.parent}),
+    ops.COMPOSITE_POD_GROUP_VIEW: (_COMPOSITE_POD_GROUP_VIEW, lambda result: result.to_json()),
+    ops.COMPOSITE_POD_GROUP: (_GROUP_OBJECT, lambda result: {"parent": result.parent}),
+    ops.OPTIONAL_ENTITY_KEY: (_ROOT_KEY, lambda result: result),
+}
+#: the read ops whose result an `expect` key checks, and that key (each op's `expect_key`)
+RESULT_KEY_OF: Mapping[str, str] = {
+    name: op.expect_key
+    for name, op in TRACE_OPS.items()
+    if op.expect_key and op.result in _RESULT_RULES
+}
+
+
+def _result_rule(op: str) -> tuple[_Rule, Callable[[Any], Any]]:
+    codec = TRACE_OPS[op].result
+    assert codec is not None
+    return _RESULT_RULES[codec]
+
+
+def _result_key(op: str) -> _Key:
+    rule, shown = _result_rule(op)
+    return _Key(rule, lambda seen, _: shown(seen.result))
+
+
 #: the keys of one op's result: get_node's NodeInfo, the pod-group listers' answers
-RESULT_KEYS: Mapping[str, _Key] = {
-    "node": _Key(_NODE_VIEW, lambda seen, _: seen.result.to_json()),
-    "pod_group_state": _Key(_POD_GROUP_VIEW, lambda seen, _: seen.result.to_json()),
-    "pod_group": _Key(_GROUP_OBJECT, lambda seen, _: {"parent": seen.result.parent}),
-    "composite_pod_group_state": _Key(
-        _COMPOSITE_POD_GROUP_VIEW, lambda seen, _: seen.result.to_json()
-    ),
-    "composite_pod_group": _Key(_GROUP_OBJECT, lambda seen, _: {"parent": seen.result.parent}),
-    "root_key": _Key(_ROOT_KEY, lambda seen, _: seen.result),
-}
-#: the read ops whose result an `expect` key checks, and that key
-_RESULT_KEY_OF: Mapping[str, str] = {
-    "get_node": "node",
-    "get_pod_group_state": "pod_group_state",
-    "get_pod_group": "pod_group",
-    "get_composite_pod_group_state": "composite_pod_group_state",
-    "get_composite_pod_group": "composite_pod_group",
-    "get_root_key_for_group": "root_key",
-}
+RESULT_KEYS: Mapping[str, _Key] = {key: _result_key(op) for op, key in RESULT_KEY_OF.items()}
+
+
+def expected_result(op: str, result: Any) -> dict[str, Any]:
+    """The `expect` entry that pins `result`, what a successful step of `op` returned, as
+    the step's check will compare it (empty for an op whose result no key checks)."""
+    if op not in RESULT_KEY_OF:
+        return {}
+    _, shown = _result_rule(op)
+    return {RESULT_KEY_OF[op]: shown(result)}
+
 
 # -- schedule_one's DECISION -------------------------------------------------------------------
 
@@ -622,16 +645,18 @@ OUTCOME_KEYS: Mapping[str, Validator] = {
     "fatal": _bool,
 }
 
-#: which keys `expect` may carry, by op (every other op: the outcome keys)
+#: the keys of each group of `expect` keys an op names (`kcache.ops.Op.expect`)
+_GROUP_KEYS: Mapping[str, frozenset[str]] = {
+    ops.EXPECT_OUTCOME: frozenset(OUTCOME_KEYS),
+    ops.EXPECT_OBSERVATIONS: frozenset(OBSERVATION_KEYS),
+    ops.EXPECT_SNAPSHOT: frozenset({"snapshot"}),
+    ops.EXPECT_DECISION: frozenset(DECISION_KEYS),
+}
+#: which keys `expect` may carry, by op: its groups' and its result key
 _KEYS_BY_OP: Mapping[str, frozenset[str]] = {
-    "observe": frozenset(OBSERVATION_KEYS),
-    "update_snapshot": frozenset(OUTCOME_KEYS) | frozenset(OBSERVATION_KEYS) | {"snapshot"},
-    "snapshot_assume_pod": frozenset(OUTCOME_KEYS) | {"snapshot"},
-    "snapshot_forget_pod": frozenset(OUTCOME_KEYS) | {"snapshot"},
-    "schedule_one": frozenset(OUTCOME_KEYS)
-    | frozenset(DECISION_KEYS)
-    | frozenset(OBSERVATION_KEYS),
-    **{op: frozenset(OUTCOME_KEYS) | {key} for op, key in _RESULT_KEY_OF.items()},
+    name: frozenset().union(*(_GROUP_KEYS[group] for group in op.expect))
+    | ({op.expect_key} if op.expect_key else frozenset())
+    for name, op in TRACE_OPS.items()
 }
 
 

@@ -16,6 +16,7 @@ from helpers.paths import DOCS, TESTS, VECTORS
 
 from kcache.cli.main import main
 from kcache.errors import TraceError
+from kcache.traces import schema
 from kcache.traces.trace import from_json
 
 SCHEMA = json.loads((DOCS / "trace.schema.json").read_text(encoding="utf-8"))
@@ -79,3 +80,8 @@ def test_shapes_the_reader_refuses_are_refused(document: dict[str, Any]) -> None
     with pytest.raises(TraceError):
         from_json(document)
     assert not VALIDATOR.is_valid(document)
+
+
+def test_the_committed_schema_is_the_one_the_op_table_generates() -> None:
+    committed = (DOCS / "trace.schema.json").read_text(encoding="utf-8")
+    assert committed == schema.page(), "stale: regenerate with `python -m kcache.cli.docgen`"

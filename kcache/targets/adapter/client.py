@@ -737,10 +737,10 @@ class AdapterCache:
         read, result = self._read_results.get((line, op), (None, None))
         if read is answer:  # this very answer was read before: it came back `unchanged`
             return result
-        key = READ_ANSWERS.get(op, op)
-        codec = OPS[op].result
-        assert codec is not None
-        shape = ANSWER_SHAPES.get(key) if key in ANSWER_SHAPES else None
+        answered, codec = OPS[op].answer, OPS[op].result
+        assert answered is not None and codec is not None
+        key = answered.key
+        shape = ANSWER_SHAPES.get(codec)
         if shape is not None:
             problem = shape_error(answer if key is None else answer.get(key), shape, key or "")
             if problem is not None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from kcache import ops
 from kcache.ops import MUTATORS, OPS
 from kcache.spec.errors import (
     CacheError,
@@ -59,27 +60,14 @@ def seconds_text(seconds: Decimal) -> str:
     return format(seconds, "f")
 
 
-#: the reads that are requests, and the answer key their result travels under
-#: (None: the answer itself); `node_count` and `pod_count` travel in `dump`'s answer
+#: the reads that are requests, and the answer key their result travels under (None: the
+#: answer itself): each op's `Answer` in `kcache.ops.OPS`
 READ_ANSWERS: Mapping[str, str | None] = {
-    "get_node": "node",
-    "get_pod": "pod",
-    "is_assumed_pod": "assumed",
-    "view_snapshot": "snapshot",
-    "dump": None,
-    "get_pod_group_state": "pod_group_state",
-    "get_pod_group": "pod_group",
-    "get_composite_pod_group_state": "composite_pod_group_state",
-    "get_composite_pod_group": "composite_pod_group",
-    "get_root_key_for_group": "root_key",
-    "pod_groups": "pod_groups",
-    "composite_pod_groups": "composite_pod_groups",
+    name: op.answer.key for name, op in OPS.items() if op.answer and not op.answer.request
 }
-#: the request that answers each read op
+#: the request that answers each read op (`node_count` and `pod_count` travel in `dump`'s)
 READ_REQUESTS: Mapping[str, str] = {
-    **{op: op for op in READ_ANSWERS},
-    "node_count": "dump",
-    "pod_count": "dump",
+    name: op.answer.request or name for name, op in OPS.items() if op.answer
 }
 #: the request that carries several reads and answers each as if it came alone; an adapter
 #: offers it with `"batch": true` in its handshake (docs/adapter-protocol.md, section 2.2)
@@ -177,16 +165,16 @@ SNAPSHOT_VIEW: Mapping[str, Any] = {
     "pod_groups?": {str: POD_GROUP_VIEW},
     "composite_pod_groups?": {str: COMPOSITE_POD_GROUP_VIEW},
 }
-#: answer key (None: the whole answer) -> the shape of what it carries; the group objects are
-#: manifests, checked by reading them
-ANSWER_SHAPES: Mapping[str | None, Any] = {
-    "node": NODE_VIEW,
-    "snapshot": SNAPSHOT_VIEW,
-    None: DUMP,
-    "pod_group_state": POD_GROUP_VIEW,
-    "composite_pod_group_state": COMPOSITE_POD_GROUP_VIEW,
-    "pod_groups": {str: POD_GROUP_VIEW},
-    "composite_pod_groups": {str: COMPOSITE_POD_GROUP_VIEW},
+#: a read's result codec (`kcache.ops`) -> the shape of what its answer carries; the group
+#: objects are manifests, checked by reading them
+ANSWER_SHAPES: Mapping[ops.Codec, Any] = {
+    ops.NODE_VIEW: NODE_VIEW,
+    ops.SNAPSHOT_VIEW: SNAPSHOT_VIEW,
+    ops.DUMP: DUMP,
+    ops.POD_GROUP_VIEW: POD_GROUP_VIEW,
+    ops.COMPOSITE_POD_GROUP_VIEW: COMPOSITE_POD_GROUP_VIEW,
+    ops.POD_GROUP_VIEWS: {str: POD_GROUP_VIEW},
+    ops.COMPOSITE_POD_GROUP_VIEWS: {str: COMPOSITE_POD_GROUP_VIEW},
 }
 
 

@@ -37,9 +37,9 @@ def test_help_is_rendered_at_a_fixed_width(monkeypatch: pytest.MonkeyPatch) -> N
 def test_stale_and_missing_pages_are_reported(tmp_path: Path) -> None:
     """A page that differs from the generated text, or is missing, is stale."""
     (tmp_path / "cli.md").write_text(cli_page(), encoding="utf-8")
-    assert stale_pages(tmp_path) == ["transitions.md"]
+    assert stale_pages(tmp_path) == ["transitions.md", "trace.schema.json"]
     (tmp_path / "transitions.md").write_text("edited by hand\n", encoding="utf-8")
-    assert stale_pages(tmp_path) == ["transitions.md"]
+    assert stale_pages(tmp_path) == ["transitions.md", "trace.schema.json"]
 
 
 def test_check_mode_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
