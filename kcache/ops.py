@@ -1,12 +1,15 @@
 """The operations of the trace format as one table, and how a call of one ends.
 
 Every op of docs/trace-format.md, and every read that concurrent histories
-and the adapter protocol make, is one `Op` in `OPS`: its arguments (how each
-is read from and written to JSON), the cache method it calls, and how its
-result is written.  Traces, replay, histories, the linearizability model,
-both ends of the adapter protocol, the conformance machine and the parallel
-programs all take their operations from here, so adding an operation is one
-entry below (plus the rules that generate it).
+and the adapter protocol make, is one `Op` in `OPS` holding every fact about
+it: its arguments (how each is read from and written to JSON), the cache
+method it calls, how its result is written, answered by an adapter and
+checked by `expect`, the release behaviour that has it, and the machine rule
+that generates it.  Traces, replay, histories, the linearizability model,
+both ends of the adapter protocol, `expect`, the recorder, the trace schema
+and the parallel programs all take their operations from here, so adding an
+operation is one entry below; tests/quality/test_op_coverage.py names any
+other artefact (docs, the Go adapter, a machine rule) that misses it.
 
 A `Run` is a cache being driven by operations: the cache, its virtual clock
 and its snapshots by name.  `call` runs anything and says how it ended as an
