@@ -102,7 +102,7 @@ def releases() -> tuple[str, ...]:
     return tuple(_NEW_CACHE)
 
 
-def test_name(trace: Trace) -> str:
+def go_test_name(trace: Trace) -> str:
     """The Go test function's name: `Test` and the trace's name in CamelCase."""
     words = re.findall(r"[A-Za-z0-9]+", trace.name.replace("'", ""))
     return "Test" + "".join(word[:1].upper() + word[1:] for word in words)
@@ -222,7 +222,7 @@ class _Writer:
             if flag in self.flags
         )
         return (
-            f"func {test_name(self.trace)}(t *testing.T) {{\n"
+            f"func {go_test_name(self.trace)}(t *testing.T) {{\n"
             "\tlogger, ctx := ktesting.NewTestContext(t)\n"
             f"{declarations}{flags}\n"
             "\t// what the trace expects of a snapshot's entry for a node (Snapshot.nodeInfoMap)\n"
@@ -411,7 +411,7 @@ class _Writer:
     # -- objects -----------------------------------------------------------------------------
 
     def _object(self, manifest: Mapping[str, Any], kind: str, key: str, where: str) -> str:
-        text = json.dumps(manifest, sort_keys=True)
+        text = json.dumps(manifest, sort_keys=True, default=str)  # amounts may be Decimal
         if text in self.variables:
             return self.variables[text]
         fields = _NODE_FIELDS if kind == "node" else _POD_FIELDS

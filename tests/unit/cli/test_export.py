@@ -194,3 +194,25 @@ def test_what_the_go_test_cannot_say_is_refused(
     assert err.startswith(f"kcache: error: {message}"), err
     assert err.count("\n") == 1
     assert not written.exists()
+
+
+def test_amounts_are_quantities_as_the_trace_writes_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A number is read as an exact decimal; the test parses what the trace wrote."""
+    node = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": 4.5, "pods": 110}}}
+    requests = {"requests": {"cpu": 0.5, "memory": "256Mi"}}
+    pod = {**POD, "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": requests}]}}
+    path = trace_file(
+        tmp_path / "t.jsonl", [{"op": "add_node", "node": node}, {"op": "add_pod", "pod": pod}]
+    )
+    status, out, err = export(capsys, path)
+    assert (status, err) == (0, "")
+    assert (
+        'Allocatable: v1.ResourceList{"cpu": resource.MustParse("4.5"), '
+        '"pods": resource.MustParse("110")}'
+    ) in out
+    assert (
+        'Requests: v1.ResourceList{"cpu": resource.MustParse("0.5"), '
+        '"memory": resource.MustParse("256Mi")}'
+    ) in out

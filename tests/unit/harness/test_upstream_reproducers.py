@@ -15,8 +15,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.paths import VECTORS
 from helpers.reproducers import REPRODUCERS
 from helpers.upstream_package import go_test
+
+from kcache.traces.go_test_export import export_go_test, file_name, go_test_name
+from kcache.traces.trace import load_file
 
 pytestmark = pytest.mark.skipif(
     shutil.which("go") is None, reason="needs the Go toolchain (`tox -e go` runs it)"
@@ -111,3 +115,19 @@ def test_the_reproducers_are_gofmt_clean() -> None:
         ["gofmt", "-l", str(REPRODUCERS)], capture_output=True, text=True, check=True
     )
     assert done.stdout == ""
+
+
+def test_a_vector_upstream_agrees_with_passes_as_a_go_test(tmp_path: Path) -> None:
+    """The control: exported vectors without a defect pass in upstream's package at v1.37.2."""
+    names = (
+        "the snapshot counts each claim volume of the listed nodes' pods",
+        "claims of pods on a node that is not listed are not counted",
+    )
+    traces = [t for t in load_file(VECTORS / "v1.37" / "PvcRefCounts.jsonl") if t.name in names]
+    assert len(traces) == len(names)
+    tests = {file_name(trace): export_go_test(trace) for trace in traces}
+    run = f"^({'|'.join(go_test_name(trace) for trace in traces)})$"
+    done = go_test(tests, "v1.37", tmp_path, run)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert verdicts(output) == dict.fromkeys((go_test_name(t) for t in traces), "PASS"), output
