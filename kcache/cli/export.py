@@ -14,8 +14,8 @@ tests/data/go-test/RELEASE/.
 Only what the file can say in upstream's terms is exported: the ops
 add_node, update_node, remove_node, assume_pod, forget_pod,
 remove_assumed_pod, add_pod, update_pod, remove_pod and update_snapshot;
-a pod's name, namespace, uid, nodeName, containers (name and requests)
-and claim volumes; a node's name, labels and allocatable; and the
+a pod's name, namespace, uid, nodeName, containers (name, image,
+requests and limits) and claim volumes; a node's name, labels and allocatable; and the
 expectations `error` and (on update_snapshot) the snapshot's node_list,
 used_pvc_ref_counts, used_pvcs and nodes (has_node, pods).  Anything else
 is refused, naming the step, rather than left out of the test.  For v1.35
