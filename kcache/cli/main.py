@@ -34,6 +34,7 @@ from kcache.errors import KcacheError
 SUBCOMMANDS: dict[str, str] = {
     "replay": "kcache.cli.replay",
     "explain": "kcache.cli.explain",
+    "export": "kcache.cli.export",
     "conform": "kcache.cli.conform",
     "fuzz": "kcache.cli.fuzz",
     "show": "kcache.cli.show",
