@@ -44,6 +44,41 @@ UPSTREAM = pytest.param(
 )
 
 
+#: v1.37's default profile: 20 plugins, 9 modelled, 3 (SchedulingGates, PrioritySort,
+#: DefaultBinder) of no part in the decision, 8 not modelled; upstream's cycle runs all 20
+MODEL_PROFILE = (
+    "profile default-scheduler: 9 of its 20 plugins modelled, 3 of no part in the decision; "
+    "not modelled: NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread, "
+    "InterPodAffinity, DynamicResources, DefaultPreemption, NodeDeclaredFeatures"
+)
+PROFILE_LINES = {
+    "spec": MODEL_PROFILE,
+    "impl": MODEL_PROFILE,
+    "go": "profile default-scheduler: all 20 plugins, run by the target's own cycle",
+}
+
+
+MODEL_SCORES = [
+    "scores (weighted): TaintToleration, NodeResourcesFit, NodeResourcesBalancedAllocation, "
+    "ImageLocality",
+    "  node-f   300   90   73    0  total 463",
+    "  node-a   300   43   72   13  total 428",
+]
+#: upstream's whole profile scores with two more plugins, 0 on every node for a pod without
+#: claims: VolumeBinding (StorageCapacityScoring on, no volumes of the pod on any node) and
+#: DynamicResources (no claims); the other unmodelled ones skip their PreScore
+SCORE_LINES = {
+    "spec": MODEL_SCORES,
+    "impl": MODEL_SCORES,
+    "go": [
+        "scores (weighted): TaintToleration, NodeResourcesFit, VolumeBinding, DynamicResources, "
+        "NodeResourcesBalancedAllocation, ImageLocality",
+        "  node-f   300   90    0    0   73    0  total 463",
+        "  node-a   300   43    0    0   72   13  total 428",
+    ],
+}
+
+
 @pytest.mark.parametrize("target", ["spec", "impl", UPSTREAM])
 def test_the_example_is_placed_and_explained(
     capsys: pytest.CaptureFixture[str], target: str
@@ -53,6 +88,7 @@ def test_the_example_is_placed_and_explained(
     assert out.splitlines() == [
         "read 1 input(s): 6 nodes, 3 pods bound to them",
         f"pod shop/web on {target}, release v1.37",
+        PROFILE_LINES[target],
         "filter: 6 of 6 nodes evaluated, 2 feasible; start index now 0",
         "  node-a  feasible",
         "  node-b  NodeUnschedulable: node(s) were unschedulable (UnschedulableAndUnresolvable)",
@@ -62,10 +98,7 @@ def test_the_example_is_placed_and_explained(
         "(Unschedulable)",
         "  node-f  feasible",
         "  node-e  NodeResourcesFit: Insufficient cpu (Unschedulable)",
-        "scores (weighted): TaintToleration, NodeResourcesFit, NodeResourcesBalancedAllocation, "
-        "ImageLocality",
-        "  node-f   300   90   73    0  total 463",
-        "  node-a   300   43   72   13  total 428",
+        *SCORE_LINES[target],
         "host: node-f",
     ]
 
@@ -89,7 +122,7 @@ def test_json_carries_the_decision(capsys: pytest.CaptureFixture[str]) -> None:
     assert document["verdicts"]["node-a"] == "feasible"
 
 
-def test_an_unplaceable_pod_exits_1_with_the_fit_error(
+def test_an_unplaceable_pod_shows_the_fit_error_and_the_preemption_gap(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     big = tmp_path / "big.yaml"
@@ -98,11 +131,17 @@ def test_an_unplaceable_pod_exits_1_with_the_fit_error(
         "spec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: '9'}}\n"
     )
     status, out, _ = schedule(capsys, CLUSTER, "--pod", str(big))
-    assert status == 1
-    assert out.splitlines()[-1] == (
+    lines = out.splitlines()
+    # kube-scheduler would go on to preemption, which the model lacks: status 3, not 1
+    assert status == 3
+    assert lines[-4:] == [
         "unschedulable: 0/6 nodes are available: 1 node(s) had untolerated taint(s), "
-        "1 node(s) were unschedulable, 4 Insufficient cpu."
-    )
+        "1 node(s) were unschedulable, 4 Insufficient cpu.",
+        "may differ from kube-scheduler: plugins the model lacks read what is used here",
+        "  DefaultPreemption: no node fits: kube-scheduler then looks for lower-priority pods "
+        "to evict and adds what it found to the message",
+        "  (--impl go runs upstream's cycle with every plugin)",
+    ]
 
 
 def test_a_config_narrows_the_profile(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -201,15 +240,37 @@ def test_claims_in_the_cluster_files_are_read(
     claim the files lack is upstream's NotFound.  Read from stdin as from a file."""
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(CLAIMED.encode())))
     status, out, _ = schedule(capsys, "-", "--pod", claiming(tmp_path, "solo"))
-    assert status == 1
-    assert out.splitlines()[-1] == (
+    # a claimed volume is read by VolumeBinding, VolumeZone and NodeVolumeLimits too, and no
+    # node fits (DefaultPreemption): the model may differ from kube-scheduler, status 3
+    assert status == 3
+    lines = out.splitlines()
+    assert lines[
+        lines.index(
+            "may differ from kube-scheduler: plugins the model lacks read what is used here"
+        )
+        - 1
+    ] == (
         "unschedulable: 0/1 nodes are available: 1 node(s) unavailable due to "
         "PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod."
     )
+    assert [line.split(":")[0].strip() for line in lines if line.startswith("  ")][-5:] == [
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "DefaultPreemption",
+        "(--impl go runs upstream's cycle with every plugin)",
+    ]
     cluster = tmp_path / "cluster.yaml"
     cluster.write_text(CLAIMED)
-    status, out, _ = schedule(capsys, str(cluster), "--pod", claiming(tmp_path, "gone"))
-    assert status == 1
-    assert out.splitlines()[-1] == (
-        'unschedulable: 0/1 nodes are available: persistentvolumeclaim "gone" not found.'
+    status, out, _ = schedule(
+        capsys, str(cluster), "--pod", claiming(tmp_path, "gone"), "--format", "json"
     )
+    document = json.loads(out)
+    assert status == 3
+    assert document["decision"]["message"] == (
+        '0/1 nodes are available: persistentvolumeclaim "gone" not found.'
+    )
+    assert document["may_differ"][0] == {
+        "plugin": "NodeVolumeLimits",
+        "uses": "the pod attaches volumes (v)",
+    }
