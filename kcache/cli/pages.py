@@ -242,19 +242,8 @@ def history_section(history: History, verdict: Linearization, prefix: str = "") 
         ended = html.verdict(f"undecided after {verdict.steps} search steps", "muted")
     else:
         ended = html.verdict("not linearizable", "first")
-    parts = [ended]
-    if placed.gaps:
-        parts.append(
-            html.verdict(
-                "may differ from kube-scheduler: plugins the model lacks read what is used here: "
-                + "; ".join(f"{gap.plugin}: {gap.uses}" for gap in placed.gaps),
-                "bad",
-            )
-        )
-    shown = placed.profile_line()
-    if shown is not None:
-        parts.append(f"<p>{esc(shown)}</p>")
-    parts += [
+    parts = [
+        ended,
         html.figures(
             [
                 ("calls", len(events)),
