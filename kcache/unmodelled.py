@@ -22,10 +22,14 @@ import attrs
 
 from kcache.spec.objects import Pod
 from kcache.spec.releases import Release, since
-from kcache.spec.scheduler.config import INERT, MODELLED, Profile
+from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, INERT, MODELLED, Profile
+from kcache.spec.scheduler.decision import Decision, Outcome
+from kcache.targets.adapter.scheduling import AdapterScheduler
 
 #: resource names a node reports natively: any other requested name is an extended resource
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods", "hugepages-")
+#: what DefaultPreemption's PostFilter message begins with, appended to the fit error's
+POST_FILTER = " preemption: "
 #: owner kinds whose selector kube-scheduler's default spreading reads (`DefaultSelector`)
 _SPREAD_OWNERS = frozenset({"ReplicaSet", "ReplicationController", "StatefulSet"})
 
@@ -227,6 +231,12 @@ def gaps(
     return tuple(found)
 
 
+def preempts(decision: Decision) -> bool:
+    """Whether upstream would run PostFilter (DefaultPreemption) after this decision: the
+    filters left no node, and there were nodes to filter."""
+    return decision.outcome is Outcome.UNSCHEDULABLE and decision.num_all_nodes > 0
+
+
 def profile_line(profile: Profile) -> str:
     """One line naming what of `profile` the model runs and what it does not."""
     names = [name for name, _ in profile.effective]
@@ -239,3 +249,29 @@ def profile_line(profile: Profile) -> str:
     if profile.unmodelled:
         line += "; not modelled: " + ", ".join(profile.unmodelled)
     return line
+
+
+def covered_part(decision: Decision, profile: Profile) -> Decision:
+    """What of a cycle run with the whole profile the model decides too: the score columns
+    of the modelled plugins (VolumeBinding and DynamicResources score 0 everywhere for a pod
+    without claims), and a fit error's message without what PostFilter appended to it."""
+    modelled = {name for name, _ in profile.plugins}
+    scores = {
+        node: {plugin: score for plugin, score in by_plugin.items() if plugin in modelled}
+        for node, by_plugin in decision.plugin_scores.items()
+    }
+    message = decision.message
+    if decision.outcome is Outcome.UNSCHEDULABLE and "DefaultPreemption" in profile.unmodelled:
+        message = message.split(POST_FILTER, 1)[0]
+    return attrs.evolve(decision, plugin_scores=scores, message=message)
+
+
+def as_modelled(scheduler: object, pod: Pod, decision: Decision) -> Decision:
+    """`decision` as the differential compares it with the model's: an adapter's own cycle
+    (the Go adapter: upstream's, with the whole profile) cut to `covered_part`; any other
+    scheduler's as it is."""
+    if not isinstance(scheduler, AdapterScheduler):
+        return decision
+    spec = pod.manifest.get("spec") or {}
+    profile = scheduler.config.profile(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
+    return decision if profile is None else covered_part(decision, profile)

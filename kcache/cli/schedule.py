@@ -66,7 +66,7 @@ from kcache.spec.scheduler.decision import Decision, Outcome
 from kcache.spec.scheduler.objects import claim_from_manifest
 from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
-from kcache.unmodelled import Gap, PlacedPods, gaps, profile_line
+from kcache.unmodelled import Gap, PlacedPods, gaps, preempts, profile_line
 
 #: the exit status of a decision the model's missing plugins may change
 MAY_DIFFER_STATUS = 3
@@ -145,12 +145,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if found:
         return MAY_DIFFER_STATUS
     return 0 if decision.outcome is Outcome.SCHEDULED else 1
-
-
-def preempts(decision: Decision) -> bool:
-    """Whether upstream would run PostFilter (DefaultPreemption) after this decision: the
-    filters left no node, and there were nodes to filter."""
-    return decision.outcome is Outcome.UNSCHEDULABLE and decision.num_all_nodes > 0
 
 
 def _claims(cluster: ClusterInput) -> tuple[Any, ...]:
