@@ -274,3 +274,92 @@ def test_claims_in_the_cluster_files_are_read(
         "plugin": "NodeVolumeLimits",
         "uses": "the pod attaches volumes (v)",
     }
+
+
+#: two nodes; db (app=db) runs on big.  The pending web pod refuses, by required pod
+#: anti-affinity, any node named by kubernetes.io/hostname that holds an app=db pod.
+ANTI_AFFINE_CLUSTER = """\
+apiVersion: v1
+kind: List
+items:
+- kind: Node
+  metadata: {name: big, labels: {kubernetes.io/hostname: big}}
+  status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+- kind: Node
+  metadata: {name: small, labels: {kubernetes.io/hostname: small}}
+  status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+- kind: Pod
+  metadata: {name: db, namespace: shop, uid: u-db, labels: {app: db}}
+  spec:
+    nodeName: big
+    containers: [{name: db, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+"""
+ANTI_AFFINE_POD = """\
+kind: Pod
+metadata: {name: web, namespace: shop, uid: u-web}
+spec:
+  containers: [{name: web, resources: {requests: {cpu: 500m, memory: 512Mi}}}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {app: db}}
+        topologyKey: kubernetes.io/hostname
+"""
+
+
+def _anti_affine(tmp_path: Path) -> tuple[str, str]:
+    cluster, pod = tmp_path / "cluster.yaml", tmp_path / "web.yaml"
+    cluster.write_text(ANTI_AFFINE_CLUSTER)
+    pod.write_text(ANTI_AFFINE_POD)
+    return str(cluster), str(pod)
+
+
+def test_a_pod_using_an_unmodelled_plugin_is_warned_with_status_3(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The model lacks InterPodAffinity, so both nodes pass and big wins on the modelled
+    scores: NodeResourcesFit 85 against 81 (cpu 6.5/8 -> 81, memory 14.5/16 -> 90; cpu
+    1.5/2 -> 75, memory 3.5/4 -> 87), BalancedAllocation 74 against 71 (v1.37: 50 + (50 +
+    95 - 96) / 2 and 50 + (50 + 93 - 100) / 2), TaintToleration 300 each.  kube-scheduler
+    would turn big away: the answer may differ, and says why."""
+    cluster, pod = _anti_affine(tmp_path)
+    status, out, _ = schedule(capsys, cluster, "--pod", pod)
+    lines = out.splitlines()
+    assert status == 3
+    assert lines[7:10] == [
+        "  big     300   85   74    0  total 459",
+        "  small   300   81   71    0  total 452",
+        "host: big",
+    ]
+    assert lines[-3:] == [
+        "may differ from kube-scheduler: plugins the model lacks read what is used here",
+        "  InterPodAffinity: the pod has pod affinity or anti-affinity",
+        "  (--impl go runs upstream's cycle with every plugin)",
+    ]
+    status, out, _ = schedule(capsys, cluster, "--pod", pod, "--format", "json")
+    document = json.loads(out)
+    assert status == 3
+    assert document["may_differ"] == [
+        {"plugin": "InterPodAffinity", "uses": "the pod has pod affinity or anti-affinity"}
+    ]
+    assert "InterPodAffinity" in document["profile"]["unmodelled"]
+
+
+@UPSTREAM.marks[0]
+def test_upstream_runs_the_whole_default_profile(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--impl go is kube-scheduler's own cycle with its real default profile: InterPodAffinity
+    rejects big, where db runs (Unschedulable: interpodaffinity/filtering.go, since evicting
+    db would help), and small is the one feasible node (nothing to score)."""
+    cluster, pod = _anti_affine(tmp_path)
+    status, out, _ = schedule(capsys, cluster, "--pod", pod, "--impl", "go")
+    lines = out.splitlines()
+    assert status == 0
+    assert lines[2:] == [
+        "profile default-scheduler: all 20 plugins, run by the target's own cycle",
+        "filter: 2 of 2 nodes evaluated, 1 feasible; start index now 0",
+        "  big    InterPodAffinity: node(s) didn't match pod anti-affinity rules (Unschedulable)",
+        "  small  feasible",
+        "host: small",
+    ]
