@@ -60,7 +60,7 @@ from kcache.spec.scheduler.config import (
     Profile,
     SchedulerConfig,
     default_config,
-    read_config,
+    read_configuration_file,
 )
 from kcache.spec.scheduler.decision import Decision, Outcome
 from kcache.spec.scheduler.objects import claim_from_manifest
@@ -97,8 +97,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--config",
         type=Path,
         metavar="FILE",
-        help="a JSON or YAML file holding the trace format's `scheduler` object (parallelism, "
-        "percentageOfNodesToScore, profiles); default: kube-scheduler's defaults",
+        help="a JSON or YAML file holding a KubeSchedulerConfiguration "
+        "(kubescheduler.config.k8s.io/v1: parallelism, percentageOfNodesToScore, profiles with "
+        "multiPoint plugin lists; the connection, leader election, profiling and backoff "
+        "fields are read past) or the trace format's `scheduler` object; default: "
+        "kube-scheduler's defaults",
     )
     options.add_format_argument(parser, ("text", "json", "html"))
 
@@ -178,7 +181,7 @@ def _config(path: Path | None, release: Release) -> SchedulerConfig:
     if len(data) != 1:
         raise KcacheError(f"{source}: expected one document, got {len(data)}")
     try:
-        return read_config(data[0].value, release)
+        return read_configuration_file(data[0].value, release)
     except ConfigError as error:
         raise KcacheError(f"{source}: {error}") from None
 

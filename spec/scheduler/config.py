@@ -179,6 +179,41 @@ def read_config(data: Any, release: Release) -> SchedulerConfig:
     )
 
 
+#: what a KubeSchedulerConfiguration file says it is
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+KIND = "KubeSchedulerConfiguration"
+#: its fields that take no part in a cycle's decision: the connection, leader election,
+#: profiling, the queue's backoff, when the cache starts
+_NOT_DECIDING = frozenset(
+    {
+        "clientConnection",
+        "leaderElection",
+        "enableProfiling",
+        "enableContentionProfiling",
+        "podInitialBackoffSeconds",
+        "podMaxBackoffSeconds",
+        "delayCacheUntilActive",
+    }
+)
+
+
+def read_configuration_file(data: Any, release: Release) -> SchedulerConfig:
+    """A `KubeSchedulerConfiguration` (v1) document as kube-scheduler's --config reads it, or
+    the trace format's `scheduler` object (no apiVersion): the fields that take no part in a
+    decision are read past, no extenders are allowed, and the rest is `read_config`'s."""
+    if not isinstance(data, Mapping) or ("apiVersion" not in data and "kind" not in data):
+        return read_config(data, release)
+    if data.get("apiVersion") != API_VERSION or data.get("kind") != KIND:
+        raise ConfigError(
+            f"apiVersion {data.get('apiVersion')!r}, kind {data.get('kind')!r}: "
+            f"expected {API_VERSION} {KIND}"
+        )
+    if data.get("extenders"):
+        raise ConfigError("extenders: scheduler extenders are not modelled")
+    skipped = _NOT_DECIDING | {"apiVersion", "kind", "extenders"}
+    return read_config({key: value for key, value in data.items() if key not in skipped}, release)
+
+
 def config_to_json(config: SchedulerConfig) -> dict[str, Any]:
     """The configuration as `read_config` reads it back: each profile's effective plugins
     listed whole, the unmodelled ones too (the Go adapter runs them)."""

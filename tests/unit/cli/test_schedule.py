@@ -174,6 +174,24 @@ def test_a_config_narrows_the_profile(capsys: pytest.CaptureFixture[str], tmp_pa
     }
 
 
+def test_a_kube_scheduler_configuration_file_is_read_as_kube_scheduler_reads_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """kubernetes.io's first Scheduler Configuration example, unchanged: its connection takes
+    no part in the decision, so the default profile places the pod as without --config."""
+    config = tmp_path / "kube-scheduler.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "clientConnection:\n"
+        "  kubeconfig: /etc/srv/kubernetes/kube-scheduler/kubeconfig\n"
+    )
+    status, out, _ = schedule(capsys, CLUSTER, "--pod", POD, "--config", str(config))
+    assert status == 0
+    assert out.splitlines()[2] == MODEL_PROFILE
+    assert out.splitlines()[-1] == "host: node-f"
+
+
 @pytest.mark.parametrize(
     ("pod", "config", "problem"),
     [
@@ -181,6 +199,11 @@ def test_a_config_narrows_the_profile(capsys: pytest.CaptureFixture[str], tmp_pa
         ("kind: List\nitems: []\n", None, "--pod needs exactly one pod, the file holds 0"),
         (None, "parallelism: 0\n", "scheduler.parallelism: should be larger than 0"),
         (None, "profiles: [{plugins: {filter: {}}}]\n", "only multiPoint is modelled"),
+        (
+            None,
+            "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",
+            "expected kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

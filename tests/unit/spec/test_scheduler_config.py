@@ -11,6 +11,7 @@ from kcache.spec.scheduler.config import (
     config_to_json,
     default_config,
     read_config,
+    read_configuration_file,
 )
 
 #: upstream's default MultiPoint order (v1.35.8 default_plugins.go), modelled plugins only
@@ -244,4 +245,54 @@ def test_profile_percentage_and_names() -> None:
 def test_bad_configuration_names_the_field(data: object, problem: str) -> None:
     with pytest.raises(ConfigError) as raised:
         read_config(data, V1_35)
+    assert problem in str(raised.value)
+
+
+#: kubernetes.io's "Scheduler Configuration" page, its first example, as written there
+UPSTREAM_DOCS_EXAMPLE = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "clientConnection": {"kubeconfig": "/etc/srv/kubernetes/kube-scheduler/kubeconfig"},
+}
+
+
+def test_a_kube_scheduler_configuration_file_loads_as_kube_scheduler_reads_it() -> None:
+    """The connection takes no part in a decision: the defaults hold, as for no file."""
+    assert read_configuration_file(UPSTREAM_DOCS_EXAMPLE, V1_37) == default_config(V1_37)
+    with_profiles = {
+        **UPSTREAM_DOCS_EXAMPLE,
+        "leaderElection": {"leaderElect": True},
+        "percentageOfNodesToScore": 50,
+        "profiles": [
+            {"plugins": {"multiPoint": {"disabled": [{"name": "ImageLocality"}]}}},
+        ],
+    }
+    config = read_configuration_file(with_profiles, V1_37)
+    assert config.percentage_of_nodes_to_score == 50
+    assert "ImageLocality" not in dict(config.profiles[0].effective)
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1beta3",
+                "kind": "KubeSchedulerConfiguration",
+            },
+            "expected kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration",
+        ),
+        (
+            {**UPSTREAM_DOCS_EXAMPLE, "extenders": [{"urlPrefix": "http://x"}]},
+            "extenders: scheduler extenders are not modelled",
+        ),
+        (
+            {**UPSTREAM_DOCS_EXAMPLE, "profiles": [{"plugins": {"score": {}}}]},
+            "scheduler.profiles[0].plugins.score: only multiPoint is modelled",
+        ),
+    ],
+)
+def test_what_a_configuration_file_cannot_say_is_named(data: object, problem: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        read_configuration_file(data, V1_37)
     assert problem in str(raised.value)
