@@ -28,8 +28,13 @@ from kcache.targets.adapter.scheduling import AdapterScheduler
 
 #: resource names a node reports natively: any other requested name is an extended resource
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods", "hugepages-")
-#: what DefaultPreemption's PostFilter message begins with, appended to the fit error's
-POST_FILTER = " preemption: "
+#: how the PostFilter plugins' messages begin, appended to the fit error's after a space
+#: (the reasons joined by ", "): DynamicResources' for a pod without claims (v1.35, v1.36;
+#: v1.37 says nothing then), DefaultPreemption's
+POST_FILTER = {
+    "DynamicResources": " no new claims to deallocate",
+    "DefaultPreemption": " preemption: ",
+}
 #: owner kinds whose selector kube-scheduler's default spreading reads (`DefaultSelector`)
 _SPREAD_OWNERS = frozenset({"ReplicaSet", "ReplicationController", "StatefulSet"})
 
@@ -261,8 +266,10 @@ def covered_part(decision: Decision, profile: Profile) -> Decision:
         for node, by_plugin in decision.plugin_scores.items()
     }
     message = decision.message
-    if decision.outcome is Outcome.UNSCHEDULABLE and "DefaultPreemption" in profile.unmodelled:
-        message = message.split(POST_FILTER, 1)[0]
+    if decision.outcome is Outcome.UNSCHEDULABLE:
+        openings = [POST_FILTER[name] for name in profile.unmodelled if name in POST_FILTER]
+        cuts = [message.find(opening) for opening in openings if opening in message]
+        message = message[: min(cuts)] if cuts else message
     return attrs.evolve(decision, plugin_scores=scores, message=message)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 from kcache.spec.objects import Pod, pod_from_manifest
@@ -240,3 +241,12 @@ def test_the_covered_part_drops_unmodelled_scores_and_the_post_filter_message() 
         "available: 2 No preemption victims found for incoming pod.",
     )
     assert covered_part(failed, profile).message == "0/2 nodes are available: 2 Insufficient cpu."
+    # v1.35 and v1.36: DynamicResources' PostFilter speaks first, its reasons joined by ", "
+    both = attrs.evolve(
+        failed,
+        message="0/1 nodes are available: 1 Insufficient memory. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+    )
+    assert covered_part(both, default_profile(V1_35)).message == (
+        "0/1 nodes are available: 1 Insufficient memory."
+    )
