@@ -40,6 +40,8 @@ from kcache.spec.protocol import CacheFactory, CycleRunner
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.config import default_config
 from kcache.spec.scheduler.decision import Binding, Decision, FailurePoint, Outcome
+from kcache.targets.adapter.scheduling import AdapterScheduler
+from kcache.unmodelled import PlacedPods, gaps, preempts, profile_line
 
 ZONES = ("zone-a", "zone-b", "zone-c", "zone-d", "zone-e")
 #: (cpu, memory, pods) of the node classes, taken in turn
@@ -83,6 +85,10 @@ class SimulationResult:
     cycles: int = 0
     #: why the run stopped before its last pod ("the time budget", "SIGINT", ...), else None
     stopped: str | None = None
+    #: what of the scheduling profile the cycles ran (`kcache.unmodelled.profile_line`)
+    profile: str = ""
+    #: plugin the model lacks -> cycles whose pod used what it reads (the model's cycles only)
+    beyond_model: Counter[str] = attrs.field(factory=Counter)
 
     @property
     def pods_per_second(self) -> float:
@@ -116,6 +122,8 @@ class SimulationResult:
                 for zone, (c, ca, m, ma) in sorted(self.zones.items())
             },
             "checked": dict(self.checked),
+            "profile": self.profile,
+            "beyond_model": dict(self.beyond_model),
             "violations": [{"cycle": v.cycle, "what": v.what} for v in self.violations],
         }
 
@@ -225,6 +233,17 @@ class _Simulation:
             self.run.apply("add_node", {"node": made})
             self.nodes[made.name] = made
         self.scheduler: CycleRunner = self.run.scheduler
+        self.release = release
+        self.profile = config.profiles[0]
+        #: the target's own cycle (the Go adapter: upstream's) runs every plugin of the profile
+        self.own_cycle = isinstance(self.scheduler, AdapterScheduler)
+        self.result.profile = (
+            f"profile {self.profile.scheduler_name}: all {len(self.profile.effective)} plugins, "
+            "run by the target's own cycle"
+            if self.own_cycle
+            else profile_line(self.profile)
+        )
+        self.placed = PlacedPods()
         #: node -> [cpu, memory, pods] bound there, by the pods' own requests
         self.ledger: dict[str, list[int]] = {name: [0, 0, 0] for name in self.nodes}
         self.ports: set[tuple[str, int]] = set()
@@ -248,6 +267,11 @@ class _Simulation:
         decision = self.scheduler.schedule_one(pod, binding)
         result.cycle_seconds += time.perf_counter() - before_cycle
         _count(result, decision)
+        if not self.own_cycle:
+            found = gaps(
+                self.profile, pod, self.placed, self.release, unschedulable=preempts(decision)
+            )
+            result.beyond_model.update(gap.plugin for gap in found)
         self.check(cycle, decision, pod)
         if before is not None and decision.bound is not True:
             result.checked["unchanged after a failed cycle"] += 1
@@ -260,6 +284,7 @@ class _Simulation:
             manifest["spec"] = {**manifest["spec"], "nodeName": decision.host}
             due = cycle + chooser.randint(0, CONFIRM_LAG)
             self.waiting.append((due, pod_from_manifest(manifest)))
+            self.placed.add(pod)
         self.confirm(cycle)
 
     def violation(self, cycle: int, what: str) -> None:

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -32,6 +33,9 @@ type cycleScheduler struct {
 	sched  *scheduler.Scheduler
 	clock  *clockedFinish
 	script *bindingScript
+	// pods is the pod informer's store: the pending pod is in it during its
+	// cycle, as in the API server, where DefaultPreemption reads it back
+	pods cache.Store
 	// stop ends what New started in the background (its metrics recorder)
 	stop context.CancelFunc
 }
@@ -106,7 +110,8 @@ func (s *session) newScheduler(r request) (map[string]any, error) {
 	if old, ok := s.schedulers[name]; ok {
 		old.stop()
 	}
-	s.schedulers[name] = &cycleScheduler{sched: sched, clock: clock, script: script, stop: stop}
+	pods := factory.Core().V1().Pods().Informer().GetStore()
+	s.schedulers[name] = &cycleScheduler{sched: sched, clock: clock, script: script, pods: pods, stop: stop}
 	// its snapshot is viewed like any other, by name
 	s.snapshots[schedulerSnapshot(name)] = sched.Snapshot()
 	return map[string]any{"snapshot": schedulerSnapshot(name)}, nil
@@ -190,6 +195,10 @@ func (s *session) scheduleOne(r request) (map[string]any, error) {
 	*c.script = script
 	c.clock.now = now
 	ctx := klog.NewContext(context.Background(), s.logger)
+	if err := c.pods.Add(pod); err != nil {
+		return nil, protocolErrorf("%s: pod: %v", r.op, err)
+	}
+	defer func() { _ = c.pods.Delete(pod) }()
 	started := time.Now()
 	report := c.sched.ScheduleOneForKcache(ctx, pod)
 	// the cycle's own time, without the pipe and the JSON on either side

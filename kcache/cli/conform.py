@@ -30,7 +30,13 @@ or fail, the informer confirms late and out of order.  Every decision must
 equal the spec's, and the run checks that a decision from the incremental
 snapshot equals one from a fresh snapshot where both show the same, that no
 node is over-committed, that a cycle that did not bind changed nothing, and
-that the cache converges to the cluster once every pod is confirmed.
+that the cache converges to the cluster once every pod is confirmed.  The
+model runs 9 of the default profile's plugins: a line names the others, and
+`beyond the model` counts the cycles whose pod used what one of them reads
+(a pod no node fits: DefaultPreemption).  Against --impl go, upstream's
+cycle runs the whole profile and is compared on what the model covers (the
+modelled plugins' scores, the fit error without PostFilter's addition);
+those cycles are counted too.
 
 Parallel mode (--parallel, with --threads, --rounds, --profile default or
 ci, and --time-budget): threads and the expiry loop share one cache, and
@@ -66,6 +72,8 @@ from kcache.machine.database import named_urls
 from kcache.machine.profiles import NAMES, selected
 from kcache.reporting.junit import JUnitCase
 from kcache.reporting.progress import ProgressLine
+from kcache.spec.scheduler.config import default_config
+from kcache.unmodelled import profile_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -177,6 +185,9 @@ def _run(args: argparse.Namespace, out: TextIO | None) -> int:
     details = report.report(
         finished, args.impl, args.release, seed, out, coverage_table=args.coverage
     )
+    if args.workload == "scheduler":
+        for scheduling in default_config(options.release(args)).profiles:
+            print(profile_line(scheduling), file=out or sys.stdout)
     if finished.database_lost is not None:
         raise KcacheError(finished.database_lost)
     if finished.error is not None:

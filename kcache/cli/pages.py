@@ -158,8 +158,19 @@ def placement_section(placed: Placement) -> str:
         ended = html.verdict(f"scheduled on {decision.host}", "chosen")
     else:
         ended = html.verdict(f"{decision.outcome.value}: {decision.message}", "bad")
-    parts = [
-        ended,
+    parts = [ended]
+    if placed.gaps:
+        parts.append(
+            html.verdict(
+                "may differ from kube-scheduler: plugins the model lacks read what is used here: "
+                + "; ".join(f"{gap.plugin}: {gap.uses}" for gap in placed.gaps),
+                "bad",
+            )
+        )
+    shown = placed.profile_line()
+    if shown is not None:
+        parts.append(f"<p>{esc(shown)}</p>")
+    parts += [
         html.figures(
             [
                 ("nodes", len(node_list)),

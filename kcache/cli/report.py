@@ -102,6 +102,14 @@ def print_coverage(hits: Mapping[str, int], release: Release, out: TextIO, *, ta
             f"{count} {key.removeprefix(coverage.CYCLE)}" for key, count in cycles.items()
         )
         print(f"cycles: {sum(cycles.values())} ({ended})", file=out)
+        beyond = {
+            key.removeprefix(coverage.BEYOND_MODEL): count
+            for key, count in hits.items()
+            if key.startswith(coverage.BEYOND_MODEL)
+        }
+        if beyond:
+            told = ", ".join(f"{count} {what}" for what, count in sorted(beyond.items()))
+            print(f"beyond the model: {told}", file=out)
         return
     if table:
         print(coverage.table(release, hits), file=out)

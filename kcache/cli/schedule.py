@@ -5,7 +5,17 @@ json|yaml`; pods bound to a node are added, as the informers would), then
 runs one scheduling cycle of the pending pod in --pod over the target's
 cache: kcache's model of upstream's ScheduleOne with the release's default
 profile (or the `scheduler` object of --config), evaluated one node at a
-time.  Prints each node's Filter verdict with upstream's reason, the
+time.  The model runs 9 of the default profile's 19 plugins (20 from v1.36):
+NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
+NodeResourcesFit, VolumeRestrictions, NodeResourcesBalancedAllocation and
+ImageLocality.  The first lines name the plugins it lacks; when the pod or
+the cluster uses what one of them reads (pod affinity, topology spreading,
+claimed volumes, resource claims, preemption of a pod no node fits, ...),
+a `may differ from kube-scheduler` line says which and why, and the exit
+status is 3.  --impl go runs upstream's own ScheduleOne with the whole
+profile instead: its answer is kube-scheduler's for these objects (Services,
+controllers, volumes and resource claims not in the input are absent for
+it too).  Prints each node's Filter verdict with upstream's reason, the
 per-plugin weighted scores of the feasible nodes, the nodes of the top
 score (any of which a parallel kube-scheduler could pick), the host, and
 the evaluated and feasible counts (`--format html`: the same as a page, a
@@ -20,13 +30,16 @@ NotFound text.
 
 exit status: 0 the pod was placed, 1 it was not (unschedulable, an error,
 or skipped), 2 kcache could not run (unreadable input: file, line and field
-are named).
+are named), 3 the model's answer may differ from kube-scheduler's: a plugin
+it lacks reads what the pod or the cluster uses (placed or not: see the
+output).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
@@ -41,10 +54,22 @@ from kcache.ops import Run, perform
 from kcache.spec.errors import ObjectError
 from kcache.spec.objects import Pod
 from kcache.spec.releases import RELEASES, Release
-from kcache.spec.scheduler.config import ConfigError, SchedulerConfig, default_config, read_config
+from kcache.spec.scheduler.config import (
+    DEFAULT_SCHEDULER_NAME,
+    ConfigError,
+    Profile,
+    SchedulerConfig,
+    default_config,
+    read_configuration_file,
+)
 from kcache.spec.scheduler.decision import Decision, Outcome
 from kcache.spec.scheduler.objects import claim_from_manifest
+from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
+from kcache.unmodelled import Gap, PlacedPods, gaps, preempts, profile_line
+
+#: the exit status of a decision the model's missing plugins may change
+MAY_DIFFER_STATUS = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,8 +97,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--config",
         type=Path,
         metavar="FILE",
-        help="a JSON or YAML file holding the trace format's `scheduler` object (parallelism, "
-        "percentageOfNodesToScore, profiles); default: kube-scheduler's defaults",
+        help="a JSON or YAML file holding a KubeSchedulerConfiguration "
+        "(kubescheduler.config.k8s.io/v1: parallelism, percentageOfNodesToScore, profiles with "
+        "multiPoint plugin lists; the connection, leader election, profiling and backoff "
+        "fields are read past) or the trace format's `scheduler` object; default: "
+        "kube-scheduler's defaults",
     )
     options.add_format_argument(parser, ("text", "json", "html"))
 
@@ -95,13 +123,30 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             perform(run_, step.op, step.args)
         decision = run_.scheduler.schedule_one(pod)
         node_list = list(run_.scheduler.snapshot.view().node_list)
-    placed = Placement(cluster, pod, decision, node_list, args.impl, release)
+        # an adapter's own cycle (the Go adapter: upstream's ScheduleOne) runs every plugin
+        own_cycle = isinstance(run_.scheduler, AdapterScheduler)
+    spec = pod.manifest.get("spec") or {}
+    profile = config.profile(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
+    found: tuple[Gap, ...] = ()
+    if profile is not None and not own_cycle:
+        found = gaps(
+            profile,
+            pod,
+            PlacedPods.of(cluster.pods),
+            release,
+            unschedulable=preempts(decision),
+        )
+    placed = Placement(
+        cluster, pod, decision, node_list, args.impl, release, profile, own_cycle, found
+    )
     if args.format == "json":
         out.write(exact_json.dumps(placed.to_json()) + "\n")
     elif args.format == "html":
         out.write(placement_page(placed))
     else:
         _print(placed, out)
+    if found:
+        return MAY_DIFFER_STATUS
     return 0 if decision.outcome is Outcome.SCHEDULED else 1
 
 
@@ -136,7 +181,7 @@ def _config(path: Path | None, release: Release) -> SchedulerConfig:
     if len(data) != 1:
         raise KcacheError(f"{source}: expected one document, got {len(data)}")
     try:
-        return read_config(data[0].value, release)
+        return read_configuration_file(data[0].value, release)
     except ConfigError as error:
         raise KcacheError(f"{source}: {error}") from None
 
@@ -175,6 +220,23 @@ class Placement:
     node_list: list[str]
     target: str
     release: Release
+    #: the profile that scheduled the pod (None: no profile has its schedulerName)
+    profile: Profile | None = None
+    #: the target ran its own cycle with the whole profile (the Go adapter: upstream's)
+    own_cycle: bool = False
+    #: the plugins the model lacks that this pod or the cluster uses
+    gaps: tuple[Gap, ...] = ()
+
+    def profile_line(self) -> str | None:
+        """What of the profile ran: every plugin, or the modelled ones (`profile_line`)."""
+        if self.profile is None:
+            return None
+        if self.own_cycle:
+            return (
+                f"profile {self.profile.scheduler_name}: all {len(self.profile.effective)} "
+                "plugins, run by the target's own cycle"
+            )
+        return profile_line(self.profile)
 
     def verdicts(self) -> dict[str, str]:
         """Each listed node's part in the decision (`verdicts`)."""
@@ -190,6 +252,15 @@ class Placement:
             "node_list": self.node_list,
             "verdicts": self.verdicts(),
             "decision": self.decision.to_json(),
+            "profile": None
+            if self.profile is None
+            else {
+                "scheduler_name": self.profile.scheduler_name,
+                "plugins": [name for name, _ in self.profile.effective],
+                "own_cycle": self.own_cycle,
+                "unmodelled": [] if self.own_cycle else list(self.profile.unmodelled),
+            },
+            "may_differ": [gap.to_json() for gap in self.gaps],
         }
 
 
@@ -197,13 +268,25 @@ def _print(placed: Placement, out: TextIO) -> None:
     def say(line: str) -> None:
         print(line, file=out)
 
-    cluster, decision, node_list = placed.cluster, placed.decision, placed.node_list
-
+    cluster = placed.cluster
     say(
         f"read {len(cluster.sources)} input(s): {len(cluster.nodes)} nodes, "
         f"{len(cluster.pods)} pods bound to them"
     )
     say(f"pod {placed.pod.ref} on {placed.target}, release {placed.release.name}")
+    shown = placed.profile_line()
+    if shown is not None:
+        say(shown)
+    _print_decision(placed, say)
+    if placed.gaps:
+        say("may differ from kube-scheduler: plugins the model lacks read what is used here")
+        for gap in placed.gaps:
+            say(f"  {gap.plugin}: {gap.uses}")
+        say("  (--impl go runs upstream's cycle with every plugin)")
+
+
+def _print_decision(placed: Placement, say: Callable[[str], None]) -> None:
+    decision, node_list = placed.decision, placed.node_list
     if decision.outcome is Outcome.SKIPPED:
         say(f"skipped: {decision.message or 'the pod is already assumed'}")
         return

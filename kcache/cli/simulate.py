@@ -3,8 +3,11 @@
 Builds --nodes nodes in five zones (4, 8 and 16 cpu classes) on the
 target's cache, then runs --pods pending pods (100m to 4 cpu, some with a
 host port) one cycle each through the target's scheduler: impl's own,
-upstream's ScheduleOne for --impl go, or kcache's model of the cycle over
-the target's cache, at parallelism 1.  Bindings fail with
+upstream's ScheduleOne for --impl go (with the whole default profile), or
+kcache's model of the cycle over the target's cache, at parallelism 1.  A
+line names the default profile's plugins the model lacks, and `beyond the
+model` counts the cycles whose pod used what one of them reads (a pod no
+node fits: kube-scheduler's DefaultPreemption).  Bindings fail with
 --bind-failure-rate at a random point; the informer confirms bound pods a
 few cycles late and out of order; with --churn per cycle a confirmed pod is
 deleted or a node cordoned or uncordoned.  A live line shows the progress
@@ -184,6 +187,10 @@ def _print(result: SimulationResult, target: str, out: TextIO) -> None:
         f"{result.elapsed:.1f}s, {result.pods_per_second:.0f} pods/s, "
         f"peak memory {result.peak_rss_mib:.0f} MiB"
     )
+    say(result.profile)
+    if result.beyond_model:
+        told = ", ".join(f"{count} {plugin}" for plugin, count in result.beyond_model.most_common())
+        say(f"beyond the model: cycles whose pod used what a plugin it lacks reads: {told}")
     say(
         f"cycles alone: {result.cycle_seconds:.1f}s, "
         f"{result.pods_per_cycle_second:.0f} pods/s of cycle time"

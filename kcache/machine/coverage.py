@@ -36,6 +36,11 @@ SNAPSHOT_PATHS: Mapping[str, str] = {
 EXPIRED = "cleanup expired an assumed pod"
 #: the prefix of a scheduler-shaped run's counts: how its cycles ended ("scheduled, bound")
 CYCLE = "cycle: "
+#: the prefix of its counts of cycles the model does not wholly cover: per plugin it lacks
+#: that the cycle's pod used (`kcache.unmodelled.gaps`), and COMPARED_IN_PART
+BEYOND_MODEL = "beyond the model: "
+#: a target's own cycle ran plugins the model lacks: compared on the modelled part only
+COMPARED_IN_PART = BEYOND_MODEL + "compared on the modelled plugins only"
 
 #: the affinity lists whose membership a snapshot derives (§10.3)
 _AFFINITY_LISTS = (

@@ -27,9 +27,11 @@ from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.scheduler.config import SchedulerConfig, read_config
+from kcache.spec.scheduler.decision import Decision
 from kcache.spec.views import Dump, SnapshotView
 from kcache.targets.time_limit import StepTimeout
 from kcache.traces.trace import Step
+from kcache.unmodelled import as_modelled
 
 
 def _every_key(names: Sequence[str], views: dict[str, Any]) -> dict[str, Any]:
@@ -177,6 +179,11 @@ class LockstepMachine(RuleBasedStateMachine):
         except KcacheError as error:  # the target broke: name the step, keep the steps
             done = [*self.steps, RecordedStep(step, spec_outcome, result=spec_result)]
             raise self._broken(error, done, f"step {len(self.steps)} ({step.op})") from error
+        if isinstance(impl_result, Decision):  # a target's own cycle: what the model covers
+            covered = as_modelled(self.impl_run.scheduler, step.args["pod"], impl_result)
+            if covered != impl_result:
+                self.recorder.coverage[coverage.COMPARED_IN_PART] += 1
+            impl_result = covered
         view = self._shown_snapshot(step, name, before, spec_outcome)
         self.steps.append(RecordedStep(step, spec_outcome, snapshot_view=view, result=spec_result))
         self.recorder.step_taken()

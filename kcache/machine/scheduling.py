@@ -43,8 +43,10 @@ from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import CacheFactory, CycleRunner
 from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, default_config
 from kcache.spec.scheduler.decision import Binding, Decision, FailurePoint, Outcome
 from kcache.traces.trace import Step
+from kcache.unmodelled import PlacedPods, as_modelled, gaps, preempts
 
 #: node name -> (zone, cpu, memory, pods): capacities are fixed per name, so no node shrinks
 CAPACITIES: dict[str, tuple[str, str, str, str]] = {
@@ -207,17 +209,29 @@ class SchedulerMachine(LockstepMachine):
         if decision.bound is not None:
             ended += ", bound" if decision.bound else ", binding failed"
         self.recorder.coverage[coverage.CYCLE + ended] += 1
+        self._count_gaps(pod, decision)
         self._check_cycle(decision, scheduler, fresh, start, before)
         if decision.bound:
             placed = dict(pod.manifest)
             placed["spec"] = {**spec, "nodeName": decision.host}
             self.bound[uid] = pod_from_manifest(placed)
 
+    def _count_gaps(self, pod: Pod, decision: Decision) -> None:
+        """Count the plugins the model lacks that this cycle's pod used: where kube-scheduler's
+        whole profile may decide otherwise than the model (`kcache.unmodelled`)."""
+        config = self.spec_run.scheduler_config or default_config(self.release)
+        profile = config.profile(DEFAULT_SCHEDULER_NAME)
+        if profile is None:
+            return
+        placed = PlacedPods.of([*self.bound.values(), *self.confirmed.values()])
+        for gap in gaps(profile, pod, placed, self.release, unschedulable=preempts(decision)):
+            self.recorder.coverage[coverage.BEYOND_MODEL + gap.plugin] += 1
+
     def _fresh_decision(self, pod: Pod) -> tuple[Decision, CycleRunner]:
         """What the target decides for `pod` from a snapshot made now, at the same index."""
         fresh = self.impl_run.new_scheduler()
         fresh.next_start_node_index = self.impl_run.scheduler.next_start_node_index
-        return fresh.schedule_pod(pod), fresh
+        return as_modelled(fresh, pod, fresh.schedule_pod(pod)), fresh
 
     def _check_cycle(
         self,

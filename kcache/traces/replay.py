@@ -23,10 +23,12 @@ from kcache.ops import MUTATORS, Run
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import Release
+from kcache.spec.scheduler.decision import Decision
 from kcache.traces import expectations
 from kcache.traces.defects import UPSTREAM_DEFECTS
 from kcache.traces.expectations import Mismatch, Prose
 from kcache.traces.trace import Step, Trace, load_paths
+from kcache.unmodelled import as_modelled
 
 
 class Verdict(enum.Enum):
@@ -106,6 +108,8 @@ def _run_step(run: Run, index: int, step: Step) -> tuple[Mismatch | None, BaseEx
     try:
         try:
             result = run.apply(step.op, step.args)
+            if isinstance(result, Decision):  # a target's own cycle: what the model covers
+                result = as_modelled(run.scheduler, step.args["pod"], result)
         except (CacheError, Fatal) as error:
             outcome = error
         snapshot = run.snapshot(step.args["snapshot"]) if "snapshot" in step.args else None

@@ -8,11 +8,15 @@ release's default list exactly as `mergePluginSet` merges it: a disabled
 name (or `*`) drops defaults, an enabled default is replaced in place (its
 weight too), other enabled plugins are appended.
 
-The default list is upstream's `getDefaultPlugins` for the release, kept in
-upstream's order, restricted to the plugins this model has (`MODELLED`).
-Plugins that take no part in Filter or Score (queue sorting, scheduling
-gates, binding) are accepted and have no effect here; any other plugin is
-refused with its name, so a trace never silently runs a different profile.
+The default list is upstream's `getDefaultPlugins` for the release with its
+default feature gates applied (`applyFeatureGates`), in upstream's order.
+Each profile keeps that effective list whole (`Profile.effective`: what
+kube-scheduler, and the Go adapter, run) and the part of it this model has
+(`Profile.plugins`, the `MODELLED` ones).  Plugins that take no part in
+Filter or Score (queue sorting, scheduling gates, binding) have no effect
+here; the rest of the effective list is `Profile.unmodelled`, which
+`kcache.unmodelled` tells users about.  A plugin that is neither modelled
+nor of upstream's default profile is refused with its name.
 OpportunisticBatching is off: its hint depends on the wall clock.
 """
 
@@ -26,7 +30,8 @@ import attrs
 
 from kcache.spec.releases import Release, since
 
-#: upstream's default MultiPoint list up to v1.36, with the default weights of Score plugins
+#: upstream's `getDefaultPlugins` MultiPoint list up to v1.36 before its feature gates apply,
+#: with the default weights of Score plugins
 _DEFAULT_V1_35: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -50,13 +55,23 @@ _DEFAULT_V1_35: tuple[tuple[str, int], ...] = (
 
 
 def default_plugins(release: Release) -> tuple[tuple[str, int], ...]:
-    """`getDefaultPlugins` of `release`: v1.37 moved NodeName before NodeUnschedulable."""
-    if not since(release, "v1.37"):
-        return _DEFAULT_V1_35
-    moved = dict(_DEFAULT_V1_35)
+    """`getDefaultPlugins` of `release` with the release's default feature gates applied.
+
+    v1.37 moved NodeName before NodeUnschedulable.  `applyFeatureGates`:
+    DynamicResourceAllocation (locked on since v1.35) puts DynamicResources,
+    weight 2, before DefaultPreemption; NodeDeclaredFeatures (on by default
+    since v1.36) appends its plugin.  The gates off by default (GangScheduling,
+    GenericWorkload, TopologyAwareWorkloadScheduling,
+    InPlacePodVerticalScalingSchedulerPreemption) add nothing.
+    """
     order = [name for name, _ in _DEFAULT_V1_35]
-    order[2:4] = ["NodeName", "NodeUnschedulable"]
-    return tuple((name, moved[name]) for name in order)
+    if since(release, "v1.37"):
+        order[2:4] = ["NodeName", "NodeUnschedulable"]
+    order.insert(order.index("DefaultPreemption"), "DynamicResources")
+    if since(release, "v1.36"):
+        order.append("NodeDeclaredFeatures")
+    weights = {**dict(_DEFAULT_V1_35), "DynamicResources": 2}
+    return tuple((name, weights.get(name, 0)) for name in order)
 
 
 #: the plugins whose Filter and Score this model runs (spec/scheduler/plugins/)
@@ -91,12 +106,24 @@ class Profile:
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     #: None: take the configuration's global percentage
     percentage_of_nodes_to_score: int | None = None
-    #: (plugin, weight) in profile order; weight 0 means "unset", which scores as 1
+    #: the modelled plugins, (plugin, weight) in profile order; weight 0 means "unset",
+    #: which scores as 1: what the model's cycle runs
     plugins: tuple[tuple[str, int], ...] = ()
+    #: every plugin of the profile as kube-scheduler runs it, in order: what the Go adapter
+    #: is given; by default the modelled ones alone
+    effective: tuple[tuple[str, int], ...] = attrs.field(
+        default=attrs.Factory(lambda self: self.plugins, takes_self=True)
+    )
 
     def weight(self, plugin: str) -> int:
         """`getScoreWeights`: the configured weight, an unset one counting 1."""
         return dict(self.plugins)[plugin] or 1
+
+    @property
+    def unmodelled(self) -> tuple[str, ...]:
+        """The plugins of the effective profile that take part in a decision and that the
+        model lacks, in profile order: where its decision may differ from kube-scheduler's."""
+        return tuple(name for name, _ in self.effective if name not in MODELLED | INERT)
 
 
 @attrs.frozen
@@ -116,7 +143,7 @@ class SchedulerConfig:
 
 
 def default_config(release: Release) -> SchedulerConfig:
-    """The configuration of a kube-scheduler started without one, for the modelled plugins."""
+    """The configuration of a kube-scheduler started without one."""
     return read_config({}, release)
 
 
@@ -152,8 +179,44 @@ def read_config(data: Any, release: Release) -> SchedulerConfig:
     )
 
 
+#: what a KubeSchedulerConfiguration file says it is
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+KIND = "KubeSchedulerConfiguration"
+#: its fields that take no part in a cycle's decision: the connection, leader election,
+#: profiling, the queue's backoff, when the cache starts
+_NOT_DECIDING = frozenset(
+    {
+        "clientConnection",
+        "leaderElection",
+        "enableProfiling",
+        "enableContentionProfiling",
+        "podInitialBackoffSeconds",
+        "podMaxBackoffSeconds",
+        "delayCacheUntilActive",
+    }
+)
+
+
+def read_configuration_file(data: Any, release: Release) -> SchedulerConfig:
+    """A `KubeSchedulerConfiguration` (v1) document as kube-scheduler's --config reads it, or
+    the trace format's `scheduler` object (no apiVersion): the fields that take no part in a
+    decision are read past, no extenders are allowed, and the rest is `read_config`'s."""
+    if not isinstance(data, Mapping) or ("apiVersion" not in data and "kind" not in data):
+        return read_config(data, release)
+    if data.get("apiVersion") != API_VERSION or data.get("kind") != KIND:
+        raise ConfigError(
+            f"apiVersion {data.get('apiVersion')!r}, kind {data.get('kind')!r}: "
+            f"expected {API_VERSION} {KIND}"
+        )
+    if data.get("extenders"):
+        raise ConfigError("extenders: scheduler extenders are not modelled")
+    skipped = _NOT_DECIDING | {"apiVersion", "kind", "extenders"}
+    return read_config({key: value for key, value in data.items() if key not in skipped}, release)
+
+
 def config_to_json(config: SchedulerConfig) -> dict[str, Any]:
-    """The configuration as `read_config` reads it back: each profile's plugins listed whole."""
+    """The configuration as `read_config` reads it back: each profile's effective plugins
+    listed whole, the unmodelled ones too (the Go adapter runs them)."""
     return {
         "parallelism": config.parallelism,
         "percentageOfNodesToScore": config.percentage_of_nodes_to_score,
@@ -170,7 +233,7 @@ def config_to_json(config: SchedulerConfig) -> dict[str, Any]:
                         "disabled": [{"name": "*"}],
                         "enabled": [
                             {"name": name, **({"weight": weight} if weight else {})}
-                            for name, weight in profile.plugins
+                            for name, weight in profile.effective
                         ],
                     }
                 },
@@ -201,6 +264,7 @@ def _profile(data: Any, path: str, release: Release) -> Profile:
         scheduler_name=name,
         percentage_of_nodes_to_score=_percentage(data, path),
         plugins=tuple((plugin, weight) for plugin, weight in merged if plugin in MODELLED),
+        effective=tuple(merged),
     )
 
 
@@ -212,11 +276,12 @@ def _merge(defaults: tuple[tuple[str, int], ...], custom: Any, path: str) -> lis
     _known(custom, where, {"enabled", "disabled"})
     disabled = {name for name, _ in _plugin_list(custom, "disabled", where)}
     enabled = _plugin_list(custom, "enabled", where)
+    known = MODELLED | INERT | {name for name, _ in defaults}
     for name, _ in enabled:
-        if name not in MODELLED | INERT:
+        if name not in known:
             raise ConfigError(
-                f"{where}.enabled: plugin {name!r} is not modelled "
-                f"(modelled: {', '.join(sorted(MODELLED))})"
+                f"{where}.enabled: plugin {name!r} is neither modelled nor of upstream's "
+                f"default profile (modelled: {', '.join(sorted(MODELLED))})"
             )
     replacing = {name: (index, weight) for index, (name, weight) in enumerate(enabled)}
     merged: list[tuple[str, int]] = []

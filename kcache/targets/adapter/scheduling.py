@@ -89,12 +89,12 @@ class AdapterScheduler:
 
     def _in_profile_order(self, decision: Decision, pod: Pod) -> Decision:
         """Each node's plugin scores in the order the profile runs them (as the model lists
-        them): a JSON object from the adapter need not keep it."""
+        them, the unmodelled plugins in their places): a JSON object need not keep it."""
         spec = pod.manifest.get("spec") or {}
         profile = self.config.profile(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
         if profile is None or not decision.plugin_scores:
             return decision
-        order = {name: index for index, (name, _) in enumerate(profile.plugins)}
+        order = {name: index for index, (name, _) in enumerate(profile.effective)}
         return attrs.evolve(
             decision,
             plugin_scores={

@@ -44,6 +44,41 @@ UPSTREAM = pytest.param(
 )
 
 
+#: v1.37's default profile: 20 plugins, 9 modelled, 3 (SchedulingGates, PrioritySort,
+#: DefaultBinder) of no part in the decision, 8 not modelled; upstream's cycle runs all 20
+MODEL_PROFILE = (
+    "profile default-scheduler: 9 of its 20 plugins modelled, 3 of no part in the decision; "
+    "not modelled: NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread, "
+    "InterPodAffinity, DynamicResources, DefaultPreemption, NodeDeclaredFeatures"
+)
+PROFILE_LINES = {
+    "spec": MODEL_PROFILE,
+    "impl": MODEL_PROFILE,
+    "go": "profile default-scheduler: all 20 plugins, run by the target's own cycle",
+}
+
+
+MODEL_SCORES = [
+    "scores (weighted): TaintToleration, NodeResourcesFit, NodeResourcesBalancedAllocation, "
+    "ImageLocality",
+    "  node-f   300   90   73    0  total 463",
+    "  node-a   300   43   72   13  total 428",
+]
+#: upstream's whole profile scores with two more plugins, 0 on every node for a pod without
+#: claims: VolumeBinding (StorageCapacityScoring on, no volumes of the pod on any node) and
+#: DynamicResources (no claims); the other unmodelled ones skip their PreScore
+SCORE_LINES = {
+    "spec": MODEL_SCORES,
+    "impl": MODEL_SCORES,
+    "go": [
+        "scores (weighted): TaintToleration, NodeResourcesFit, VolumeBinding, DynamicResources, "
+        "NodeResourcesBalancedAllocation, ImageLocality",
+        "  node-f   300   90    0    0   73    0  total 463",
+        "  node-a   300   43    0    0   72   13  total 428",
+    ],
+}
+
+
 @pytest.mark.parametrize("target", ["spec", "impl", UPSTREAM])
 def test_the_example_is_placed_and_explained(
     capsys: pytest.CaptureFixture[str], target: str
@@ -53,6 +88,7 @@ def test_the_example_is_placed_and_explained(
     assert out.splitlines() == [
         "read 1 input(s): 6 nodes, 3 pods bound to them",
         f"pod shop/web on {target}, release v1.37",
+        PROFILE_LINES[target],
         "filter: 6 of 6 nodes evaluated, 2 feasible; start index now 0",
         "  node-a  feasible",
         "  node-b  NodeUnschedulable: node(s) were unschedulable (UnschedulableAndUnresolvable)",
@@ -62,10 +98,7 @@ def test_the_example_is_placed_and_explained(
         "(Unschedulable)",
         "  node-f  feasible",
         "  node-e  NodeResourcesFit: Insufficient cpu (Unschedulable)",
-        "scores (weighted): TaintToleration, NodeResourcesFit, NodeResourcesBalancedAllocation, "
-        "ImageLocality",
-        "  node-f   300   90   73    0  total 463",
-        "  node-a   300   43   72   13  total 428",
+        *SCORE_LINES[target],
         "host: node-f",
     ]
 
@@ -89,7 +122,7 @@ def test_json_carries_the_decision(capsys: pytest.CaptureFixture[str]) -> None:
     assert document["verdicts"]["node-a"] == "feasible"
 
 
-def test_an_unplaceable_pod_exits_1_with_the_fit_error(
+def test_an_unplaceable_pod_shows_the_fit_error_and_the_preemption_gap(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     big = tmp_path / "big.yaml"
@@ -98,11 +131,17 @@ def test_an_unplaceable_pod_exits_1_with_the_fit_error(
         "spec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: '9'}}\n"
     )
     status, out, _ = schedule(capsys, CLUSTER, "--pod", str(big))
-    assert status == 1
-    assert out.splitlines()[-1] == (
+    lines = out.splitlines()
+    # kube-scheduler would go on to preemption, which the model lacks: status 3, not 1
+    assert status == 3
+    assert lines[-4:] == [
         "unschedulable: 0/6 nodes are available: 1 node(s) had untolerated taint(s), "
-        "1 node(s) were unschedulable, 4 Insufficient cpu."
-    )
+        "1 node(s) were unschedulable, 4 Insufficient cpu.",
+        "may differ from kube-scheduler: plugins the model lacks read what is used here",
+        "  DefaultPreemption: no node fits: kube-scheduler then looks for lower-priority pods "
+        "to evict and adds what it found to the message",
+        "  (--impl go runs upstream's cycle with every plugin)",
+    ]
 
 
 def test_a_config_narrows_the_profile(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -135,6 +174,24 @@ def test_a_config_narrows_the_profile(capsys: pytest.CaptureFixture[str], tmp_pa
     }
 
 
+def test_a_kube_scheduler_configuration_file_is_read_as_kube_scheduler_reads_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """kubernetes.io's first Scheduler Configuration example, unchanged: its connection takes
+    no part in the decision, so the default profile places the pod as without --config."""
+    config = tmp_path / "kube-scheduler.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "clientConnection:\n"
+        "  kubeconfig: /etc/srv/kubernetes/kube-scheduler/kubeconfig\n"
+    )
+    status, out, _ = schedule(capsys, CLUSTER, "--pod", POD, "--config", str(config))
+    assert status == 0
+    assert out.splitlines()[2] == MODEL_PROFILE
+    assert out.splitlines()[-1] == "host: node-f"
+
+
 @pytest.mark.parametrize(
     ("pod", "config", "problem"),
     [
@@ -142,6 +199,11 @@ def test_a_config_narrows_the_profile(capsys: pytest.CaptureFixture[str], tmp_pa
         ("kind: List\nitems: []\n", None, "--pod needs exactly one pod, the file holds 0"),
         (None, "parallelism: 0\n", "scheduler.parallelism: should be larger than 0"),
         (None, "profiles: [{plugins: {filter: {}}}]\n", "only multiPoint is modelled"),
+        (
+            None,
+            "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",
+            "expected kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -201,15 +263,126 @@ def test_claims_in_the_cluster_files_are_read(
     claim the files lack is upstream's NotFound.  Read from stdin as from a file."""
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(CLAIMED.encode())))
     status, out, _ = schedule(capsys, "-", "--pod", claiming(tmp_path, "solo"))
-    assert status == 1
-    assert out.splitlines()[-1] == (
+    # a claimed volume is read by VolumeBinding, VolumeZone and NodeVolumeLimits too, and no
+    # node fits (DefaultPreemption): the model may differ from kube-scheduler, status 3
+    assert status == 3
+    lines = out.splitlines()
+    assert lines[
+        lines.index(
+            "may differ from kube-scheduler: plugins the model lacks read what is used here"
+        )
+        - 1
+    ] == (
         "unschedulable: 0/1 nodes are available: 1 node(s) unavailable due to "
         "PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod."
     )
+    assert [line.split(":")[0].strip() for line in lines if line.startswith("  ")][-5:] == [
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "DefaultPreemption",
+        "(--impl go runs upstream's cycle with every plugin)",
+    ]
     cluster = tmp_path / "cluster.yaml"
     cluster.write_text(CLAIMED)
-    status, out, _ = schedule(capsys, str(cluster), "--pod", claiming(tmp_path, "gone"))
-    assert status == 1
-    assert out.splitlines()[-1] == (
-        'unschedulable: 0/1 nodes are available: persistentvolumeclaim "gone" not found.'
+    status, out, _ = schedule(
+        capsys, str(cluster), "--pod", claiming(tmp_path, "gone"), "--format", "json"
     )
+    document = json.loads(out)
+    assert status == 3
+    assert document["decision"]["message"] == (
+        '0/1 nodes are available: persistentvolumeclaim "gone" not found.'
+    )
+    assert document["may_differ"][0] == {
+        "plugin": "NodeVolumeLimits",
+        "uses": "the pod attaches volumes (v)",
+    }
+
+
+#: two nodes; db (app=db) runs on big.  The pending web pod refuses, by required pod
+#: anti-affinity, any node named by kubernetes.io/hostname that holds an app=db pod.
+ANTI_AFFINE_CLUSTER = """\
+apiVersion: v1
+kind: List
+items:
+- kind: Node
+  metadata: {name: big, labels: {kubernetes.io/hostname: big}}
+  status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+- kind: Node
+  metadata: {name: small, labels: {kubernetes.io/hostname: small}}
+  status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+- kind: Pod
+  metadata: {name: db, namespace: shop, uid: u-db, labels: {app: db}}
+  spec:
+    nodeName: big
+    containers: [{name: db, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+"""
+ANTI_AFFINE_POD = """\
+kind: Pod
+metadata: {name: web, namespace: shop, uid: u-web}
+spec:
+  containers: [{name: web, resources: {requests: {cpu: 500m, memory: 512Mi}}}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {app: db}}
+        topologyKey: kubernetes.io/hostname
+"""
+
+
+def _anti_affine(tmp_path: Path) -> tuple[str, str]:
+    cluster, pod = tmp_path / "cluster.yaml", tmp_path / "web.yaml"
+    cluster.write_text(ANTI_AFFINE_CLUSTER)
+    pod.write_text(ANTI_AFFINE_POD)
+    return str(cluster), str(pod)
+
+
+def test_a_pod_using_an_unmodelled_plugin_is_warned_with_status_3(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The model lacks InterPodAffinity, so both nodes pass and big wins on the modelled
+    scores: NodeResourcesFit 85 against 81 (cpu 6.5/8 -> 81, memory 14.5/16 -> 90; cpu
+    1.5/2 -> 75, memory 3.5/4 -> 87), BalancedAllocation 74 against 71 (v1.37: 50 + (50 +
+    95 - 96) / 2 and 50 + (50 + 93 - 100) / 2), TaintToleration 300 each.  kube-scheduler
+    would turn big away: the answer may differ, and says why."""
+    cluster, pod = _anti_affine(tmp_path)
+    status, out, _ = schedule(capsys, cluster, "--pod", pod)
+    lines = out.splitlines()
+    assert status == 3
+    assert lines[7:10] == [
+        "  big     300   85   74    0  total 459",
+        "  small   300   81   71    0  total 452",
+        "host: big",
+    ]
+    assert lines[-3:] == [
+        "may differ from kube-scheduler: plugins the model lacks read what is used here",
+        "  InterPodAffinity: the pod has pod affinity or anti-affinity",
+        "  (--impl go runs upstream's cycle with every plugin)",
+    ]
+    status, out, _ = schedule(capsys, cluster, "--pod", pod, "--format", "json")
+    document = json.loads(out)
+    assert status == 3
+    assert document["may_differ"] == [
+        {"plugin": "InterPodAffinity", "uses": "the pod has pod affinity or anti-affinity"}
+    ]
+    assert "InterPodAffinity" in document["profile"]["unmodelled"]
+
+
+@UPSTREAM.marks[0]
+def test_upstream_runs_the_whole_default_profile(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--impl go is kube-scheduler's own cycle with its real default profile: InterPodAffinity
+    rejects big, where db runs (Unschedulable: interpodaffinity/filtering.go, since evicting
+    db would help), and small is the one feasible node (nothing to score)."""
+    cluster, pod = _anti_affine(tmp_path)
+    status, out, _ = schedule(capsys, cluster, "--pod", pod, "--impl", "go")
+    lines = out.splitlines()
+    assert status == 0
+    assert lines[2:] == [
+        "profile default-scheduler: all 20 plugins, run by the target's own cycle",
+        "filter: 2 of 2 nodes evaluated, 1 feasible; start index now 0",
+        "  big    InterPodAffinity: node(s) didn't match pod anti-affinity rules (Unschedulable)",
+        "  small  feasible",
+        "host: small",
+    ]

@@ -82,7 +82,7 @@ def test_the_op_is_no_cache_method_and_no_adapter_request() -> None:
                 }
             },
             {},
-            "plugin 'Nope' is not modelled",
+            "plugin 'Nope' is neither modelled nor of upstream's default profile",
         ),
         (
             {},

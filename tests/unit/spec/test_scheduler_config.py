@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from kcache.spec.releases import V1_35, V1_36, V1_37
-from kcache.spec.scheduler.config import ConfigError, Profile, default_config, read_config
+from kcache.spec.releases import V1_35, V1_36, V1_37, Release
+from kcache.spec.scheduler.config import (
+    ConfigError,
+    Profile,
+    config_to_json,
+    default_config,
+    read_config,
+    read_configuration_file,
+)
 
 #: upstream's default MultiPoint order (v1.35.8 default_plugins.go), modelled plugins only
 V1_35_ORDER = [
@@ -36,6 +43,104 @@ def test_v1_36_keeps_the_order_and_v1_37_puts_node_name_first() -> None:
     assert list(default_config(V1_36).profiles[0].plugins) == V1_35_ORDER
     v1_37 = [name for name, _ in default_config(V1_37).profiles[0].plugins]
     assert v1_37[:2] == ["NodeName", "NodeUnschedulable"]
+
+
+#: upstream's effective default profile, as default_plugins.go lists it and applyFeatureGates
+#: extends it under each release's default gates (v1.35.8, v1.36.0, v1.37.2)
+V1_35_EFFECTIVE = [
+    ("SchedulingGates", 0),
+    ("PrioritySort", 0),
+    ("NodeUnschedulable", 0),
+    ("NodeName", 0),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", 0),
+    ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("NodeVolumeLimits", 0),
+    ("VolumeBinding", 0),
+    ("VolumeZone", 0),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DynamicResources", 2),
+    ("DefaultPreemption", 0),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", 0),
+]
+V1_36_EFFECTIVE = [*V1_35_EFFECTIVE, ("NodeDeclaredFeatures", 0)]
+V1_37_EFFECTIVE = [
+    *V1_36_EFFECTIVE[:2],
+    ("NodeName", 0),
+    ("NodeUnschedulable", 0),
+    *V1_36_EFFECTIVE[4:],
+]
+#: of those, the plugins that take part in a decision and are not modelled
+V1_35_UNMODELLED = (
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "DynamicResources",
+    "DefaultPreemption",
+)
+
+
+@pytest.mark.parametrize(
+    ("release", "effective", "unmodelled"),
+    [
+        (V1_35, V1_35_EFFECTIVE, V1_35_UNMODELLED),
+        (V1_36, V1_36_EFFECTIVE, (*V1_35_UNMODELLED, "NodeDeclaredFeatures")),
+        (V1_37, V1_37_EFFECTIVE, (*V1_35_UNMODELLED, "NodeDeclaredFeatures")),
+    ],
+    ids=["v1.35", "v1.36", "v1.37"],
+)
+def test_the_effective_default_profile_is_upstreams_whole(
+    release: Release, effective: list[tuple[str, int]], unmodelled: tuple[str, ...]
+) -> None:
+    """19 plugins on v1.35, 20 on v1.36 and v1.37; the model runs 9 of them."""
+    (profile,) = default_config(release).profiles
+    assert list(profile.effective) == effective
+    assert profile.unmodelled == unmodelled
+    assert len(profile.plugins) == 9
+
+
+def test_an_unmodelled_default_plugin_is_kept_and_named() -> None:
+    """Re-enabling InterPodAffinity with a weight is upstream's business: the profile keeps it
+    (the Go adapter runs it), the model's list does not, and `unmodelled` names it."""
+    config = read_config(
+        {
+            "profiles": [
+                {
+                    "plugins": {
+                        "multiPoint": {
+                            "disabled": [{"name": "*"}],
+                            "enabled": [
+                                {"name": "NodePorts"},
+                                {"name": "InterPodAffinity", "weight": 5},
+                            ],
+                        }
+                    }
+                }
+            ]
+        },
+        V1_35,
+    )
+    (profile,) = config.profiles
+    assert profile.effective == (("NodePorts", 0), ("InterPodAffinity", 5))
+    assert profile.plugins == (("NodePorts", 0),)
+    assert profile.unmodelled == ("InterPodAffinity",)
+
+
+def test_the_written_configuration_reads_back_whole() -> None:
+    """config_to_json lists every effective plugin, so the Go adapter runs upstream's profile
+    and a trace reads back the same configuration."""
+    config = default_config(V1_37)
+    written = config_to_json(config)
+    enabled = written["profiles"][0]["plugins"]["multiPoint"]["enabled"]
+    assert [item["name"] for item in enabled] == [name for name, _ in V1_37_EFFECTIVE]
+    assert read_config(written, V1_37) == config
 
 
 def test_unset_weight_scores_as_one() -> None:
@@ -119,8 +224,8 @@ def test_profile_percentage_and_names() -> None:
             "scheduler.profiles[0].plugins.filter: only multiPoint is modelled",
         ),
         (
-            {"profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "VolumeBinding"}]}}}]},
-            "plugin 'VolumeBinding' is not modelled",
+            {"profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "GangScheduling"}]}}}]},
+            "plugin 'GangScheduling' is neither modelled nor of upstream's default profile",
         ),
         (
             {
@@ -140,4 +245,54 @@ def test_profile_percentage_and_names() -> None:
 def test_bad_configuration_names_the_field(data: object, problem: str) -> None:
     with pytest.raises(ConfigError) as raised:
         read_config(data, V1_35)
+    assert problem in str(raised.value)
+
+
+#: kubernetes.io's "Scheduler Configuration" page, its first example, as written there
+UPSTREAM_DOCS_EXAMPLE = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "clientConnection": {"kubeconfig": "/etc/srv/kubernetes/kube-scheduler/kubeconfig"},
+}
+
+
+def test_a_kube_scheduler_configuration_file_loads_as_kube_scheduler_reads_it() -> None:
+    """The connection takes no part in a decision: the defaults hold, as for no file."""
+    assert read_configuration_file(UPSTREAM_DOCS_EXAMPLE, V1_37) == default_config(V1_37)
+    with_profiles = {
+        **UPSTREAM_DOCS_EXAMPLE,
+        "leaderElection": {"leaderElect": True},
+        "percentageOfNodesToScore": 50,
+        "profiles": [
+            {"plugins": {"multiPoint": {"disabled": [{"name": "ImageLocality"}]}}},
+        ],
+    }
+    config = read_configuration_file(with_profiles, V1_37)
+    assert config.percentage_of_nodes_to_score == 50
+    assert "ImageLocality" not in dict(config.profiles[0].effective)
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1beta3",
+                "kind": "KubeSchedulerConfiguration",
+            },
+            "expected kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration",
+        ),
+        (
+            {**UPSTREAM_DOCS_EXAMPLE, "extenders": [{"urlPrefix": "http://x"}]},
+            "extenders: scheduler extenders are not modelled",
+        ),
+        (
+            {**UPSTREAM_DOCS_EXAMPLE, "profiles": [{"plugins": {"score": {}}}]},
+            "scheduler.profiles[0].plugins.score: only multiPoint is modelled",
+        ),
+    ],
+)
+def test_what_a_configuration_file_cannot_say_is_named(data: object, problem: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        read_configuration_file(data, V1_37)
     assert problem in str(raised.value)

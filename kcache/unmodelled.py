@@ -1,0 +1,284 @@
+"""What kube-scheduler's profile runs that kcache's model of the cycle does not, and whether a
+pod or its cluster uses what those plugins read.
+
+The model's cycle runs the modelled plugins of the effective profile
+(`Profile.plugins`); kube-scheduler runs the whole of it (`Profile.effective`,
+19 plugins on v1.35's default profile, 20 on v1.36 and v1.37).  Each plugin the
+model lacks (`Profile.unmodelled`) is harmless for a pod only where upstream's
+plugin is neutral for it: its PreFilter and PreScore Skip, or it has nothing
+to reject or prefer.  `gaps` tells, plugin by plugin, what this pod or the
+cluster uses that the plugin reads; its tests are conservative: whatever
+kcache cannot show to be neutral (the Services and controllers default
+spreading reads are not in a kubectl dump of nodes and pods) counts as used,
+and the model's answer may then differ from kube-scheduler's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from kcache.spec.objects import Pod
+from kcache.spec.releases import Release, since
+from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, INERT, MODELLED, Profile
+from kcache.spec.scheduler.decision import Decision, Outcome
+from kcache.targets.adapter.scheduling import AdapterScheduler
+
+#: resource names a node reports natively: any other requested name is an extended resource
+_NATIVE = ("cpu", "memory", "ephemeral-storage", "pods", "hugepages-")
+#: how the PostFilter plugins' messages begin, appended to the fit error's after a space
+#: (the reasons joined by ", "): DynamicResources' for a pod without claims (v1.35, v1.36;
+#: v1.37 says nothing then), DefaultPreemption's
+POST_FILTER = {
+    "DynamicResources": " no new claims to deallocate",
+    "DefaultPreemption": " preemption: ",
+}
+#: owner kinds whose selector kube-scheduler's default spreading reads (`DefaultSelector`)
+_SPREAD_OWNERS = frozenset({"ReplicaSet", "ReplicationController", "StatefulSet"})
+
+
+@attrs.frozen
+class Gap:
+    """One plugin the model lacks, and what the pod or the cluster uses that it reads."""
+
+    plugin: str
+    uses: str
+
+    def __str__(self) -> str:
+        return f"{self.plugin} ({self.uses})"
+
+    def to_json(self) -> dict[str, str]:
+        return {"plugin": self.plugin, "uses": self.uses}
+
+
+@attrs.define
+class PlacedPods:
+    """What the pods already placed in the cluster show the plugins the model lacks: the pods
+    with pod affinity or anti-affinity terms (InterPodAffinity reads theirs too)."""
+
+    with_affinity: list[str] = attrs.field(factory=list)
+
+    @classmethod
+    def of(cls, pods: Iterable[Pod]) -> PlacedPods:
+        placed = cls()
+        for pod in pods:
+            placed.add(pod)
+        return placed
+
+    def add(self, pod: Pod) -> None:
+        """Take note of one more placed pod."""
+        if pod.has_affinity:
+            self.with_affinity.append(pod.ref)
+
+
+@attrs.frozen
+class _Cycle:
+    """What a plugin's test reads: the pending pod, the placed pods, the release, and whether
+    the model found no node for the pod."""
+
+    pod: Pod
+    placed: PlacedPods
+    release: Release
+    unschedulable: bool
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        return self.pod.manifest.get("spec") or {}
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        return self.pod.manifest.get("metadata") or {}
+
+    def containers(self) -> list[Mapping[str, Any]]:
+        spec = self.spec
+        return [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+
+
+def _inter_pod_affinity(cycle: _Cycle) -> str | None:
+    affinity = cycle.spec.get("affinity") or {}
+    if affinity.get("podAffinity") or affinity.get("podAntiAffinity"):
+        return "the pod has pod affinity or anti-affinity"
+    if cycle.placed.with_affinity:
+        first, *others = cycle.placed.with_affinity
+        more = f" and {len(others)} more" if others else ""
+        return f"placed pod {first}{more} has pod affinity or anti-affinity terms"
+    return None
+
+
+def _pod_topology_spread(cycle: _Cycle) -> str | None:
+    if cycle.spec.get("topologySpreadConstraints"):
+        return "the pod has topology spread constraints"
+    owners = [
+        f"{owner.get('kind')} {owner.get('name')}"
+        for owner in cycle.metadata.get("ownerReferences") or []
+        if owner.get("controller") and owner.get("kind") in _SPREAD_OWNERS
+    ]
+    if owners:
+        return (
+            f"the pod is owned by {owners[0]}: default spreading reads its selector, "
+            "which the input does not hold"
+        )
+    if cycle.metadata.get("labels"):
+        return (
+            "the pod has labels: default spreading reads the Services selecting it, "
+            "which the input does not hold"
+        )
+    return None
+
+
+def _claimed_volumes(cycle: _Cycle) -> list[str]:
+    return [
+        str(volume.get("name"))
+        for volume in cycle.spec.get("volumes") or []
+        if volume.get("persistentVolumeClaim") or volume.get("ephemeral")
+    ]
+
+
+def _volumes_bound(cycle: _Cycle) -> str | None:
+    claimed = _claimed_volumes(cycle)
+    if claimed:
+        return f"the pod claims volumes ({', '.join(claimed)}): their volumes and classes"
+    return None
+
+
+def _node_volume_limits(cycle: _Cycle) -> str | None:
+    attached = _claimed_volumes(cycle) + [
+        str(volume.get("name")) for volume in cycle.spec.get("volumes") or [] if volume.get("csi")
+    ]
+    if attached:
+        return f"the pod attaches volumes ({', '.join(attached)})"
+    return None
+
+
+def _extended_resources(cycle: _Cycle) -> list[str]:
+    names: set[str] = set()
+    for container in cycle.containers():
+        resources = container.get("resources") or {}
+        for kind in ("requests", "limits"):
+            names.update(resources.get(kind) or {})
+    return sorted(name for name in names if not name.startswith(_NATIVE))
+
+
+def _dynamic_resources(cycle: _Cycle) -> str | None:
+    if cycle.spec.get("resourceClaims"):
+        return "the pod has resource claims"
+    # DRAExtendedResource (on by default since v1.36): a device class may provide them
+    extended = _extended_resources(cycle)
+    if extended and since(cycle.release, "v1.36"):
+        return f"the pod requests extended resources ({', '.join(extended)})"
+    return None
+
+
+def _node_declared_features(cycle: _Cycle) -> str | None:
+    spec = cycle.spec
+    if spec.get("hostNetwork") and spec.get("hostUsers") is False:
+        return "the pod uses the host network in a user namespace"
+    for container in cycle.containers():
+        if container.get("restartPolicyRules"):
+            return "a container has restartPolicyRules"
+        if any(mount.get("bindMountOptions") for mount in container.get("volumeMounts") or []):
+            return "a volume mount has bindMountOptions"
+    return None
+
+
+def _default_preemption(cycle: _Cycle) -> str | None:
+    if cycle.unschedulable:
+        return (
+            "no node fits: kube-scheduler then looks for lower-priority pods to evict "
+            "and adds what it found to the message"
+        )
+    return None
+
+
+#: each plugin the model lacks -> what of the pod or the cluster it reads, or None when
+#: upstream's plugin is neutral for this cycle (its PreFilter and PreScore Skip)
+READS: Mapping[str, Callable[[_Cycle], str | None]] = {
+    "InterPodAffinity": _inter_pod_affinity,
+    "PodTopologySpread": _pod_topology_spread,
+    "VolumeBinding": _volumes_bound,
+    "VolumeZone": _volumes_bound,
+    "NodeVolumeLimits": _node_volume_limits,
+    "DynamicResources": _dynamic_resources,
+    "NodeDeclaredFeatures": _node_declared_features,
+    "DefaultPreemption": _default_preemption,
+}
+
+
+def _unknown(cycle: _Cycle) -> str:
+    return "kcache cannot tell what it reads"
+
+
+def gaps(
+    profile: Profile,
+    pod: Pod,
+    placed: PlacedPods,
+    release: Release,
+    *,
+    unschedulable: bool = False,
+) -> tuple[Gap, ...]:
+    """The plugins of `profile` the model lacks that `pod` or the placed pods use, in profile
+    order: where the model's decision for the pod may differ from kube-scheduler's.
+
+    `unschedulable`: the model found no node for the pod (PostFilter then runs upstream).
+    """
+    cycle = _Cycle(pod, placed, release, unschedulable)
+    found = []
+    if "SchedulingGates" in dict(profile.effective) and cycle.spec.get("schedulingGates"):
+        found.append(
+            Gap("SchedulingGates", "the pod has scheduling gates: kube-scheduler waits for them")
+        )
+    for plugin in profile.unmodelled:
+        uses = READS.get(plugin, _unknown)(cycle)
+        if uses is not None:
+            found.append(Gap(plugin, uses))
+    return tuple(found)
+
+
+def preempts(decision: Decision) -> bool:
+    """Whether upstream would run PostFilter (DefaultPreemption) after this decision: the
+    filters left no node, and there were nodes to filter."""
+    return decision.outcome is Outcome.UNSCHEDULABLE and decision.num_all_nodes > 0
+
+
+def profile_line(profile: Profile) -> str:
+    """One line naming what of `profile` the model runs and what it does not."""
+    names = [name for name, _ in profile.effective]
+    modelled = sum(name in MODELLED for name in names)
+    inert = sum(name in INERT for name in names)
+    line = (
+        f"profile {profile.scheduler_name}: {modelled} of its {len(names)} plugins modelled, "
+        f"{inert} of no part in the decision"
+    )
+    if profile.unmodelled:
+        line += "; not modelled: " + ", ".join(profile.unmodelled)
+    return line
+
+
+def covered_part(decision: Decision, profile: Profile) -> Decision:
+    """What of a cycle run with the whole profile the model decides too: the score columns
+    of the modelled plugins (VolumeBinding and DynamicResources score 0 everywhere for a pod
+    without claims), and a fit error's message without what PostFilter appended to it."""
+    modelled = {name for name, _ in profile.plugins}
+    scores = {
+        node: {plugin: score for plugin, score in by_plugin.items() if plugin in modelled}
+        for node, by_plugin in decision.plugin_scores.items()
+    }
+    message = decision.message
+    if decision.outcome is Outcome.UNSCHEDULABLE:
+        openings = [POST_FILTER[name] for name in profile.unmodelled if name in POST_FILTER]
+        cuts = [message.find(opening) for opening in openings if opening in message]
+        message = message[: min(cuts)] if cuts else message
+    return attrs.evolve(decision, plugin_scores=scores, message=message)
+
+
+def as_modelled(scheduler: object, pod: Pod, decision: Decision) -> Decision:
+    """`decision` as the differential compares it with the model's: an adapter's own cycle
+    (the Go adapter: upstream's, with the whole profile) cut to `covered_part`; any other
+    scheduler's as it is."""
+    if not isinstance(scheduler, AdapterScheduler):
+        return decision
+    spec = pod.manifest.get("spec") or {}
+    profile = scheduler.config.profile(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
+    return decision if profile is None else covered_part(decision, profile)

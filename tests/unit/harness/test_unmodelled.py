@@ -1,0 +1,252 @@
+"""Tests for `kcache.unmodelled`: which plugins the model lacks a pod or its cluster uses.
+
+Each expectation is worked out from upstream's plugin (v1.35.8 to v1.37.2,
+`pkg/scheduler/framework/plugins/`): where its PreFilter and PreScore Skip for
+the pod, it is neutral; anything kcache cannot see counts as used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+
+from kcache.spec.objects import Pod, pod_from_manifest
+from kcache.spec.releases import V1_35, V1_36, V1_37, Release
+from kcache.spec.scheduler.config import Profile, default_config, read_config
+from kcache.spec.scheduler.decision import Decision, Outcome
+from kcache.unmodelled import PlacedPods, covered_part, gaps, preempts, profile_line
+
+
+def pod(spec: dict[str, Any] | None = None, **metadata: Any) -> Pod:
+    return pod_from_manifest(
+        {
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ns", "uid": "u", **metadata},
+            "spec": {"containers": [{"name": "c"}], **(spec or {})},
+        }
+    )
+
+
+def default_profile(release: Release = V1_37) -> Profile:
+    (profile,) = default_config(release).profiles
+    return profile
+
+
+def used(
+    subject: Pod,
+    placed: list[Pod] | None = None,
+    *,
+    release: Release = V1_37,
+    unschedulable: bool = False,
+) -> dict[str, str]:
+    found = gaps(
+        default_profile(release),
+        subject,
+        PlacedPods.of(placed or []),
+        release,
+        unschedulable=unschedulable,
+    )
+    return {gap.plugin: gap.uses for gap in found}
+
+
+ANTI_AFFINITY = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "labelSelector": {"matchLabels": {"app": "db"}},
+                "topologyKey": "kubernetes.io/hostname",
+            }
+        ]
+    }
+}
+
+
+def test_a_plain_pod_in_a_plain_cluster_uses_nothing_the_model_lacks() -> None:
+    """No labels, owner, claims, affinity or gates, and a node fits: every unmodelled plugin
+    Skips (InterPodAffinity and PodTopologySpread PreFilter/PreScore, the volume plugins
+    with no claim volume, DynamicResources with no claim) or never runs (PostFilter)."""
+    placed = [pod({"nodeName": "a"}, name="q", uid="q", labels={"app": "x"})]
+    assert used(pod(), placed) == {}
+
+
+def test_pod_anti_affinity_of_the_pod_is_inter_pod_affinity() -> None:
+    assert used(pod({"affinity": ANTI_AFFINITY})) == {
+        "InterPodAffinity": "the pod has pod affinity or anti-affinity"
+    }
+
+
+def test_affinity_terms_of_placed_pods_are_inter_pod_affinity_too() -> None:
+    """A placed pod's required anti-affinity can reject the node; its affinity terms score."""
+    placed = [
+        pod({"nodeName": "a", "affinity": ANTI_AFFINITY}, name="q1", uid="q1"),
+        pod({"nodeName": "a", "affinity": {"podAffinity": {}}}, name="q2", uid="q2"),
+        pod({"nodeName": "b"}, name="q3", uid="q3"),
+    ]
+    assert used(pod(), placed) == {
+        "InterPodAffinity": "placed pod ns/q1 and 1 more has pod affinity or anti-affinity terms"
+    }
+
+
+@pytest.mark.parametrize(
+    ("subject", "uses"),
+    [
+        (
+            pod({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone"}]}),
+            "the pod has topology spread constraints",
+        ),
+        (
+            pod(
+                ownerReferences=[
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "ReplicaSet",
+                        "name": "web-7d",
+                        "controller": True,
+                    }
+                ]
+            ),
+            "the pod is owned by ReplicaSet web-7d: default spreading reads its selector, "
+            "which the input does not hold",
+        ),
+        (
+            pod(labels={"app": "web"}),
+            "the pod has labels: default spreading reads the Services selecting it, "
+            "which the input does not hold",
+        ),
+    ],
+    ids=["constraints", "replicaset", "labels"],
+)
+def test_topology_spreading_by_constraints_or_by_system_default(subject: Pod, uses: str) -> None:
+    """Without constraints, upstream spreads by `DefaultSelector`: the Services selecting the
+    pod's labels and its ReplicaSet, ReplicationController or StatefulSet; with neither the
+    selector is empty and the plugin Skips."""
+    assert used(subject)["PodTopologySpread"] == uses
+
+
+def test_a_job_owned_pod_without_labels_is_not_spread() -> None:
+    """DefaultSelector reads no Job: an unlabelled pod a Job owns has an empty selector."""
+    owned = pod(ownerReferences=[{"kind": "Job", "name": "j", "controller": True}])
+    assert "PodTopologySpread" not in used(owned)
+
+
+def test_claimed_volumes_are_the_volume_plugins() -> None:
+    subject = pod(
+        {
+            "volumes": [
+                {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+                {"name": "tmp", "emptyDir": {}},
+                {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}},
+            ]
+        }
+    )
+    found = used(subject)
+    assert (
+        found["VolumeBinding"]
+        == found["VolumeZone"]
+        == ("the pod claims volumes (data, scratch): their volumes and classes")
+    )
+    assert found["NodeVolumeLimits"] == "the pod attaches volumes (data, scratch)"
+
+
+def test_an_inline_csi_volume_counts_against_node_limits_only() -> None:
+    found = used(pod({"volumes": [{"name": "secrets", "csi": {"driver": "d"}}]}))
+    assert found == {"NodeVolumeLimits": "the pod attaches volumes (secrets)"}
+
+
+def test_resource_claims_and_extended_resources_are_dynamic_resources() -> None:
+    """DRAExtendedResource is on by default from v1.36: a device class may then serve an
+    extended resource; on v1.35 (off) only the pod's resource claims are read."""
+    claims = pod({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-0"}]})
+    assert used(claims)["DynamicResources"] == "the pod has resource claims"
+    gpu = pod({"containers": [{"name": "c", "resources": {"limits": {"example.com/gpu": "1"}}}]})
+    assert used(gpu, release=V1_36)["DynamicResources"] == (
+        "the pod requests extended resources (example.com/gpu)"
+    )
+    assert "DynamicResources" not in used(gpu, release=V1_35)
+    native = {"requests": {"cpu": "1", "memory": "1Gi", "hugepages-2Mi": "2Mi"}}
+    assert used(pod({"containers": [{"name": "c", "resources": native}]})) == {}
+
+
+def test_node_declared_features_reads_what_the_features_infer() -> None:
+    """component-helpers' features inferred for scheduling: host network in a user
+    namespace, RestartAllContainers rules, bind mount options; NodeDeclaredFeatures is in
+    the default profile from v1.36 only."""
+    userns = pod({"hostNetwork": True, "hostUsers": False})
+    assert used(userns) == {
+        "NodeDeclaredFeatures": "the pod uses the host network in a user namespace"
+    }
+    assert used(userns, release=V1_35) == {}
+    rules = pod({"containers": [{"name": "c", "restartPolicyRules": [{"action": "x"}]}]})
+    assert used(rules) == {"NodeDeclaredFeatures": "a container has restartPolicyRules"}
+
+
+def test_preemption_runs_only_when_no_node_fits() -> None:
+    found = used(pod(), unschedulable=True)
+    assert list(found) == ["DefaultPreemption"]
+    assert preempts(Decision(Outcome.UNSCHEDULABLE, 0, num_all_nodes=3))
+    # no nodes at all: ErrNoNodesAvailable ends the cycle before PostFilter
+    assert not preempts(Decision(Outcome.UNSCHEDULABLE, 0, num_all_nodes=0))
+    assert not preempts(Decision(Outcome.SCHEDULED, 0, host="a", num_all_nodes=3))
+
+
+def test_scheduling_gates_are_named() -> None:
+    gated = pod({"schedulingGates": [{"name": "example.com/wait"}]})
+    assert used(gated) == {
+        "SchedulingGates": "the pod has scheduling gates: kube-scheduler waits for them"
+    }
+
+
+def test_a_profile_without_the_plugin_has_no_gap_for_it() -> None:
+    """Disabled plugins are not upstream's either: nothing to warn about."""
+    (profile,) = read_config(
+        {"profiles": [{"plugins": {"multiPoint": {"disabled": [{"name": "InterPodAffinity"}]}}}]},
+        V1_37,
+    ).profiles
+    subject = pod({"affinity": ANTI_AFFINITY})
+    assert gaps(profile, subject, PlacedPods(), V1_37) == ()
+
+
+def test_the_profile_line_counts_modelled_inert_and_missing_plugins() -> None:
+    assert profile_line(default_profile(V1_35)) == (
+        "profile default-scheduler: 9 of its 19 plugins modelled, 3 of no part in the "
+        "decision; not modelled: NodeVolumeLimits, VolumeBinding, VolumeZone, "
+        "PodTopologySpread, InterPodAffinity, DynamicResources, DefaultPreemption"
+    )
+
+
+def test_the_covered_part_drops_unmodelled_scores_and_the_post_filter_message() -> None:
+    """FitError.Error() appends PostFilter's message after a space; DefaultPreemption's
+    begins `preemption: `."""
+    profile = default_profile()
+    scored = Decision(
+        Outcome.SCHEDULED,
+        0,
+        host="a",
+        plugin_scores={
+            "a": {"TaintToleration": 300, "VolumeBinding": 0, "DynamicResources": 0},
+            "b": {"TaintToleration": 0, "VolumeBinding": 0, "DynamicResources": 0},
+        },
+    )
+    assert covered_part(scored, profile).plugin_scores == {
+        "a": {"TaintToleration": 300},
+        "b": {"TaintToleration": 0},
+    }
+    failed = Decision(
+        Outcome.UNSCHEDULABLE,
+        0,
+        num_all_nodes=2,
+        message="0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
+        "available: 2 No preemption victims found for incoming pod.",
+    )
+    assert covered_part(failed, profile).message == "0/2 nodes are available: 2 Insufficient cpu."
+    # v1.35 and v1.36: DynamicResources' PostFilter speaks first, its reasons joined by ", "
+    both = attrs.evolve(
+        failed,
+        message="0/1 nodes are available: 1 Insufficient memory. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+    )
+    assert covered_part(both, default_profile(V1_35)).message == (
+        "0/1 nodes are available: 1 Insufficient memory."
+    )
