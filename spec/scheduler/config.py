@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from kcache.spec.releases import Release, since
+from kcache.spec.releases import Release
 
 #: upstream's default MultiPoint list up to v1.36, with the default weights of Score plugins
 _DEFAULT_V1_35: tuple[tuple[str, int], ...] = (
@@ -51,7 +51,7 @@ _DEFAULT_V1_35: tuple[tuple[str, int], ...] = (
 
 def default_plugins(release: Release) -> tuple[tuple[str, int], ...]:
     """`getDefaultPlugins` of `release`: v1.37 moved NodeName before NodeUnschedulable."""
-    if not since(release, "v1.37"):
+    if not release.narrows_to_node_name:
         return _DEFAULT_V1_35
     moved = dict(_DEFAULT_V1_35)
     order = [name for name, _ in _DEFAULT_V1_35]
