@@ -127,6 +127,8 @@ class Release:
             "cycle to the node a pod names"
         }
     )
+    #: the known upstream defects of this release line, by id (kcache.traces.defects)
+    upstream_defects: frozenset[str] = frozenset()
     #: feature gates set otherwise than the release's default (a trace's `feature_gates`)
     feature_gates: tuple[tuple[str, bool], ...] = ()
 
@@ -231,6 +233,7 @@ V1_37 = attrs.evolve(
     counts_pvc_references=True,
     has_non_host_scoped_list=True,
     counts_status_per_view=True,
+    upstream_defects=frozenset({"pvc-ref-count-delta"}),
 )
 
 #: every modelled release, oldest first

@@ -117,6 +117,8 @@ class Build:
 _VERSION = re.compile(r"v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?")
 #: a CHANGELOG file of a kubernetes tree, and the minor version it names
 _CHANGELOG = re.compile(r"CHANGELOG-1\.(\d+)\.md")
+#: a go.mod's module directive
+_MODULE = re.compile(r"^module\s+\"?([^\s\"]+)", re.MULTILINE)
 #: a module file's requirement of k8s.io/kubernetes
 _REQUIRED = re.compile(r"^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v\S+)", re.MULTILINE)
 #: a staging module of k8s.io/kubernetes, as its own go.mod replaces it
@@ -155,10 +157,10 @@ def _tree(spec: str) -> Build:
         raise TargetError(f"--impl go:{spec}: {path} is not a directory")
     path = path.resolve()
     gomod = path / "go.mod"
-    module = gomod.read_text(encoding="utf-8").splitlines()[:1] if gomod.is_file() else []
-    if module != ["module k8s.io/kubernetes"]:
+    module = _MODULE.search(gomod.read_text(encoding="utf-8")) if gomod.is_file() else None
+    if module is None or module.group(1) != "k8s.io/kubernetes":
         raise TargetError(
-            f"--impl go:{spec}: {gomod} does not start with `module k8s.io/kubernetes`; "
+            f"--impl go:{spec}: {gomod} does not declare `module k8s.io/kubernetes`; "
             "name the root of a kubernetes tree"
         )
     if named:

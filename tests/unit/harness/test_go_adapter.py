@@ -40,7 +40,9 @@ elif args[0] == "test":
 
 
 #: how k8s.io/kubernetes's go.mod points its staging modules at its own tree
-STAGING_GO_MOD = """module k8s.io/kubernetes
+STAGING_GO_MOD = """// This is a generated file. Do not edit directly.
+
+module k8s.io/kubernetes
 
 replace (
 \tk8s.io/api => ./staging/src/k8s.io/api
@@ -313,7 +315,7 @@ class TestTree:
     ) -> None:
         (tmp_path / "other").mkdir()
         (tmp_path / "other" / "go.mod").write_text("module example.com/other\n")
-        with pytest.raises(TargetError, match=r"does not start with `module k8s.io/kubernetes`"):
+        with pytest.raises(TargetError, match=r"does not declare `module k8s.io/kubernetes`"):
             go_adapter.build(str(tmp_path / "other"))
 
 
