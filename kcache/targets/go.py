@@ -19,8 +19,8 @@ The adapter is built on first use into
 `$XDG_CACHE_HOME/kcache/go-adapter/<label>-<hash>` (default `~/.cache`),
 where the hash covers the adapter's sources, the tags, the upstream version
 or tree, and the Go version, so an edit or a new toolchain builds afresh and
-everything else reuses the binary.  A tree is built on every use: `go build`
-recompiles only what changed in it since.
+everything else reuses the binary.  A tree is built once in each kcache
+command that uses it: `go build` recompiles only what changed in it since.
 
 Upstream's cache package is compiled from the module cache (or the tree)
 through a `go build -overlay` file written here: see adapters/go/README.md.
@@ -113,6 +113,8 @@ class Build:
         ]
 
 
+#: binaries of trees built by this process: a tree is built once per kcache command
+_BUILT_TREES: set[Path] = set()
 #: a k8s.io/kubernetes version as `go:` takes it (v1.36.3, v1.37.0-rc.1)
 _VERSION = re.compile(r"v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?")
 #: a CHANGELOG file of a kubernetes tree, and the minor version it names
@@ -201,7 +203,7 @@ def build(spec: str = "") -> Path:
     go = _toolchain(target)
     directory = _build_directory(go, target)
     binary = directory / "goadapter"
-    if binary.is_file() and target.tree is None:
+    if binary.is_file() and (target.tree is None or binary in _BUILT_TREES):
         return binary
     print(
         f"kcache: building the Go adapter for {target.label} "
@@ -214,6 +216,7 @@ def build(spec: str = "") -> Path:
         built = Path(scratch) / "goadapter"
         _go(go, target, "build", *target.flags(modfile, overlay), "-o", str(built), ".")
         built.replace(binary)  # atomic: a concurrent build finds a whole binary or none
+    _BUILT_TREES.add(binary)
     return binary
 
 
@@ -274,7 +277,7 @@ def _modfile(go: str, target: Build, directory: Path) -> str:
     if target.pinned:
         return pinned
     modfile = directory / "adapter.mod"
-    if modfile.is_file() and target.tree is None:
+    if modfile.is_file():  # the directory's name covers the version, or the tree's go.mod
         return str(modfile)
     scratch = directory / f"pinning-{os.getpid()}.mod"
     shutil.copyfile(SOURCE / pinned, scratch)

@@ -80,6 +80,9 @@ def conform(tree: Path, out: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+# building a whole tree compiles the scheduler and all it imports: over 9 minutes on a busy
+# two-core machine, then the seeded package again
+@pytest.mark.timeout(2700)
 def test_the_gate_passes_the_tree_and_finds_a_one_line_bug_in_it(
     tree: Path, tmp_path: Path
 ) -> None:

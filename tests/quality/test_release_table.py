@@ -16,7 +16,10 @@ from pathlib import Path
 import attrs
 import pytest
 
+from kcache.impl.scheduling import plugins as impl_plugins
 from kcache.spec.releases import GO_TAG_PREFIX, RELEASES, Release, flag_names
+from kcache.spec.scheduler import plugins as spec_plugins
+from kcache.spec.scheduler.config import MODELLED
 from kcache.targets import go as go_adapter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,8 +123,16 @@ def test_every_release_has_its_committed_go_pin(release: Release) -> None:
     assert modfile.with_suffix(".sum").is_file()
 
 
-def test_the_releases_differ_in_order() -> None:
-    """Each release turns on flags the one before it lacks, and none is the same row twice
-    (a row that changes nothing would be a version spelled for no behaviour)."""
-    rows = [release.behaviours() for release in RELEASES.values()]
-    assert len(set(rows)) == len(rows)
+def test_spec_impl_and_the_configuration_model_the_same_plugins() -> None:
+    """The plugin recipe's steps 1 and 3: a plugin is in `MODELLED`, the spec's
+    registry and impl's, or in none."""
+    assert set(spec_plugins.PLUGINS) == set(MODELLED) == set(impl_plugins.PLUGINS)
+
+
+@pytest.mark.parametrize("plugin", sorted(MODELLED))
+def test_every_plugin_has_its_unit_tests_and_a_vector(plugin: str) -> None:
+    """The plugin recipe's step 4: named in the spec's plugin tests and in a vector."""
+    tests = (ROOT / "tests" / "unit" / "spec" / "test_scheduler_plugins.py").read_text("utf-8")
+    vectors = (ROOT / "tests" / "vectors" / "scheduling").glob("*.jsonl")
+    assert plugin in tests
+    assert any(plugin in vector.read_text(encoding="utf-8") for vector in vectors)

@@ -286,10 +286,17 @@ class TestTree:
         upstream = tree / go_adapter.UPSTREAM_PACKAGE
         assert replace[str(placed / "cache.go")] == str(upstream / "cache.go")
 
-    def test_a_tree_is_built_on_every_use(self, toolchain: Path, tree: Path) -> None:
-        """Its sources change under kcache: go build, incremental, runs each time."""
+    def test_a_tree_is_built_once_per_process(
+        self, toolchain: Path, tree: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Its sources change between commands: go build, incremental, runs in each new
+        process (here: with the record of built trees emptied), and once in one."""
         assert go_adapter.build(str(tree)) == go_adapter.build(str(tree))
+        assert len(go_calls(toolchain, "build")) == 1
+        monkeypatch.setattr(go_adapter, "_BUILT_TREES", set())
+        go_adapter.build(str(tree))
         assert len(go_calls(toolchain, "build")) == 2
+        assert len([line for line in go_calls(toolchain, "mod") if "tidy" in line]) == 1
 
     def test_a_named_release_overrides_the_changelog(self, toolchain: Path, tree: Path) -> None:
         """`PATH@v1.36` holds the tree to v1.36's behaviours."""
