@@ -280,6 +280,18 @@ def _modfile(go: str, target: Build, directory: Path) -> str:
     if modfile.is_file():  # the directory's name covers the version, or the tree's go.mod
         return str(modfile)
     scratch = directory / f"pinning-{os.getpid()}.mod"
+    try:
+        _pin(go, target, pinned, scratch)
+    finally:
+        scratch.unlink(missing_ok=True)
+        scratch.with_suffix(".sum").unlink(missing_ok=True)
+    return str(modfile)
+
+
+def _pin(go: str, target: Build, pinned: str, scratch: Path) -> None:
+    """Write the build's module file at `scratch` (and its .sum), then move both beside it
+    as adapter.mod and adapter.sum."""
+    modfile = scratch.with_name("adapter.mod")
     shutil.copyfile(SOURCE / pinned, scratch)
     shutil.copyfile(SOURCE / pinned.replace(".mod", ".sum"), scratch.with_suffix(".sum"))
     edit = ["mod", "edit", f"-modfile={scratch}"]
@@ -299,19 +311,14 @@ def _modfile(go: str, target: Build, directory: Path) -> str:
     _go(go, target, "mod", "tidy", "-e", f"-modfile={scratch}")
     scratch.with_suffix(".sum").replace(modfile.with_suffix(".sum"))
     scratch.replace(modfile)
-    return str(modfile)
 
 
 def _download(go: str, target: Build, modfile: str) -> dict[str, str]:
     """`go mod download -json` of the build's k8s.io/kubernetes; its error is a TargetError."""
     module = "k8s.io/kubernetes" + (f"@{target.version}" if target.version else "")
-    try:
-        answer = json.loads(_go(go, target, "mod", "download", modfile, "-json", module))
-    except TargetError as error:
-        # go prints the JSON, with its Error, on stdout and exits 1
-        raise TargetError(
-            f"--impl go:{target.label}: the Go module proxy does not serve {module}:\n{error}"
-        ) from None
+    answer = json.loads(
+        _go(go, target, "mod", "download", modfile, "-json", module, answers_json=True)
+    )
     if "Error" in answer:
         raise TargetError(
             f"--impl go:{target.label}: the Go module proxy does not serve {module}: "
@@ -387,8 +394,12 @@ def _fingerprint(go: str, target: Build) -> str:
     return digest.hexdigest()[:16]
 
 
-def _go(go: str, target: Build, *args: str) -> str:
-    """Run `go ARGS...` in the adapter module; a failure names the command and quotes its end."""
+def _go(go: str, target: Build, *args: str, answers_json: bool = False) -> str:
+    """Run `go ARGS...` in the adapter module; a failure names the command and quotes its end.
+
+    With `answers_json` a failure that printed its JSON answer (`go mod download
+    -json`) returns it instead: its `Error` says what went wrong.
+    """
     command = " ".join(["go", *args])
     try:
         done = subprocess.run(
@@ -403,6 +414,8 @@ def _go(go: str, target: Build, *args: str) -> str:
         raise TargetError(
             f"--impl go:{target.label}: `{command}` took longer than {BUILD_TIMEOUT} s"
         ) from None
+    if done.returncode != 0 and answers_json and done.stdout.lstrip().startswith("{"):
+        return done.stdout
     if done.returncode != 0:
         output = (done.stderr + done.stdout).strip().splitlines()
         raise TargetError(
