@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from kcache.spec.objects import Pod
-from kcache.spec.releases import Release, since
+from kcache.spec.releases import Release
 from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, INERT, MODELLED, Profile
 from kcache.spec.scheduler.decision import Decision, Outcome
 from kcache.targets.adapter.scheduling import AdapterScheduler
@@ -166,7 +166,7 @@ def _dynamic_resources(cycle: _Cycle) -> str | None:
         return "the pod has resource claims"
     # DRAExtendedResource (on by default since v1.36): a device class may provide them
     extended = _extended_resources(cycle)
-    if extended and since(cycle.release, "v1.36"):
+    if extended and cycle.release.allocates_extended_resources:
         return f"the pod requests extended resources ({', '.join(extended)})"
     return None
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import attrs
 
 from kcache.spec.errors import CacheError, Fatal, TransitionError, UnsupportedOperation
-from kcache.spec.releases import RELEASES, Release, since
+from kcache.spec.releases import Release, flag_names
 
 
 class State(enum.Enum):
@@ -240,9 +240,9 @@ TABLE: Mapping[Cell, Entry] = {
     **_forgetting("pod %v(%v) wasn't assumed so cannot be forgotten"),
 }
 
-#: cells a release reworded, by the release that did; later releases keep the change
+#: cells reworded where a release flag is on, by that flag (v1.37 has it)
 RELEASE_CELLS: Mapping[str, Mapping[Cell, Entry]] = {
-    "v1.37": {
+    "has_remove_assumed_pod": {
         cell: entry
         for cell, entry in _forgetting(
             "pod %v(%v) is not assumed, so it cannot be removed or forgotten"
@@ -303,8 +303,8 @@ def entry(release: Release, state: State, operation: Operation) -> Entry:
             "the release does not have this operation",
         )
     found = TABLE[state, operation]
-    for name, cells in RELEASE_CELLS.items():
-        if since(release, name):
+    for flag, cells in RELEASE_CELLS.items():
+        if getattr(release, flag):
             found = cells.get((state, operation), found)
     return found
 
@@ -324,9 +324,11 @@ def check_total() -> list[str]:
     problems = [f"TABLE lacks {cell}" for cell in grid - TABLE.keys()]
     problems += [f"TABLE has stray {cell}" for cell in TABLE.keys() - grid]
     problems += [f"NODE_GUARDS has stray {cell}" for cell in NODE_GUARDS.keys() - grid]
-    for name, cells in RELEASE_CELLS.items():
-        problems += [f"{name} rewords unknown cell {cell}" for cell in cells.keys() - grid]
+    for flag, cells in RELEASE_CELLS.items():
+        problems += [f"{flag} rewords unknown cell {cell}" for cell in cells.keys() - grid]
         problems += [
-            f"RELEASE_CELLS names unknown release {name}" for _ in [1] if name not in RELEASES
+            f"RELEASE_CELLS names unknown release flag {flag}"
+            for _ in [1]
+            if flag not in flag_names()
         ]
     return problems

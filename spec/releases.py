@@ -1,10 +1,15 @@
-"""Upstream release lines, and every place where the cache's behaviour moved between them.
+"""Upstream release lines, and every place where behaviour moved between them.
 
-This is the one table of release differences: each release is the one before
-it with the changes its line names.  The life-cycle texts that moved are in
-`spec.lifecycle.RELEASE_CELLS`, keyed by these names.  Checked against
-upstream v1.35.8, v1.36.0 and v1.37.2 through the Go adapter
-(docs/upstream-divergences.md); §16 and §19 tell the story.
+This is the one table of release differences, and the only place a release
+is named: each difference is a flag of `Release` with its doc, and each
+release is the one before it with the flags its line turned on.  Code asks
+for a behaviour (`release.has_expiry`), never for a version; tables that
+differ by release (`spec.lifecycle.RELEASE_CELLS`,
+`spec.member_lifecycle.RELEASE_CHANGES`) are keyed by flag, and the Go
+adapter's files are chosen by the build tag `kcache_<flag>` of each flag
+that is on (`Release.go_tags`).  Each release names the upstream tag it was
+checked against through the Go adapter (docs/upstream-divergences.md);
+§16 and §19 tell the story.
 """
 
 from __future__ import annotations
@@ -31,9 +36,15 @@ GATE_NEEDS: Mapping[str, tuple[str, ...]] = {
 
 @attrs.frozen
 class Release:
-    """What one upstream release line does where releases differ."""
+    """What one upstream release line does where releases differ.
+
+    Each flag has its doc; a flag marked `interface` is a change of upstream's
+    Go interfaces that only the Go adapter's code sees, not of behaviour.
+    """
 
     name: str
+    #: the k8s.io/kubernetes version this release was checked against (the Go adapter's pin)
+    upstream: str
     has_expiry: bool = attrs.field(
         metadata={"doc": "FinishBinding, cleanupAssumedPods and the assumed-pod TTL exist"}
     )
@@ -86,6 +97,50 @@ class Release:
             "EndMutations, §19.12)"
         }
     )
+    has_prebind_preflight_result: bool = attrs.field(
+        metadata={
+            "doc": "a PreBind plugin's PreBindPreFlight answers a result beside its status",
+            "interface": True,
+        }
+    )
+    schedule_pod_takes_pod_info: bool = attrs.field(
+        metadata={
+            "doc": "the scheduler's SchedulePod takes the queued pod's info, not the pod",
+            "interface": True,
+        }
+    )
+    scores_balance_change: bool = attrs.field(
+        metadata={
+            "doc": "NodeResourcesBalancedAllocation scores the change the pod makes to the "
+            "node's balance, not the balance with the pod (§21)"
+        }
+    )
+    reads_image_volumes: bool = attrs.field(
+        metadata={"doc": "ImageLocality adds the images of the pod's image volumes to its sum"}
+    )
+    counts_image_volumes: bool = attrs.field(
+        metadata={"doc": "ImageLocality counts image volumes among the images it scales by"}
+    )
+    narrows_to_node_name: bool = attrs.field(
+        metadata={
+            "doc": "NodeName runs before NodeUnschedulable, and its PreFilter narrows the "
+            "cycle to the node a pod names"
+        }
+    )
+    declares_node_features: bool = attrs.field(
+        metadata={
+            "doc": "NodeDeclaredFeatures is on by default, so the default profile ends with "
+            "its plugin"
+        }
+    )
+    allocates_extended_resources: bool = attrs.field(
+        metadata={
+            "doc": "DRAExtendedResource is on by default: DynamicResources may serve a pod's "
+            "extended-resource requests from a device class"
+        }
+    )
+    #: the known upstream defects of this release line, by id (kcache.traces.defects)
+    upstream_defects: frozenset[str] = frozenset()
     #: feature gates set otherwise than the release's default (a trace's `feature_gates`)
     feature_gates: tuple[tuple[str, bool], ...] = ()
 
@@ -115,9 +170,31 @@ class Release:
                 )
         return configured
 
+    def behaviours(self) -> tuple[str, ...]:
+        """The names of the flags that are on in this release, in the table's order."""
+        return tuple(name for name in flag_names() if getattr(self, name))
+
+    def go_tags(self) -> tuple[str, ...]:
+        """The Go build tags selecting the adapter's files for this release's behaviours."""
+        return tuple(GO_TAG_PREFIX + name for name in self.behaviours())
+
+    def describes(self, version: str) -> bool:
+        """Whether the upstream `version` (v1.36.3, v1.37.0-rc.1) belongs to this release line."""
+        return version == self.name or version.startswith((self.name + ".", self.name + "-"))
+
+
+#: a behaviour's Go build tag is this prefix and the flag's name (kcache_has_pod_groups)
+GO_TAG_PREFIX = "kcache_"
+
+
+def flag_names() -> tuple[str, ...]:
+    """Every behaviour flag of `Release`, in the table's order."""
+    return tuple(field.name for field in attrs.fields(Release) if "doc" in field.metadata)
+
 
 V1_35 = Release(
     name="v1.35",
+    upstream="v1.35.8",
     has_expiry=True,
     has_get_node=False,
     has_remove_assumed_pod=False,
@@ -129,23 +206,42 @@ V1_35 = Release(
     has_pod_group_objects=False,
     settles_bound_members=False,
     has_mutation_sessions=False,
+    has_prebind_preflight_result=False,
+    schedule_pod_takes_pod_info=False,
+    scores_balance_change=False,
+    reads_image_volumes=False,
+    counts_image_volumes=False,
+    narrows_to_node_name=False,
+    declares_node_features=False,
+    allocates_extended_resources=False,
 )
 #: assumed-pod expiry removed (kubernetes#136204); GetNode joins the interface; pod-level
-#: resize status counts; pod-group members
+#: resize status counts; pod-group members; PreBindPreFlight's result and SchedulePod's pod
+#: info; BalancedAllocation scores the change; ImageLocality sums image volumes
 V1_36 = attrs.evolve(
     V1_35,
     name="v1.36",
+    upstream="v1.36.0",
     has_expiry=False,
     has_get_node=True,
     counts_pod_level_status=True,
     has_pod_groups=True,
+    has_prebind_preflight_result=True,
+    schedule_pod_takes_pod_info=True,
+    scores_balance_change=True,
+    reads_image_volumes=True,
+    declares_node_features=True,
+    allocates_extended_resources=True,
 )
 #: RemoveAssumedPod; snapshot PVC reference counts; the non-host-scoped anti-affinity list;
 #: resize status counted per whole-pod view; PodGroup and CompositePodGroup objects;
-#: snapshot mutation sessions
+#: snapshot mutation sessions; ImageLocality counts image volumes; NodeName narrows the cycle
 V1_37 = attrs.evolve(
     V1_36,
     name="v1.37",
+    upstream="v1.37.2",
+    counts_image_volumes=True,
+    narrows_to_node_name=True,
     has_mutation_sessions=True,
     has_pod_group_objects=True,
     settles_bound_members=True,
@@ -153,6 +249,7 @@ V1_37 = attrs.evolve(
     counts_pvc_references=True,
     has_non_host_scoped_list=True,
     counts_status_per_view=True,
+    upstream_defects=frozenset({"pvc-ref-count-delta"}),
 )
 
 #: every modelled release, oldest first
@@ -161,19 +258,24 @@ RELEASES: dict[str, Release] = {release.name: release for release in (V1_35, V1_
 DEFAULT_RELEASE = V1_37
 
 
-def since(release: Release, name: str) -> bool:
-    """Whether `release` is the release called `name` or a later one."""
-    order = list(RELEASES)
-    return order.index(release.name) >= order.index(name)
+def describing(version: str) -> Release | None:
+    """The modelled release whose line the upstream `version` belongs to, if any."""
+    return next((release for release in RELEASES.values() if release.describes(version)), None)
+
+
+def checked_against(version: str) -> Release | None:
+    """The modelled release checked against exactly the upstream `version`, if any."""
+    return next((release for release in RELEASES.values() if release.upstream == version), None)
 
 
 def differences() -> list[tuple[str, tuple[bool, ...]]]:
-    """Each way releases differ, described, with its value in every release (oldest first)."""
+    """Each way releases behave differently, described, with its value in every release
+    (oldest first); changes of Go interfaces alone are left out."""
     return [
         (
             field.metadata["doc"],
             tuple(getattr(release, field.name) for release in RELEASES.values()),
         )
         for field in attrs.fields(Release)
-        if "doc" in field.metadata
+        if field.name in flag_names() and not field.metadata.get("interface")
     ]

@@ -29,6 +29,7 @@ TIERS = {
     "stateful": "stateful",
     "quality": "quality",
     "browser": "browser",
+    "go": "go",
 }
 _TESTS = Path(__file__).resolve().parent
 

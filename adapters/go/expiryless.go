@@ -1,4 +1,4 @@
-//go:build kcache_v136 || kcache_v137
+//go:build !kcache_has_expiry
 
 package main
 
@@ -7,13 +7,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	cache "kcache/goadapter/internal/upstreamcache"
 )
 
-// expiryless is a cache of v1.36 or later: expiry and its TTL were removed
-// upstream, and GetNode is part of the interface.
+// expiryless is a cache without assumed-pod expiry: upstream removed it and
+// its TTL (v1.36).
 type expiryless struct {
 	cache.Cache
 }
@@ -28,8 +27,4 @@ func (expiryless) finishBinding(klog.Logger, *v1.Pod, time.Time) error {
 
 func (expiryless) cleanup(klog.Logger, time.Time) error {
 	return unsupported("cleanup")
-}
-
-func (c expiryless) getNode(name string) (*framework.NodeInfo, error) {
-	return c.GetNode(name)
 }

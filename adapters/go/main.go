@@ -22,6 +22,11 @@ import (
 // protocolVersion is the version of docs/adapter-protocol.md spoken here.
 const protocolVersion = 1
 
+// release is the kcache release profile this build models: kcache.targets.go
+// sets it (-ldflags -X main.release=NAME) beside the build tags that choose
+// the files of the release's behaviours (kcache_<flag>, spec/releases.py).
+var release = "(unnamed: build through kcache.targets.go)"
+
 func main() {
 	prepareUpstream()
 	if err := serve(os.Stdin, os.Stdout, os.Stderr); err != nil {

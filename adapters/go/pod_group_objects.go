@@ -1,4 +1,4 @@
-//go:build kcache_v137
+//go:build kcache_has_pod_group_objects
 
 package main
 

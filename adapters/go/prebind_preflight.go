@@ -1,4 +1,4 @@
-//go:build kcache_v136 || kcache_v137
+//go:build kcache_has_prebind_preflight_result
 
 package main
 

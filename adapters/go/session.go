@@ -10,19 +10,16 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	cache "kcache/goadapter/internal/upstreamcache"
 )
 
-// cacheUnderTest is upstream's Cache plus the operations that some releases
-// lack (they answer unsupported there) or that take a time.
+// cacheUnderTest is upstream's Cache plus the operations that take a time
+// (unsupported where the release has no expiry: expiry.go, expiryless.go).
 type cacheUnderTest interface {
 	cache.Cache
 	finishBinding(logger klog.Logger, pod *v1.Pod, now time.Time) error
 	cleanup(logger klog.Logger, now time.Time) error
-	removeAssumedPod(logger klog.Logger, pod *v1.Pod) error
-	getNode(name string) (*framework.NodeInfo, error)
 }
 
 // session is one adapter process: the current cache and its snapshots.
@@ -58,7 +55,7 @@ var operations = map[string]operation{
 	"remove_node":         (*session).removeNode,
 	"assume_pod":          podStep(cacheUnderTest.AssumePod),
 	"forget_pod":          podStep(cacheUnderTest.ForgetPod),
-	"remove_assumed_pod":  podStep(cacheUnderTest.removeAssumedPod),
+	"remove_assumed_pod":  podStep(removeAssumedPod),
 	"add_pod":             podStep(cacheUnderTest.AddPod),
 	"remove_pod":          podStep(cacheUnderTest.RemovePod),
 	"update_pod":          (*session).updatePod,
@@ -74,7 +71,7 @@ var operations = map[string]operation{
 	"end_mutations":       (*session).endMutations,
 	"snapshot_assume_pod": (*session).snapshotAssumePod,
 	"snapshot_forget_pod": (*session).snapshotForgetPod,
-	// pod groups: pod_groups.go (v1.36 on), pod_group_objects.go (v1.37)
+	// pod groups: pod_groups.go and pod_group_objects.go, each with its _absent.go
 	"add_pod_group_member":          (*session).addPodGroupMember,
 	"update_pod_group_member":       (*session).updatePodGroupMember,
 	"remove_pod_group_member":       (*session).removePodGroupMember,
@@ -410,7 +407,7 @@ func (s *session) getNode(r request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	info, err := s.cache.getNode(name)
+	info, err := getNode(s.cache, name)
 	if err != nil {
 		return nil, err
 	}

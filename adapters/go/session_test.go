@@ -244,7 +244,7 @@ func TestDumpAndSnapshotViewsUseFormatKeys(t *testing.T) {
 		"pvc_ref_counts":                   map[string]any{"default/claim": 1.0},
 		"image_states":                     map[string]any{"nginx:1": map[string]any{"size": 500.0, "num_nodes": 1.0}},
 	}
-	maps.Copy(wantNode, releaseNodeKeys)
+	maps.Copy(wantNode, nonHostScopedNodeKeys)
 	dump := got[4]
 	if dump["node_count"] != 1.0 || dump["pod_count"] != 1.0 || !reflect.DeepEqual(dump["assumed"], []any{"u1"}) {
 		t.Errorf("dump counts = %v", dump)
@@ -258,7 +258,8 @@ func TestDumpAndSnapshotViewsUseFormatKeys(t *testing.T) {
 		"have_pods_with_required_anti_affinity": []any{},
 		"nodes":                                 map[string]any{"n1": wantNode},
 	}
-	maps.Copy(wantSnapshot, releaseSnapshotKeys("default/claim"))
+	maps.Copy(wantSnapshot, pvcSnapshotKeys("default/claim"))
+	maps.Copy(wantSnapshot, nonHostScopedSnapshotKeys)
 	maps.Copy(wantSnapshot, groupSnapshotKeys)
 	if !reflect.DeepEqual(got[5]["snapshot"], wantSnapshot) {
 		t.Errorf("snapshot s = %v\nwant         %v", got[5]["snapshot"], wantSnapshot)
@@ -267,7 +268,8 @@ func TestDumpAndSnapshotViewsUseFormatKeys(t *testing.T) {
 		"node_list": []any{}, "have_pods_with_affinity": []any{},
 		"have_pods_with_required_anti_affinity": []any{}, "nodes": map[string]any{},
 	}
-	maps.Copy(empty, releaseSnapshotKeys())
+	maps.Copy(empty, pvcSnapshotKeys())
+	maps.Copy(empty, nonHostScopedSnapshotKeys)
 	maps.Copy(empty, groupSnapshotKeys)
 	if !reflect.DeepEqual(got[6]["snapshot"], empty) {
 		t.Errorf("unknown snapshot = %v, want an empty one", got[6]["snapshot"])

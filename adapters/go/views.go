@@ -11,7 +11,7 @@ import (
 )
 
 // nodeView is FORMAT.md's NODE-VIEW with every key present: the keys of
-// every release here, those of the built release in releaseNodeView.
+// every release here, the non-host-scoped list where the release has it.
 type nodeView struct {
 	HasNode                      bool                 `json:"has_node"`
 	Pods                         []string             `json:"pods"`
@@ -23,7 +23,7 @@ type nodeView struct {
 	PodsWithRequiredAntiAffinity []string             `json:"pods_with_required_anti_affinity"`
 	PVCRefCounts                 map[string]int       `json:"pvc_ref_counts"`
 	ImageStates                  map[string]imageView `json:"image_states"`
-	releaseNodeView
+	nonHostScopedNodeView
 }
 
 type imageView struct {
@@ -31,15 +31,17 @@ type imageView struct {
 	NumNodes int   `json:"num_nodes"`
 }
 
-// snapshotView is FORMAT.md's SNAPSHOT-VIEW with every key present, the
-// built release's own ones in releaseSnapshotView, its pod-group copies in
-// groupSnapshotView and compositeSnapshotView.
+// snapshotView is FORMAT.md's SNAPSHOT-VIEW with every key present: the
+// used claims as the release keeps them (pvcSnapshotView), the non-host-scoped
+// list where it has one, its pod-group copies in groupSnapshotView and
+// compositeSnapshotView.
 type snapshotView struct {
 	NodeList                         []string            `json:"node_list"`
 	HavePodsWithAffinity             []string            `json:"have_pods_with_affinity"`
 	HavePodsWithRequiredAntiAffinity []string            `json:"have_pods_with_required_anti_affinity"`
 	Nodes                            map[string]nodeView `json:"nodes"`
-	releaseSnapshotView
+	pvcSnapshotView
+	nonHostScopedSnapshotView
 	groupSnapshotView
 	compositeSnapshotView
 }
@@ -64,7 +66,7 @@ func viewNode(info *framework.NodeInfo) nodeView {
 		PodsWithRequiredAntiAffinity: podUIDs(info.PodsWithRequiredAntiAffinity),
 		PVCRefCounts:                 pvcs,
 		ImageStates:                  images,
-		releaseNodeView:              viewReleaseNode(info),
+		nonHostScopedNodeView:        viewNonHostScopedNode(info),
 	}
 }
 
@@ -82,7 +84,8 @@ func viewSnapshot(snapshot *cache.Snapshot) snapshotView {
 		HavePodsWithAffinity:             nodeNames(withAffinity),
 		HavePodsWithRequiredAntiAffinity: nodeNames(withAntiAffinity),
 		Nodes:                            nodes,
-		releaseSnapshotView:              viewReleaseSnapshot(snapshot),
+		pvcSnapshotView:                  viewPVCSnapshot(snapshot),
+		nonHostScopedSnapshotView:        viewNonHostScopedSnapshot(snapshot),
 		groupSnapshotView:                viewGroupSnapshot(snapshot),
 		compositeSnapshotView:            viewCompositeSnapshot(snapshot),
 	}

@@ -14,7 +14,7 @@ import attrs
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.scheduling.node_fields import NodeFields, Taint
 from kcache.impl.scheduling.pod_plan import PodPlan, Toleration
-from kcache.spec.releases import Release, since
+from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Code, Status
 
 MAX_SCORE = 100
@@ -35,13 +35,13 @@ class Context:
     image_count: int = 0
 
     def __attrs_post_init__(self) -> None:
-        object.__setattr__(self, "balance_change", since(self.release, "v1.36"))
+        object.__setattr__(self, "balance_change", self.release.scores_balance_change)
 
     @classmethod
     def of(cls, plan: PodPlan, release: Release, num_nodes: int) -> Context:
-        volumes = plan.volume_images if since(release, "v1.36") else []
+        volumes = plan.volume_images if release.reads_image_volumes else []
         count = len(plan.init_images) + len(plan.images)
-        if since(release, "v1.37"):
+        if release.counts_image_volumes:
             count += len(volumes)
         names = tuple(_normalized(name) for name in (*plan.init_images, *plan.images, *volumes))
         return cls(release, num_nodes, names, count)

@@ -20,7 +20,7 @@ from kcache.impl.pod_info import (
     whole_value,
 )
 from kcache.spec.objects import Pod
-from kcache.spec.releases import Release, since
+from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Status
 
 #: (key, operator, value, effect) of a toleration, as the API spells them
@@ -94,7 +94,7 @@ class PodPlan:
         ) is not None
         self.node_name: str = spec.get("nodeName") or ""
         #: v1.37's NodeName PreFilter narrows the cycle to the named node
-        self.named_node_only = bool(self.node_name) and since(release, "v1.37")
+        self.named_node_only = bool(self.node_name) and release.narrows_to_node_name
         requests, non_zero = pod_requests(manifest, release)
         counted = to_resource(requests)
         self.cpu = counted.milli_cpu

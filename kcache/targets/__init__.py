@@ -6,7 +6,7 @@
 | `impl` | the optimized cache, `impl.cache.Cache` |
 | `MODULE:FACTORY` | any callable `FACTORY(ttl=Decimal, release=Release)` in an importable module |
 | `cmd:COMMAND ARGS...` | an adapter process speaking docs/adapter-protocol.md |
-| `go`, `go:v1.35` ... `go:v1.37` | upstream's own cache behind the Go adapter (kcache.targets.go) |
+| `go`, `go:SOURCE` | upstream's own cache behind the Go adapter (kcache.targets.go) |
 
 Modules are imported only when a target is resolved, so kcache starts without
 impl or Go.  `opened` puts an in-process target's calls under a time limit
@@ -36,7 +36,7 @@ from kcache.targets.time_limit import STEP_TIMEOUT, time_limited
 #: short names for the factories in this repository
 BUILTIN: dict[str, str] = {"spec": "kcache.spec.cache:Cache", "impl": "kcache.impl.cache:Cache"}
 
-TARGET_HELP = "spec | impl | MODULE:FACTORY | cmd:COMMAND ARGS... | go[:v1.35|v1.36|v1.37]"
+TARGET_HELP = "spec | impl | MODULE:FACTORY | cmd:COMMAND ARGS... | go[:RELEASE|VERSION|PATH]"
 
 
 def resolve(target: str) -> CacheFactory:
@@ -127,8 +127,8 @@ def _command(target: str) -> CacheFactory:
 def _go(target: str) -> CacheFactory:
     """The Go adapter of upstream's cache; `kcache.targets.go` builds it on first use.
 
-    A version is any pinned adapter build (`go_adapter.BUILDS` refuses
-    others), not only a release the model knows: the handshake says which
+    After `go:` comes a release, a k8s.io/kubernetes version or a tree's path
+    (`go_adapter.resolve` refuses anything else); the handshake says which
     release the adapter models, and the client checks it.
     """
     version = target.partition(":")[2] or DEFAULT_RELEASE.name

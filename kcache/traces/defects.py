@@ -16,14 +16,15 @@ from collections.abc import Mapping
 
 import attrs
 
+from kcache.spec.releases import RELEASES
+
 
 @attrs.frozen
 class UpstreamDefect:
     """One known upstream defect: where it is, what it breaks, and how the spec models it."""
 
+    #: how a trace (`upstream_defect`) and a release line (`Release.upstream_defects`) name it
     id: str
-    #: the upstream release lines that have it
-    releases: frozenset[str]
     summary: str
     #: the spec's `Cache` switches that model what upstream does instead: a run that
     #: acknowledges the defect holds the target to that model, so only what the defect
@@ -38,7 +39,6 @@ UPSTREAM_DEFECTS: Mapping[str, UpstreamDefect] = {
     for defect in (
         UpstreamDefect(
             id="pvc-ref-count-delta",
-            releases=frozenset({"v1.37"}),
             summary=(
                 "v1.37 keeps a snapshot's PVC reference counts through one cache-wide delta "
                 "recorded as events happen; after a node is removed and re-added, a pod of an "
@@ -60,4 +60,5 @@ def acknowledged_for(release: str, acknowledge: bool) -> tuple[UpstreamDefect, .
     """The defects a run of `release` acknowledges: every one of that release, or none."""
     if not acknowledge:
         return ()
-    return tuple(defect for defect in UPSTREAM_DEFECTS.values() if release in defect.releases)
+    found = RELEASES[release].upstream_defects
+    return tuple(defect for defect in UPSTREAM_DEFECTS.values() if defect.id in found)

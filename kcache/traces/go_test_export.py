@@ -27,6 +27,8 @@ from typing import Any
 import attrs
 
 from kcache.errors import KcacheError
+from kcache.ops import OPS
+from kcache.spec.releases import RELEASES, Release
 from kcache.traces.defects import UPSTREAM_DEFECTS
 from kcache.traces.trace import Trace, step_to_json
 
@@ -57,20 +59,20 @@ _OP_ARGUMENTS: Mapping[str, tuple[str, ...]] = {
     "update_snapshot": (),
 }
 
-#: the releases whose cache package this module writes for: `newCache`'s arguments
-#: differ, and v1.37 counts the snapshot's claims where v1.35 and v1.36 keep a set
-_NEW_CACHE: Mapping[str, str] = {
-    "v1.35": "newCache(ctx, {ttl}, time.Second, nil)",
-    "v1.36": "newCache(ctx, time.Second, nil, false)",
-    "v1.37": "newCache(ctx, time.Second, nil, false, false)",
-}
-_COUNTS_CLAIMS = frozenset({"v1.37"})
-#: ops a release's cache lacks
-_MISSING_OPS: Mapping[str, frozenset[str]] = {
-    "v1.35": frozenset({"remove_assumed_pod"}),
-    "v1.36": frozenset({"remove_assumed_pod"}),
-    "v1.37": frozenset(),
-}
+def _new_cache(release: Release) -> str:
+    """How the release's own tests make a cache: with a TTL while assumed pods expire, then
+    one argument per pod-group feature gate (all off here)."""
+    if release.has_expiry:
+        return "newCache(ctx, {ttl}, time.Second, nil)"
+    gates = ", false" * (1 + release.has_pod_group_objects)
+    return f"newCache(ctx, time.Second, nil{gates})"
+
+
+def _lacks(release: Release, op: str) -> bool:
+    """Whether the release's cache package has no `op` (its table behaviour is off)."""
+    behaviour = OPS[op].behaviour
+    return behaviour is not None and not getattr(release, behaviour)
+
 
 _POD_FIELDS = {
     "apiVersion",
@@ -99,7 +101,7 @@ class ExportError(KcacheError):
 
 def releases() -> tuple[str, ...]:
     """The releases a test can be written for."""
-    return tuple(_NEW_CACHE)
+    return tuple(RELEASES)
 
 
 def go_test_name(trace: Trace) -> str:
@@ -117,15 +119,15 @@ def file_name(trace: Trace) -> str:
 def export_go_test(trace: Trace, release: str | None = None) -> str:
     """The Go test file of `trace` for `release` (default: the trace's own release)."""
     release = release or trace.release.name
-    if release not in _NEW_CACHE:
+    if release not in RELEASES:
         raise ExportError(
             f"trace {trace.name!r}: no Go test for release {release} "
-            f"(known: {', '.join(_NEW_CACHE)})"
+            f"(known: {', '.join(RELEASES)})"
         )
     if trace.release.feature_gates:
         gates = ", ".join(name for name, _ in trace.release.feature_gates)
         raise ExportError(f"trace {trace.name!r}: sets feature gates ({gates}); not exported")
-    if trace.ttl and release != "v1.35":
+    if trace.ttl and not RELEASES[release].has_expiry:
         raise ExportError(
             f"trace {trace.name!r}: ttl_seconds {trace.ttl}: {release} has no assumed-pod expiry"
         )
@@ -181,7 +183,7 @@ class _Writer:
     def _body(self, rows: list[str]) -> str:
         self.imports.update({"testing", "strings", "time", "github.com/google/go-cmp/cmp"})
         self.imports.add("k8s.io/klog/v2/ktesting")
-        counts = self.release in _COUNTS_CLAIMS
+        counts = RELEASES[self.release].counts_pvc_references
         ttl = _go_duration(self.trace.ttl)
         snapshots = ", ".join(
             f"{_go_string(name)}: NewEmptySnapshot()" for name in self.snapshot_names
@@ -272,7 +274,7 @@ class _Writer:
             "\t\t}\n"
             "\t\treturn got\n"
             "\t}\n\n"
-            f"\tcache := {_NEW_CACHE[self.release].format(ttl=ttl)}\n"
+            f"\tcache := {_new_cache(RELEASES[self.release]).format(ttl=ttl)}\n"
             f"\tsnapshots := map[string]*Snapshot{{{snapshots}}}\n"
             "\tconst (\n"
             "\t\tnotChecked = iota // the trace does not say how the step ends\n"
@@ -319,7 +321,7 @@ class _Writer:
                 f"{where}: {step.op} is not exported to a Go test "
                 f"(exported ops: {', '.join(EXPORTED_OPS)})"
             )
-        if step.op in _MISSING_OPS[self.release]:
+        if _lacks(RELEASES[self.release], step.op):
             raise ExportError(f"{where}: {self.release}'s cache package has no {step.op}")
         raw = step_to_json(step)
         kind = "node" if step.op.endswith("_node") else "pod"
@@ -362,7 +364,7 @@ class _Writer:
                 f"{where}: expect.snapshot.{unknown[0]} is not exported to a Go test "
                 f"(exported: {', '.join(sorted(_SNAPSHOT_KEYS))})"
             )
-        counts = self.release in _COUNTS_CLAIMS
+        counts = RELEASES[self.release].counts_pvc_references
         fields = []
         if "node_list" in view:
             fields.append(f"NodeList: {_go_strings(view['node_list'])}")

@@ -71,7 +71,7 @@ def replay_trace(
     """
     result = _replayed(trace, factory)
     defect = UPSTREAM_DEFECTS.get(trace.upstream_defect or "")
-    if acknowledge_upstream_defects and defect and trace.release.name in defect.releases:
+    if acknowledge_upstream_defects and defect and defect.id in trace.release.upstream_defects:
         if result.verdict is Verdict.FAILED:
             return attrs.evolve(result, verdict=Verdict.KNOWN_DEFECT)
         if result.verdict is Verdict.PASSED:

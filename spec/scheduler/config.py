@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from kcache.spec.releases import Release, since
+from kcache.spec.releases import Release
 
 #: upstream's `getDefaultPlugins` MultiPoint list up to v1.36 before its feature gates apply,
 #: with the default weights of Score plugins
@@ -65,10 +65,10 @@ def default_plugins(release: Release) -> tuple[tuple[str, int], ...]:
     InPlacePodVerticalScalingSchedulerPreemption) add nothing.
     """
     order = [name for name, _ in _DEFAULT_V1_35]
-    if since(release, "v1.37"):
+    if release.narrows_to_node_name:
         order[2:4] = ["NodeName", "NodeUnschedulable"]
     order.insert(order.index("DefaultPreemption"), "DynamicResources")
-    if since(release, "v1.36"):
+    if release.declares_node_features:
         order.append("NodeDeclaredFeatures")
     weights = {**dict(_DEFAULT_V1_35), "DynamicResources": 2}
     return tuple((name, weights.get(name, 0)) for name in order)

@@ -120,7 +120,7 @@ def test_the_wheel_carries_the_adapter_vectors_and_format(wheel: Path) -> None:
         "go-adapter/go.mod",
         "go-adapter/v1.37.mod",
         "go-adapter/main.go",
-        "go-adapter/_overlay/v1.37/snapshot_access.go",
+        "go-adapter/_overlay/pvc_ref_counts.go",
         "go-adapter/internal/upstreamcache/doc.go",
         "vectors/TestDump.jsonl",
         "vectors/machine/ForgetPod.jsonl",

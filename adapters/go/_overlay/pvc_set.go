@@ -1,4 +1,4 @@
-//go:build !kcache_v137
+//go:build !kcache_counts_pvc_references
 
 // Added to upstream's cache package at build time (see ../README.md).
 //

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from kcache.spec.releases import since
 from kcache.spec.scheduler.normalize import MAX_NODE_SCORE, go_quotient
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
@@ -55,7 +54,7 @@ def _score(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> int:
     before = {name: node.info.requested.get(name, 0) for name in RESOURCES}
     after = {name: before[name] + wanted[name] for name in RESOURCES}
     with_pod = balance(after, node.info.allocatable)
-    if not since(cycle.release, "v1.36"):
+    if not cycle.release.scores_balance_change:
         return with_pod
     half = MAX_NODE_SCORE // 2
     return half + go_quotient(half + with_pod - balance(before, node.info.allocatable), 2)

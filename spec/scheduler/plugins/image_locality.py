@@ -13,7 +13,6 @@ count is containers plus init containers; v1.37 also counts image volumes
 
 from __future__ import annotations
 
-from kcache.spec.releases import since
 from kcache.spec.scheduler.normalize import MAX_NODE_SCORE, go_quotient
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
@@ -37,14 +36,14 @@ def priority(total: int, images: int) -> int:
 
 def _score(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> int:
     names = [*pod.init_images, *pod.images]
-    volumes = list(pod.volume_images) if since(cycle.release, "v1.36") else []
+    volumes = list(pod.volume_images) if cycle.release.reads_image_volumes else []
     total = 0
     for name in [*names, *volumes]:
         state = node.info.image_states.get(normalized_image_name(name))
         if state is not None:
             spread = float(state.num_nodes) / float(cycle.num_nodes)
             total += int(float(state.size) * spread)
-    counted = len(names) + (len(volumes) if since(cycle.release, "v1.37") else 0)
+    counted = len(names) + (len(volumes) if cycle.release.counts_image_volumes else 0)
     return priority(total, counted)
 
 

@@ -6,7 +6,6 @@ nodes are left out (the absent status) rather than each rejected by Filter.
 
 from __future__ import annotations
 
-from kcache.spec.releases import since
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
 from kcache.spec.scheduler.status import Status, unresolvable
@@ -16,7 +15,7 @@ REASON = "node(s) didn't match the requested node name"
 
 def _pre_filter(pod: SchedulingPod, cycle: Cycle) -> frozenset[str] | None:
     wanted = pod.pod.node_name
-    return frozenset({wanted}) if wanted and since(cycle.release, "v1.37") else None
+    return frozenset({wanted}) if wanted and cycle.release.narrows_to_node_name else None
 
 
 def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:

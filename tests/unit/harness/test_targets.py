@@ -82,7 +82,7 @@ class TestResolve:
             (":Cache", "--impl :Cache: expected MODULE:FACTORY"),
             ("cmd:", "--impl cmd: needs a command"),
             ("cmd:./adapter 'unclosed", "--impl cmd:./adapter 'unclosed: No closing quotation"),
-            ("go:v2.0", "--impl go:v2.0: no Go adapter build (known: v1.35, v1.36, v1.37)"),
+            ("go:v2.0", "--impl go:v2.0: expected a release (v1.35, v1.36, v1.37), a k8s.io"),
         ],
     )
     def test_bad_targets_are_one_line_errors(self, target: str, message: str) -> None:

@@ -1,4 +1,4 @@
-//go:build !kcache_v136 && !kcache_v137
+//go:build !kcache_schedule_pod_takes_pod_info
 
 // Added to upstream's scheduler package at build time (see ../../README.md).
 //

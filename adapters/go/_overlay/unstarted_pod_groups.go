@@ -1,6 +1,8 @@
-// Added to upstream's cache package at build time (see ../../README.md).
+//go:build kcache_has_pod_groups && !kcache_has_pod_group_objects
+
+// Added to upstream's cache package at build time (see ../README.md).
 //
-// v1.36 has no expiry; its New still starts a metrics loop.  The adapter
+// Without expiry (v1.36) New still starts a metrics loop.  The adapter
 // builds the cache without it so that nothing runs between requests.
 
 package cache

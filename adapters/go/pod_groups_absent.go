@@ -1,10 +1,10 @@
-//go:build !kcache_v136 && !kcache_v137
+//go:build !kcache_has_pod_groups
 
 package main
 
 import cache "kcache/goadapter/internal/upstreamcache"
 
-// v1.35's cache has no pod groups: every pod-group op is unsupported, and
+// A cache without pod groups (before v1.36): every pod-group op is unsupported, and
 // the observations see none.
 
 func (*session) addPodGroupMember(request) (map[string]any, error) {

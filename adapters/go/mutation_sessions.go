@@ -1,50 +1,13 @@
-//go:build kcache_v137
+//go:build kcache_has_mutation_sessions
 
 package main
 
 import (
-	"maps"
-
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	cache "kcache/goadapter/internal/upstreamcache"
 )
-
-// release is the kcache release profile this build models.
-const release = "v1.37"
-
-func (c expiryless) removeAssumedPod(logger klog.Logger, pod *v1.Pod) error {
-	return c.RemoveAssumedPod(logger, pod)
-}
-
-// releaseNodeView: v1.37 NodeInfos keep a third affinity list (filled only
-// while InterPodAffinityHostnameFastPath is on).
-type releaseNodeView struct {
-	PodsWithRequiredNonHostScopedAntiAffinity []string `json:"pods_with_required_non_host_scoped_anti_affinity"`
-}
-
-func viewReleaseNode(info *framework.NodeInfo) releaseNodeView {
-	return releaseNodeView{podUIDs(info.PodsWithRequiredNonHostScopedAntiAffinity)}
-}
-
-// releaseSnapshotView: v1.37 snapshots count claim references instead of
-// holding a set, and list the nodes of the third affinity list.
-type releaseSnapshotView struct {
-	UsedPVCRefCounts                              map[string]int `json:"used_pvc_ref_counts"`
-	HavePodsWithRequiredNonHostScopedAntiAffinity []string       `json:"have_pods_with_required_non_host_scoped_anti_affinity"`
-}
-
-func viewReleaseSnapshot(snapshot *cache.Snapshot) releaseSnapshotView {
-	withNonHostScoped, _ := snapshot.HavePodsWithRequiredNonHostScopedAntiAffinityList()
-	counts := map[string]int{}
-	maps.Copy(counts, snapshot.UsedPVCRefCounts())
-	return releaseSnapshotView{
-		UsedPVCRefCounts: counts,
-		HavePodsWithRequiredNonHostScopedAntiAffinity: nodeNames(withNonHostScoped),
-	}
-}
 
 // startMutations and endMutations are the snapshot's own session methods,
 // upstream's since v1.37.

@@ -1,4 +1,6 @@
-// Added to upstream's cache package at build time (see ../../README.md).
+//go:build kcache_has_expiry
+
+// Added to upstream's cache package at build time (see ../README.md).
 //
 // kcache's time is virtual: the trace says what "now" is.  Upstream's New
 // starts a loop that expires assumed pods by the wall clock, so the adapter

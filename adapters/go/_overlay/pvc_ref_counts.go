@@ -1,4 +1,6 @@
-// Added to upstream's cache package at build time (see ../../README.md).
+//go:build kcache_counts_pvc_references
+
+// Added to upstream's cache package at build time (see ../README.md).
 //
 // v1.37 snapshots count claim references (usedPVCRefCounts) instead of
 // holding a set; IsPVCUsedByPods only tells count > 0, so this exposes them.

@@ -1,4 +1,6 @@
-// Added to upstream's cache package at build time (see ../../README.md).
+//go:build kcache_has_pod_group_objects
+
+// Added to upstream's cache package at build time (see ../README.md).
 //
 // The listers answer one group by name, and only through its exported
 // methods (UnscheduledPods keys by pod name, a composite's object is not

@@ -1,4 +1,6 @@
-// Added to upstream's cache package at build time (see ../../README.md).
+//go:build kcache_has_pod_group_objects
+
+// Added to upstream's cache package at build time (see ../README.md).
 //
 // v1.37's New still starts a metrics loop.  The adapter builds the cache
 // without it so that nothing runs between requests, with the two pod-group

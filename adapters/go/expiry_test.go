@@ -1,11 +1,8 @@
-//go:build !kcache_v136 && !kcache_v137
+//go:build kcache_has_expiry
 
 package main
 
 import "testing"
-
-// groupSnapshotKeys: a v1.35 SNAPSHOT-VIEW has no pod-group keys.
-var groupSnapshotKeys = map[string]any{}
 
 func TestAssumedPodExpiresOnlyStrictlyAfterItsDeadline(t *testing.T) {
 	pod := oneLine(podU1)
@@ -27,22 +24,8 @@ func TestAssumedPodExpiresOnlyStrictlyAfterItsDeadline(t *testing.T) {
 			t.Errorf("answer %d = %v, want assumed %v", i, got[i], want)
 		}
 	}
-	// v1.35 forgets a pod it no longer holds without complaint.
+	// Forgetting a pod the cache no longer holds succeeds (since v1.35.0).
 	if got[9]["ok"] != true {
 		t.Errorf("forget_pod of the expired pod answered %v, want ok", got[9])
-	}
-}
-
-func TestOpsOfLaterReleasesAreUnsupported(t *testing.T) {
-	got := answers(t,
-		initRequest(),
-		`{"op": "get_node", "name": "n1"}`,
-		`{"op": "remove_assumed_pod", "pod": `+oneLine(podU1)+`}`,
-	)
-	for i, op := range map[int]string{1: "get_node", 2: "remove_assumed_pod"} {
-		refusal, _ := got[i]["error"].(map[string]any)
-		if refusal["class"] != "UnsupportedOperation" || refusal["message"] != op+" does not exist in release v1.35" {
-			t.Errorf("%s answered %v, want UnsupportedOperation", op, got[i])
-		}
 	}
 }
