@@ -55,6 +55,7 @@ def one_run(race: str, seed: int) -> Catch:
             release=factory.scenario.release,
             rounds=PARALLEL_PROFILES["ci"].rounds,
             repeats=PARALLEL_PROFILES["ci"].repeats,
+            per_row=PARALLEL_PROFILES["ci"].per_row,
             seed=seed,
             out_dir=Path(folder),
             name=race,
