@@ -33,9 +33,11 @@ from collections.abc import Iterable
 #: longest a thread waits at a yield point (seconds): reached only when another
 #: worker is blocked, e.g. on a lock the waiting thread holds
 YIELD_WAIT = 0.05
-#: longest a held call, or a worker waiting for it, waits (seconds): a bound for a
-#: stalled worker only, since the held call holds no lock while it waits
-HOLD_WAIT = 2.0
+#: longest a held call, or a worker waiting for it, waits (seconds): a bound for a worker
+#: stuck elsewhere only, since the held call holds no lock while it waits; half the time
+#: a parallel run gives its threads before it names them stuck (`execution.JOIN_TIMEOUT`),
+#: so that a held call waiting on a stuck worker still finishes and only the stuck one is named
+HOLD_WAIT = 5.0
 
 
 class Scheduler:

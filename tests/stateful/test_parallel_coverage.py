@@ -69,6 +69,7 @@ def test_a_held_run_overlaps_the_aimed_write_with_every_read_of_the_other_thread
 
 
 @pytest.mark.parametrize(("release", "cells"), [(V1_35, 210), (V1_37, 231)], ids=["v1.35", "v1.37"])
+@pytest.mark.timeout(1800)  # a whole ci run: a few minutes, many more on a loaded machine
 def test_the_ci_profile_reaches_every_cell(
     release: Release, cells: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
