@@ -33,11 +33,11 @@ from collections.abc import Iterable
 #: longest a thread waits at a yield point (seconds): reached only when another
 #: worker is blocked, e.g. on a lock the waiting thread holds
 YIELD_WAIT = 0.05
-#: longest a held call, or a worker waiting for it, waits (seconds): a bound for a worker
-#: stuck elsewhere only, since the held call holds no lock while it waits; half the time
-#: a parallel run gives its threads before it names them stuck (`execution.JOIN_TIMEOUT`),
-#: so that a held call waiting on a stuck worker still finishes and only the stuck one is named
-HOLD_WAIT = 5.0
+#: longest a held call, or a worker waiting for it, waits (seconds); None: no bound.  The
+#: held call holds no lock while it waits, so no call of impl waits on it, and a bound only
+#: cost overlaps on a loaded machine (5 s ran out at load 25); a worker stuck elsewhere
+#: is named by the run's join timeout, with the threads that waited on it
+HOLD_WAIT: float | None = None
 
 
 class Scheduler:

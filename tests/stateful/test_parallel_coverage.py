@@ -5,8 +5,8 @@ row's write (or the loop's first expiry pass) at the top of the cache's own
 method while the other threads make all their calls, so every read of those
 threads overlaps it; `kcache conform --parallel --profile ci` runs two such
 programs per row, so it reaches every cell whatever the machine's load.
-Both hold on events only here: the hold's time bound, a guard against a
-stalled thread, is lifted.
+Both hold on events only: the fixture keeps the hold unbounded whatever
+its default.
 """
 
 from __future__ import annotations
