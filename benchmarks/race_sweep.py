@@ -55,6 +55,7 @@ def one_run(race: str, seed: int) -> Catch:
             release=factory.scenario.release,
             rounds=PARALLEL_PROFILES["ci"].rounds,
             repeats=PARALLEL_PROFILES["ci"].repeats,
+            per_row=PARALLEL_PROFILES["ci"].per_row,
             seed=seed,
             out_dir=Path(folder),
             name=race,
@@ -99,7 +100,8 @@ def sweep_table(catches: Sequence[Catch], seeds: int) -> Table:
     the minimised histories' calls."""
     rows = []
     targets = []
-    budget = PARALLEL_PROFILES["ci"].rounds
+    profile = PARALLEL_PROFILES["ci"]
+    budget = f"{profile.per_row} programs per row of the overlap table, then {profile.rounds}"
     for race in sorted({catch.race for catch in catches}):
         caught = [catch for catch in catches if catch.race == race and catch.caught]
         programs = [catch.programs for catch in caught] or [0]

@@ -117,6 +117,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                     threads=args.threads,
                     rounds=rounds,
                     repeats=profile.repeats,
+                    per_row=profile.per_row,
                     time_budget=args.time_budget,
                     seed=seed,
                     out_dir=args.out,

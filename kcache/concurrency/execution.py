@@ -22,8 +22,10 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from decimal import Decimal
+from types import FrameType
 from typing import Any
 
 import attrs
@@ -43,6 +45,8 @@ CALLS_PER_PASS = 2
 PASS_WAIT = 0.05
 #: a thread still running after this many seconds is stuck (a deadlock, or a lost wake-up)
 JOIN_TIMEOUT = 10.0
+#: the expiry loop's name in histories
+EXPIRY = "expiry"
 #: the interpreter's thread switch interval during a run: much shorter than
 #: the default 5 ms, so that threads are preempted inside calls, not only
 #: between them
@@ -111,6 +115,15 @@ class ExpiryPasses:
         self._looping = False
         self._stopping = False
         self._open: tuple[int, Decimal] | None = None
+        #: the pass to hold inside the cache (the first), then the one being held
+        self._to_hold: _HeldFrame | None = None
+        self._holding: _HeldFrame | None = None
+
+    def hold_first_pass(self, held: _HeldFrame) -> None:
+        """Open the first pass at once and hold it inside the cache while the threads make
+        all their calls (they start each only once it is inside)."""
+        self._to_hold = held
+        self._due = 0
 
     def start(self) -> None:
         """A loop runs on this clock from now on: threads keep pace with it."""
@@ -123,18 +136,30 @@ class ExpiryPasses:
             self._changed.notify_all()
             if self._looping:
                 self._changed.wait_for(
-                    lambda: self._stopping or self._completed < self._due + CALLS_PER_PASS,
+                    lambda: (
+                        self._stopping
+                        or self._holding is not None
+                        or self._completed < self._due + CALLS_PER_PASS
+                    ),
                     timeout=PASS_WAIT,
                 )
 
     def __call__(self) -> Decimal:
         self.close_pass(call(lambda: None))
+        if self._holding is not None:
+            self._holding.disarm()
+            with self._changed:
+                self._holding = None
+                self._changed.notify_all()
         with self._changed:
             self._changed.wait_for(lambda: self._stopping or self._completed >= self._due)
             self._due = self._completed + CALLS_PER_PASS
             self._changed.notify_all()
         self.now += TIME_STEP
         self._open = (self._recorder.now(), self.now)
+        if self._to_hold is not None:
+            self._holding, self._to_hold = self._to_hold, None
+            self._holding.arm()  # in the loop's thread, which calls `cleanup(now)` next
         return self.now
 
     def close_pass(self, ended: tuple[Outcome, Any]) -> None:
@@ -143,7 +168,7 @@ class ExpiryPasses:
             t_invoke, now = self._open
             self._open = None
             self._recorder.add(
-                thread="expiry",
+                thread=EXPIRY,
                 op="cleanup",
                 args={"now": now},
                 ended=ended,
@@ -172,12 +197,17 @@ def execute(
     *,
     release: Release = DEFAULT_RELEASE,
     join_timeout: float = JOIN_TIMEOUT,
+    hold: bool = False,
 ) -> Execution:
     """Run `program` against one cache from `factory` and record what every call returned.
 
     A cache with `start_expiry_loop(clock, period)` runs its own loop on an
     `ExpiryPasses` clock and is closed at the end; any other cache (in a
     release with expiry) gets a harness thread calling `cleanup` the same way.
+    With `hold`, the program's `held` call waits inside the cache (at the
+    start of the cache's own method, before it takes any lock) until the
+    other threads have made all their calls, and they start each call only
+    once it is inside (`kcache.concurrency.yield_points.Scheduler.hold`).
     """
     cache = factory(ttl=program.ttl, release=release)
     subject = Run(cache)
@@ -186,14 +216,34 @@ def execute(
     for planned in program.prefix:
         recorder.make(subject, "main", planned.op, _with_time(planned, passes))
     starting = threading.Barrier(len(program.threads) or 1)
-    scheduler = Scheduler(thread_name(i) for i in range(len(program.threads)))
+    held = next(
+        (
+            thread_name(i)
+            for i, calls in enumerate(program.threads)
+            if any(planned.held for planned in calls)
+        ),
+        None,
+    )
+    if program.held_pass:
+        held = EXPIRY
+    scheduler = Scheduler(
+        (thread_name(i) for i in range(len(program.threads))), held=held if hold else None
+    )
+    if hold and program.held_pass:
+        passes.hold_first_pass(_HeldFrame(cache, scheduler, EXPIRY))
 
     def work(name: str, calls: Sequence[Call]) -> None:
         starting.wait()
         try:
             for planned in calls:
+                scheduler.wait_for_held(name)
                 scheduler.call_started(name)
-                recorder.make(subject, name, planned.op, _with_time(planned, passes))
+                with (
+                    _HeldFrame(cache, scheduler, name).around()
+                    if hold and planned.held
+                    else nullcontext()
+                ):
+                    recorder.make(subject, name, planned.op, _with_time(planned, passes))
                 scheduler.call_returned(name)
                 passes.call_completed()
         finally:
@@ -225,6 +275,40 @@ def execute(
         for planned in epilogue(program):
             recorder.make(subject, "main", planned.op, planned.args)
     return Execution(recorder.history(release, program.ttl), stuck)
+
+
+class _HeldFrame:
+    """Stops the thread that arms it, once, where `cache`'s own method begins (the first
+    Python frame whose `self` is the cache, before the method takes any lock), and holds it
+    there (`Scheduler.hold`) until the other workers have finished."""
+
+    def __init__(self, cache: object, scheduler: Scheduler, name: str) -> None:
+        self._cache = cache
+        self._scheduler = scheduler
+        self._name = name
+        self._outer = sys.getprofile()
+
+    def arm(self) -> None:
+        self._outer = sys.getprofile()
+        sys.setprofile(self._inside)
+
+    def _inside(self, frame: FrameType, event: str, _arg: object) -> None:
+        if event == "call" and frame.f_locals.get("self") is self._cache:
+            sys.setprofile(self._outer)
+            self._scheduler.hold(self._name)
+
+    def disarm(self) -> None:
+        """The held call is over (or never reached the cache): nobody waits for it."""
+        sys.setprofile(self._outer)
+        self._scheduler.held_over()
+
+    @contextmanager
+    def around(self) -> Iterator[None]:
+        self.arm()
+        try:
+            yield
+        finally:
+            self.disarm()
 
 
 def epilogue(program: Program) -> tuple[Call, ...]:

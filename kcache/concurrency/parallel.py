@@ -46,6 +46,8 @@ class ParallelProfile:
     doc: str
     #: runs of each program: each run interleaves its threads anew
     repeats: int = REPEATS
+    #: programs aimed at each row of the overlap table, run before the drawn ones
+    per_row: int = 0
 
 
 #: the parallel mode's profiles; `ci` must reach every cell of the overlap table
@@ -55,10 +57,12 @@ PARALLEL_PROFILES: dict[str, ParallelProfile] = {
         rounds=100, seed=None, doc="100 programs, each run three times, a new seed each run"
     ),
     "ci": ParallelProfile(
-        rounds=600,
+        rounds=540,
         seed=0,
         repeats=6,
-        doc="600 programs drawn from seed 0, each run six times (the interleavings still vary)",
+        per_row=2,
+        doc="two programs aimed at each row of the overlap table, then 540 drawn, from seed 0, "
+        "each run six times (the interleavings still vary)",
     ),
 }
 
@@ -132,6 +136,7 @@ def run_parallel(
     threads: int | None = None,
     rounds: int | None = None,
     repeats: int = REPEATS,
+    per_row: int = 0,
     time_budget: float | None = None,
     seed: int | None = None,
     out_dir: Path | None = Path("kcache-failures"),
@@ -141,9 +146,12 @@ def run_parallel(
 ) -> ParallelResult:
     """Run parallel programs against `factory`'s caches until a finding, the budget, or Ctrl-C.
 
-    `rounds` programs (default 100), each run `repeats` times, since one
-    program interleaves differently each time; with `time_budget` (seconds)
-    batches of `rounds` programs (default 20) run until the time is spent.
+    `per_row` programs aimed at each row of the overlap table, then `rounds`
+    drawn ones (default 100), each run `repeats` times, since one program
+    interleaves differently each time; the first run of an aimed program holds
+    its write inside the cache while the other threads read (`execute`'s
+    `hold`).  With `time_budget` (seconds) batches of `rounds` drawn programs
+    (default 20) run until the time is spent.
     The first non-linearizable history is minimised, written under `out_dir`
     and returned as the failure.  `progress(rounds, calls, failures)` is
     called after every program.
@@ -159,8 +167,9 @@ def run_parallel(
             raise _BudgetSpentError
         tally.rounds += 1
         failure = None
-        for _ in range(repeats):
-            run = execute(factory, program, release=release)
+        for repeat in range(repeats):
+            # the first run holds an aimed write while the others read (`execute`'s `hold`)
+            run = execute(factory, program, release=release, hold=repeat == 0)
             tally.runs += 1
             tally.calls += len(run.history.events)
             left = _left(started, time_budget)
@@ -175,14 +184,16 @@ def run_parallel(
             raise tally.found
 
     def one_batch(number: int) -> bool:
+        if number == 0:
+            for row in coverage.writes(release) if per_row else ():
+                aimed = given(programs(threads=threads, release=release, aim=row))(one_round)
+                _run_batch(aimed if seed is None else hypothesis_seed(seed)(aimed), per_row)
+                if tally.found is not None:
+                    return False
         test = given(programs(threads=threads, release=release))(one_round)
         if seed is not None:
             test = hypothesis_seed(seed + number)(test)
-        with warnings.catch_warnings():
-            # the finding is reported by kcache (its minimised history), not by Hypothesis'
-            # repr of the whole program, which only warns that it is large
-            warnings.filterwarnings("ignore", "Generating overly large repr", HypothesisWarning)
-            _run_batch(test, per_batch)
+        _run_batch(test, per_batch)
         return tally.found is None
 
     try:
@@ -204,17 +215,21 @@ def run_parallel(
 def _run_batch(test: Callable[[], None], per_batch: int) -> None:
     """`test` under settings that leave nothing to a loaded profile (ci, crosshair): --seed
     alone makes a run repeatable, and each batch must draw new programs."""
-    settings(
-        max_examples=per_batch,
-        phases=[Phase.explicit, Phase.generate],
-        database=None,
-        derandomize=False,
-        backend="hypothesis",
-        deadline=None,
-        verbosity=Verbosity.quiet,
-        report_multiple_bugs=False,
-        suppress_health_check=list(HealthCheck),
-    )(test)()
+    with warnings.catch_warnings():
+        # the finding is reported by kcache (its minimised history), not by Hypothesis'
+        # repr of the whole program, which only warns that it is large
+        warnings.filterwarnings("ignore", "Generating overly large repr", HypothesisWarning)
+        settings(
+            max_examples=per_batch,
+            phases=[Phase.explicit, Phase.generate],
+            database=None,
+            derandomize=False,
+            backend="hypothesis",
+            deadline=None,
+            verbosity=Verbosity.quiet,
+            report_multiple_bugs=False,
+            suppress_health_check=list(HealthCheck),
+        )(test)()
 
 
 def _left(started: float, time_budget: float | None) -> float:

@@ -45,6 +45,9 @@ class Call:
 
     op: str
     args: Mapping[str, Any]
+    #: an aimed program's write: a held run holds it inside the cache while the other
+    #: threads make all their calls (`kcache.concurrency.execution.execute`)
+    held: bool = False
 
 
 @attrs.frozen
@@ -54,6 +57,9 @@ class Program:
     ttl: Decimal
     prefix: tuple[Call, ...]
     threads: tuple[tuple[Call, ...], ...]
+    #: aimed at an expiry pass: a held run holds the loop's first pass inside the cache
+    #: while the threads make all their calls
+    held_pass: bool = False
 
 
 @attrs.frozen
@@ -242,10 +248,15 @@ def _calls(
 
 @st.composite
 def programs(
-    draw: st.DrawFn, *, threads: int | None = None, release: Release = DEFAULT_RELEASE
+    draw: st.DrawFn,
+    *,
+    threads: int | None = None,
+    release: Release = DEFAULT_RELEASE,
+    aim: tuple[str, str] | None = None,
 ) -> Program:
     """Parallel programs over small shared pools, around one node and one pod; `threads` None
-    draws 2 to 4 threads."""
+    draws 2 to 4 threads; `aim`, a (write, shape) row of the overlap table, draws only
+    programs aimed at it."""
     focus_node = draw(st.sampled_from(SHARED_NODE_NAMES[:2]))
     pods = {
         uid: tuple(strategies.as_read_by(release, pod) for pod in versions)
@@ -261,8 +272,8 @@ def programs(
     )
     # more threads overlap more pairs of calls: four as often as two and three together
     count = threads if threads is not None else draw(st.sampled_from((*THREAD_COUNTS, 4)))
-    if draw(st.integers(0, 3)):  # three programs in four aim at one row of the overlap table
-        return draw(_aimed(pools, elsewhere, release, count))
+    if aim is not None or draw(st.integers(0, 3)):  # three in four aim at one row of the table
+        return draw(_aimed(pools, elsewhere, release, count, row=aim))
     return Program(
         ttl=draw(st.sampled_from(EXPIRING_TTLS)) if release.has_expiry else Decimal(0),
         prefix=(
@@ -292,15 +303,24 @@ def programs(
 
 
 @st.composite
-def _aimed(draw: st.DrawFn, pools: _Pools, elsewhere: str, release: Release, count: int) -> Program:
-    """A program aimed at one row of the overlap table (`kcache.concurrency.coverage`): its
-    prefix gives the write its shape, the first thread makes the write among a few reads, and
-    every other thread makes every read the release has (the counts twice), in a drawn order.
+def _aimed(
+    draw: st.DrawFn,
+    pools: _Pools,
+    elsewhere: str,
+    release: Release,
+    count: int,
+    *,
+    row: tuple[str, str] | None,
+) -> Program:
+    """A program aimed at one row of the overlap table (`kcache.concurrency.coverage`), `row`
+    or a drawn one: its prefix gives the write its shape, the first thread makes the write
+    (marked `held`) among a few reads, and every other thread makes every read the release
+    has (the counts twice), in a drawn order.
 
     Random programs reach a shape like "a pod write naming a key held on another node" only
     when their calls happen to line up; aimed ones set it up and surround the write with reads.
     """
-    op, shape = draw(st.sampled_from(coverage.writes(release)))
+    op, shape = row if row is not None else draw(st.sampled_from(coverage.writes(release)))
     focus = pools.pods[pools.focus_pod]
     home, moved, ghost = focus[0], pools.moved[0], pools.pods[GHOST_POD][0]
     node_versions = pools.nodes[pools.focus_node]
@@ -313,9 +333,9 @@ def _aimed(draw: st.DrawFn, pools: _Pools, elsewhere: str, release: Release, cou
         name = {"held node": pools.focus_node, "ghost node": GHOST_NODE}.get(shape, elsewhere)
         versions = pools.nodes[name]
         write = (
-            Call(op, {"old": versions[0], "new": versions[-1]})
+            Call(op, {"old": versions[0], "new": versions[-1]}, held=True)
             if op == "update_node"
-            else Call(op, {"node": versions[-1]}),
+            else Call(op, {"node": versions[-1]}, held=True),
         )
     elif op in coverage.POD_WRITES:
         if shape == "same node":
@@ -324,23 +344,25 @@ def _aimed(draw: st.DrawFn, pools: _Pools, elsewhere: str, release: Release, cou
             prefix.append(Call("assume_pod", {"pod": moved}))
         pod = ghost if shape == "ghost node" else home
         write = (
-            Call(op, {"old": pod, "new": focus[-1] if pod is home else pod})
+            Call(op, {"old": pod, "new": focus[-1] if pod is home else pod}, held=True)
             if op == "update_pod"
-            else Call(op, {"pod": pod}),
+            else Call(op, {"pod": pod}, held=True),
         )
     second = pools.pods[strategies.UIDS[1]][0]
+    binding_too: tuple[Call, ...] = ()
     if shape == coverage.EXPIRY_SHAPES[0]:
-        # the loop's first pass expires two pods at once
+        # the loop's first pass expires two pods at once, while the informer confirms one of
+        # them: a pass racing a confirmation
         ttl = EXPIRING_TTLS[0]
         prefix += [
             Call(step, {"pod": pod})
             for pod in (home, second)
             for step in ("assume_pod", "finish_binding")
         ]
-    binding_too: tuple[Call, ...] = ()
+        write = (Call("add_pod", {"pod": home}),)
     if op == "finish_binding":
         # as the scheduler's binding goroutines do, another thread finishes binding another
-        # assumed pod meanwhile, and the loop expires both
+        # assumed pod at the same step, and the loop expires both
         ttl = EXPIRING_TTLS[0]
         prefix.append(Call("assume_pod", {"pod": second}))
         binding_too = (Call("finish_binding", {"pod": second}),)
@@ -360,15 +382,18 @@ def _aimed(draw: st.DrawFn, pools: _Pools, elsewhere: str, release: Release, cou
         ]
         return st.permutations(every)
 
+    first = draw(reads(thread_name(0)))
+    at = draw(st.integers(0, len(first)))
+
     def among(calls: list[Call], extra: tuple[Call, ...]) -> tuple[Call, ...]:
-        at = draw(st.integers(0, len(calls)))
         return (*calls[:at], *extra, *calls[at:])
 
     return Program(
         ttl=ttl,
         prefix=tuple(prefix),
+        held_pass=op == "cleanup",
         threads=(
-            among(draw(reads(thread_name(0))), write),
+            among(first, write),
             *(
                 among(draw(reads(thread_name(index))), binding_too if index == 1 else ())
                 for index in range(1, count)

@@ -79,3 +79,47 @@ def test_outside_a_run_a_yield_point_waits_for_nothing() -> None:
     done: list[str] = []
     yielding("t1", done).join(JOIN)
     assert done == ["t1"]
+
+
+def test_a_held_call_lets_the_others_start_only_once_inside_and_waits_until_they_finished(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(yield_points, "HOLD_WAIT", None)
+    scheduler = Scheduler(["t1", "t2"], held="t1")
+    order: list[str] = []
+
+    def other() -> None:
+        scheduler.wait_for_held("t2")
+        order.append("t2 starts")
+        scheduler.finished("t2")
+
+    def held() -> None:
+        order.append("t1 inside")
+        scheduler.hold("t1")
+        order.append("t1 goes on")
+        scheduler.held_over()
+
+    waiting = threading.Thread(target=other)
+    waiting.start()
+    holding = threading.Thread(target=held)
+    holding.start()
+    for thread in (waiting, holding):
+        thread.join(JOIN)
+    assert order == ["t1 inside", "t2 starts", "t1 goes on"]
+
+
+def test_a_worker_waits_for_no_held_call_once_it_is_over_or_its_thread_finished(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(yield_points, "HOLD_WAIT", None)  # a wrong wait would never end
+    for end in ("held_over", "finished"):
+        scheduler = Scheduler(["t1", "t2"], held="t1")
+        getattr(scheduler, end)(*(["t1"] if end == "finished" else []))
+        waiters = [
+            threading.Thread(target=scheduler.wait_for_held, args=(worker,))
+            for worker in ("t2", "t1")  # t1: the held worker never waits for itself
+        ]
+        for waiter in waiters:
+            waiter.start()
+            waiter.join(JOIN)
+            assert not waiter.is_alive(), end
