@@ -35,6 +35,13 @@ TIERS = {
 _TESTS = Path(__file__).resolve().parent
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """`xdist_group` is known without pytest-xdist too (a plain `pytest` ignores it)."""
+    config.addinivalue_line(
+        "markers", "xdist_group(name): run on one pytest-xdist worker (tox's --dist loadgroup)"
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test with the tier its folder names."""
     for item in items:
