@@ -25,6 +25,9 @@ from helpers.paths import ROOT, VECTORS
 
 DISTRIBUTION = "kcache_conformance"
 
+#: the wheel and its venv are made once, on one pytest-xdist worker (tox: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("packaging")
+
 #: a project of a user's, with packages named like the repository's folders
 THROWAWAY_PROJECT = {
     "spec/__init__.py": "MEANING = 'the project under test'\n",

@@ -6,13 +6,13 @@ at most 12 steps; replayed, it fails against the bug at the step the machine
 named (with the impl's own representation check after each step, for bugs
 only that check sees and no short extension of the trace shows,
 `kcache.machine.witness`) and passes against the spec.  Steps-to-catch are
-printed after the last test.
+printed after the last test (tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,27 +32,14 @@ MAX_TRACE_STEPS = 12
 #: rounds of the default profile's examples, under seeds 0, 1, ...: counted, not
 #: timed, so that the verdict does not depend on how loaded the machine is
 MAX_ROUNDS = 4
-
-
-@pytest.fixture(scope="module")
-def steps_to_catch(request: pytest.FixtureRequest) -> Iterator[list[Row]]:
-    """Collects each bug's row; prints the steps-to-catch table after the last one."""
-    rows: list[Row] = []
-    yield rows
-    if not rows:
-        return
-    lines = [
-        "seeded bugs: steps to catch (default profile)",
-        f"{'bug':<32} {'examples':>8} {'steps':>6} {'trace':>5} {'seconds':>7}",
-        *(f"{n:<32} {e:>8} {s:>6} {t:>5} {secs:>7.1f}" for n, e, s, t, secs in sorted(rows)),
-    ]
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled():
-        print("\n" + "\n".join(lines))
+#: the name of the property each test records its row under
+STEPS_TO_CATCH = "steps_to_catch"
 
 
 @pytest.mark.parametrize("name", sorted(SEEDED_BUGS))
-def test_machine_catches_seeded_bug(name: str, tmp_path: Path, steps_to_catch: list[Row]) -> None:
+def test_machine_catches_seeded_bug(
+    name: str, tmp_path: Path, record_property: Callable[[str, object], None]
+) -> None:
     """The bug is found, shrunk to a short trace that fails on the bug and passes on the spec."""
     bug = SEEDED_BUGS[name]
     release = RELEASES[modelled_releases(bug)[-1]]
@@ -87,12 +74,13 @@ def test_machine_catches_seeded_bug(name: str, tmp_path: Path, steps_to_catch: l
     assert replay_trace(trace, SpecCache).verdict is Verdict.PASSED
 
     examples, steps = result.found_after
-    steps_to_catch.append(
-        (
-            name,
-            examples_before + examples,
-            steps_before + steps,
-            len(trace.steps),
-            time.monotonic() - started,
-        )
+    row: Row = (
+        name,
+        examples_before + examples,
+        steps_before + steps,
+        len(trace.steps),
+        time.monotonic() - started,
     )
+    # a property travels with the test's report, from a pytest-xdist worker too:
+    # tests/conftest.py prints the rows as one table after the last test
+    record_property(STEPS_TO_CATCH, row)

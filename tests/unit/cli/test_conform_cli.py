@@ -208,7 +208,11 @@ class TestFailing:
     def test_seeded_bug_is_caught(
         self, capsys: pytest.CaptureFixture[str], own_folder: Path
     ) -> None:
-        """A seeded bug exits 1; its trace fails replay and explain on the bug, not on spec."""
+        """A seeded bug exits 1; its trace fails replay and explain on the bug, not on spec.
+
+        Every difference names the target by `--impl`'s words, never "impl" or a
+        file-name label.
+        """
         report = own_folder / "kcache.xml"
         argv = ["--impl", BUG, "--max-examples", "300", "--seed", "6", "--junit-xml", str(report)]
         assert conform(*argv) == 1
@@ -224,6 +228,9 @@ class TestFailing:
         for command in next_commands(written, BUG):
             assert command in out
         assert "replay shows it at step " in out
+        actual = [line.strip() for line in out.splitlines() if line.strip().startswith("actual (")]
+        assert actual
+        assert all(line.startswith(f"actual ({BUG}):") for line in actual), actual
         # the trace shows the failure again, on the bug and only on the bug
         assert main(["replay", str(trace), "--impl", BUG]) == 1
         assert main(["replay", str(trace), "--impl", "spec"]) == 0
@@ -253,16 +260,6 @@ class TestFailing:
         assert f"trace: {written}" in output
         assert f"kcache replay {written} --impl {BUG}" in output
         assert output.endswith(f"[[ATTACHMENT|{trace.resolve()}]]")
-
-    def test_every_difference_names_the_target(
-        self, capsys: pytest.CaptureFixture[str], own_folder: Path
-    ) -> None:
-        """The target's own name (`--impl`'s words), never "impl" or a file-name label."""
-        assert conform("--impl", BUG, "--max-examples", "300", "--seed", "6") == 1
-        out = capsys.readouterr().out
-        actual = [line.strip() for line in out.splitlines() if line.strip().startswith("actual (")]
-        assert actual
-        assert all(line.startswith(f"actual ({BUG}):") for line in actual), actual
 
 
 class TestCouldNotRun:

@@ -1,7 +1,7 @@
 """`kcache export go-test`: a trace as a Go test of upstream's cache package.
 
 That the tests compile and fail (or pass) in upstream's package is
-tests/unit/harness/test_upstream_reproducers.py, which needs Go; here is what
+tests/go/test_upstream_reproducers.py, which needs Go; here is what
 can be held without it: the committed reproducers are what export writes
 now, the rows say what the trace says, and what cannot be said is refused.
 """

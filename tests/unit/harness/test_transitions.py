@@ -221,7 +221,9 @@ V1_37_MEMBER_ARROWS = (
 
 
 @pytest.mark.parametrize(
-    ("release", "arrows"), [(V1_36, V1_36_MEMBER_ARROWS), (V1_37, V1_37_MEMBER_ARROWS)], ids=str
+    ("release", "arrows"),
+    [(V1_36, V1_36_MEMBER_ARROWS), (V1_37, V1_37_MEMBER_ARROWS)],
+    ids=["v1.36", "v1.37"],
 )
 def test_the_member_diagram_draws_each_releases_steps(release, arrows) -> None:
     lines = {line.strip() for line in member_mermaid(release).splitlines()[2:]}

@@ -66,7 +66,9 @@ def test_the_tables_are_total_and_consistent() -> None:
 
 
 @pytest.mark.parametrize(
-    ("release", "expected"), [(V1_36, V1_36_EXPECTED), (V1_37, V1_37_EXPECTED)], ids=str
+    ("release", "expected"),
+    [(V1_36, V1_36_EXPECTED), (V1_37, V1_37_EXPECTED)],
+    ids=["v1.36", "v1.37"],
 )
 def test_each_release_moves_members_as_upstream_does(release, expected) -> None:
     wrong = {
