@@ -222,7 +222,7 @@ class ConformanceMachine(CheckedMachine):
     @action(node=NODES, old_is_null=NULL_OLD_NODES)
     def update_node(self, node: Node, old_is_null: bool) -> None:
         # The informer passes the previous object; only for a node it never
-        # showed us may it be null (FORMAT.md's `UpdateNode(nil, n)`).  A null
+        # showed us may it be null (docs/trace-format.md's `UpdateNode(nil, n)`).  A null
         # `old` for a live node would leave it in the tree under its old zone,
         # after which snapshot pruning depends on map order.
         old = self.last_node.get(node.name)

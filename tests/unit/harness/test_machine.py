@@ -145,7 +145,7 @@ class TestFatal:
             assert state.impl.pod_count() == 0
 
     def test_a_later_failures_trace_leaves_the_fatal_step_out(self) -> None:
-        """FORMAT.md runs nothing after a fatal step, so the trace replays the others only."""
+        """docs/trace-format.md runs nothing after a fatal step, so the trace replays the others only."""
         state = machine(reference=_without_affinity_lists)
         held = state.new_pod(pod=pod("u1", node="n1"))
         state.add_pod(pod=held, fitting=False, data=NOT_DRAWN)
