@@ -47,7 +47,7 @@ class ResourceTotals:
         return copy
 
     def as_view(self) -> dict[str, int]:
-        """The resource map of docs/trace-format.md's NODE-VIEW (names as keys; zero amounts included)."""
+        """A NODE-VIEW resource map (docs/trace-format.md): names as keys, zero amounts included."""
         return {
             "cpu": self.milli_cpu,
             "memory": self.memory,

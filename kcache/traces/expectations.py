@@ -641,7 +641,7 @@ def allowed_keys(op: str) -> frozenset[str]:
 
 
 def validate(op: str, expect: Any) -> None:
-    """Raise ExpectationError naming the first key whose value docs/trace-format.md does not allow."""
+    """Raise ExpectationError naming the first key whose value the trace format does not allow."""
     if not isinstance(expect, dict):
         _fail("expect", "an object", expect)
     allowed = allowed_keys(op)

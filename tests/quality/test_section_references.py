@@ -212,7 +212,7 @@ def test_outside_documents_are_recognised(text: str, cited: bool) -> None:
 
 
 def test_no_reference_leaves_the_repository(lines: list[tuple[str, int, str]]) -> None:
-    """The trace format is docs/trace-format.md; a file only a sibling checkout holds names nothing."""
+    """The trace format is docs/trace-format.md; a sibling checkout's file is no reference."""
     outside = [
         f"{path}:{number}: {line.strip()}"
         for path, number, line in lines

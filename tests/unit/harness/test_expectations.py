@@ -1,4 +1,4 @@
-"""Tests for `kcache.traces.expectations`: each docs/trace-format.md comparison rule accepts and rejects."""
+"""Tests for `kcache.traces.expectations`: each comparison rule of docs/trace-format.md works."""
 
 from __future__ import annotations
 
