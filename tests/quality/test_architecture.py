@@ -5,7 +5,8 @@ row (`kcache/machine/`) whose text names the package's modules by file name
 (`rules.py`, `adapter/client.py`).  A package's `__init__.py` counts as a
 module only when it holds code beyond its docstring.  A module added without
 a word on the page fails here by path; so does a name the page keeps after
-the module was moved or removed.  Go files are described in adapters/go/README.md.
+the module was moved or removed.  Only Python modules are checked: the Go
+adapter's files are left to adapters/go/README.md.
 """
 
 from __future__ import annotations
