@@ -180,7 +180,7 @@ class NodeInfo:
         return copy
 
     def view(self) -> NodeView:
-        """What FORMAT.md's NODE-VIEW shows of this NodeInfo (image counts as stored)."""
+        """What docs/trace-format.md's NODE-VIEW shows of this NodeInfo (image counts as stored)."""
         return NodeView(
             has_node=self.node is not None,
             pods=[info.uid for info in self.pods],

@@ -47,7 +47,7 @@ class ResourceTotals:
         return copy
 
     def as_view(self) -> dict[str, int]:
-        """The FORMAT.md resource map (names as keys; zero amounts included)."""
+        """A NODE-VIEW resource map (docs/trace-format.md): names as keys, zero amounts included."""
         return {
             "cpu": self.milli_cpu,
             "memory": self.memory,

@@ -13,7 +13,7 @@ class KcacheError(Exception):
 
 
 class TraceError(KcacheError, ValueError):
-    """A trace file or trace document does not follow FORMAT.md."""
+    """A trace file or trace document does not follow docs/trace-format.md."""
 
 
 class TargetError(KcacheError, ValueError):

@@ -39,7 +39,7 @@ class Resource:
     scalars: tuple[tuple[str, int], ...] = ()
 
     def as_view(self) -> dict[str, int]:
-        """The FORMAT.md resource map: keys by resource name, zeros left out."""
+        """A NODE-VIEW resource map (docs/trace-format.md): keys by resource, zeros left out."""
         named = {
             "cpu": self.milli_cpu,
             "memory": self.memory,

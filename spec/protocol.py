@@ -1,6 +1,6 @@
 """The interface every scheduler cache under test offers (spec, impl, adapters).
 
-Names follow FORMAT.md's `op` names one to one.  Times are `Decimal` seconds
+Names follow docs/trace-format.md's `op` names one to one.  Times are `Decimal` seconds
 handed in by the caller: a cache never reads a clock for its semantics.
 """
 
@@ -24,7 +24,7 @@ class Snapshot(Protocol):
 
 
 class SchedulerCache(Protocol):
-    """Upstream's `Cache` interface, in FORMAT.md's vocabulary."""
+    """Upstream's `Cache` interface, in docs/trace-format.md's vocabulary."""
 
     @property
     def release(self) -> Release: ...

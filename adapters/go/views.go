@@ -10,7 +10,7 @@ import (
 	cache "kcache/goadapter/internal/upstreamcache"
 )
 
-// nodeView is FORMAT.md's NODE-VIEW with every key present: the keys of
+// nodeView is docs/trace-format.md's NODE-VIEW with every key present: the keys of
 // every release here, the non-host-scoped list where the release has it.
 type nodeView struct {
 	HasNode                      bool                 `json:"has_node"`
@@ -31,7 +31,7 @@ type imageView struct {
 	NumNodes int   `json:"num_nodes"`
 }
 
-// snapshotView is FORMAT.md's SNAPSHOT-VIEW with every key present: the
+// snapshotView is docs/trace-format.md's SNAPSHOT-VIEW with every key present: the
 // used claims as the release keeps them (pvcSnapshotView), the non-host-scoped
 // list where it has one, its pod-group copies in groupSnapshotView and
 // compositeSnapshotView.
@@ -91,7 +91,7 @@ func viewSnapshot(snapshot *cache.Snapshot) snapshotView {
 	}
 }
 
-// resourceKeys names a Resource's fields by FORMAT.md's keys.
+// resourceKeys names a Resource's fields by docs/trace-format.md's keys.
 var resourceKeys = []struct {
 	key    string
 	amount func(*framework.Resource) int64

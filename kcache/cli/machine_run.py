@@ -29,7 +29,7 @@ from kcache.machine.runner import ConformanceResult, run_conformance
 from kcache.reporting.progress import STREAM_CLOSED, Tally
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import Release
-from kcache.targets.adapter import client as adapter_client
+from kcache.targets.adapter import process as adapter_process
 from kcache.targets.time_limit import STEP_TIMEOUT
 from kcache.traces.expectations import Mismatch
 from kcache.traces.replay import replay_trace, representation_checked
@@ -239,13 +239,13 @@ class StopBetweenExamples:
         if threading.current_thread() is threading.main_thread():
             for number in STOP_SIGNALS:
                 self._previous[number] = signal.signal(number, self._request)
-            if adapter_client.stop_waiting.at is not None:  # a fuzz worker told before its run
-                self.requested, self.signal_name = True, adapter_client.stop_waiting.by
+            if adapter_process.stop_waiting.at is not None:  # a fuzz worker told before its run
+                self.requested, self.signal_name = True, adapter_process.stop_waiting.by
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         if self._previous:
-            adapter_client.stop_waiting.clear()  # the request was this run's
+            adapter_process.stop_waiting.clear()  # the request was this run's
         for number, previous in self._previous.items():
             signal.signal(number, previous)
         self._previous.clear()
@@ -261,7 +261,7 @@ class StopBetweenExamples:
             return
         self.requested = True
         self.signal_name = why
-        adapter_client.stop_waiting.set(why)
+        adapter_process.stop_waiting.set(why)
 
     def check(self) -> None:
         """Raise KeyboardInterrupt if a stop was asked for: a clean place to stop."""

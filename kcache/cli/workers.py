@@ -36,7 +36,7 @@ from kcache.errors import KcacheError
 from kcache.machine.database import Examples, named_urls
 from kcache.reporting.progress import STREAM_CLOSED, ProgressLine, Tally, describe
 from kcache.spec.releases import RELEASES, Release
-from kcache.targets.adapter import client as adapter_client
+from kcache.targets.adapter import process as adapter_process
 
 #: worker i's rounds are seeded seed + i * SEED_STRIDE + round: ranges that never overlap
 SEED_STRIDE = 2**32
@@ -310,7 +310,7 @@ def _time_left(job: FuzzJob) -> float:
 
 def _stop_requested(signum: int, frame: object) -> None:
     """A worker's signal before its run began: the run stops at once when it does begin."""
-    adapter_client.stop_waiting.set(signal.Signals(signum).name)
+    adapter_process.stop_waiting.set(signal.Signals(signum).name)
 
 
 class _ToParent:

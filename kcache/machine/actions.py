@@ -1,9 +1,10 @@
 """The conformance machine's actions: one table of what an example may do, drawn cheaply.
 
-Each action is a method of the machine marked with `@action`, which records
-how its arguments are drawn: a Hypothesis strategy, one of a sequence's
-values, or `NODES` / `PODS`, one of the node or pod values the example has
-met so far.  The machine has one Hypothesis rule, which takes one to
+Each action is a method of the machine marked with one `@action`, which
+records how its arguments are drawn -- a Hypothesis strategy, one of a
+sequence's values, or `NODES` / `PODS`, one of the node or pod values the
+example has met so far -- the release feature it needs (`only_in`) and the
+state it waits for (`when`).  The machine has one Hypothesis rule, which takes one to
 `RUN_LENGTH` actions, each drawn with its arguments by `Draws.action`.
 Hypothesis' own rule selection re-checks every rule's precondition and
 feature flag, and writes a choice for each, at every step: that was a sixth
@@ -63,7 +64,7 @@ class Action:
     name: str
     arguments: tuple[tuple[str, Drawn], ...]
     target: str | None = None
-    #: the `Release` flag the action needs (`only_in`), None: every release
+    #: the `Release` flag the action needs (`@action(only_in=...)`), None: every release
     feature: str | None = None
     #: whether the machine's state allows it now, None: always
     when: Callable[[Any], bool] | None = None
@@ -72,39 +73,33 @@ class Action:
 def action(
     *,
     target: str | None = None,
+    only_in: str | None = None,
     when: Callable[[Any], bool] | None = None,
     **arguments: Drawn,
 ) -> Callable[[_Method], _Method]:
-    """Mark a machine method as an action whose arguments are drawn as `arguments` say."""
+    """Mark a machine method as an action whose arguments are drawn as `arguments` say, for
+    releases that have the feature `only_in` (a `Release` flag, such as `has_expiry`), when
+    the machine's state allows it (`when`)."""
 
     def mark(method: _Method) -> _Method:
         method.kcache_action = Action(  # type: ignore[attr-defined]
-            method.__name__, tuple(arguments.items()), target, when=when
+            method.__name__, tuple(arguments.items()), target, only_in, when
         )
         return method
 
     return mark
 
 
-def only_in(feature: str) -> Callable[[_Method], _Method]:
-    """An action for releases that have `feature` (a `Release` flag, such as `has_expiry`)."""
-
-    def mark(method: _Method) -> _Method:
-        method.kcache_feature = feature  # type: ignore[attr-defined]
-        return method
-
-    return mark
-
-
 def actions_of(machine: type, release: Release) -> tuple[Action, ...]:
-    """The actions `machine` defines that `release` has, in the order they are defined."""
-    found = []
-    for member in vars(machine).values():
-        marked = getattr(member, "kcache_action", None)
-        feature = getattr(member, "kcache_feature", None)
-        if marked is not None and (feature is None or getattr(release, feature)):
-            found.append(attrs.evolve(marked, feature=feature))
-    return tuple(found)
+    """The actions `machine` and its bases define that `release` has: a base's first, each
+    class's in the order it defines them."""
+    found: dict[str, Action] = {}
+    for each in reversed(machine.__mro__):
+        for name, member in vars(each).items():
+            marked = getattr(member, "kcache_action", None)
+            if marked is not None and (marked.feature is None or getattr(release, marked.feature)):
+                found[name] = marked
+    return tuple(found.values())
 
 
 @st.composite

@@ -40,7 +40,13 @@ from kcache.machine.profiles import DATABASE_FOLDER
 from kcache.spec.releases import Release
 
 #: the modules whose draws give a stored example its meaning
-_DRAWING_MODULES = ("actions.py", "rules.py", "strategies.py")
+_DRAWING_MODULES = (
+    "actions.py",
+    "rules.py",
+    "pod_rules.py",
+    "pod_group_rules.py",
+    "strategies.py",
+)
 
 
 def _machine_version() -> str:

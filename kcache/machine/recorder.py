@@ -55,7 +55,7 @@ class RecordedStep:
             expect = {"error": self.outcome.message if pin_message else True}
         if self.snapshot_view is not None:
             view = self.snapshot_view.to_json()
-            # FORMAT.md checks only the nodes listed: absent ones are listed as null
+            # docs/trace-format.md checks only the nodes listed: absent ones are listed as null
             nodes: dict[str, Any] = dict.fromkeys(strategies.POD_NODE_NAMES)
             nodes.update((name, pinned(node)) for name, node in view["nodes"].items())
             expect["snapshot"] = {**view, "nodes": nodes}
@@ -92,7 +92,7 @@ PINNED_DECISION = (
     "bound",
 )
 
-#: FORMAT.md compares resource maps only on the keys listed, and absent is 0,
+#: docs/trace-format.md compares resource maps only on the keys listed, and absent is 0,
 #: so a pinning expectation lists every resource the strategies use, zeros too
 PINNED_RESOURCES = {
     "requested": ("cpu", "memory", "ephemeral-storage", *strategies.SCALAR_RESOURCES),
@@ -184,7 +184,7 @@ class FailureRecorder:
     ) -> ConformanceError:
         """The exception to raise for a failing run, with its trace (written if final).
 
-        A fatal step ends a run (FORMAT.md), so `steps` hold no fatal step but
+        A fatal step ends a run (docs/trace-format.md, `fatal`), so `steps` hold no fatal step but
         perhaps the failing last one.
         """
         trace_steps = [step.to_trace() for step in steps]

@@ -23,8 +23,8 @@ from kcache.documents import parse_json
 from kcache.exact_json import dumps
 from kcache.machine.invariants import CheckedMachine
 from kcache.machine.lockstep import LockstepMachine
+from kcache.machine.pod_rules import FRESH
 from kcache.machine.recorder import ConformanceError, FailureRecorder
-from kcache.machine.rules import FRESH
 from kcache.machine.strategies import NODE_NAMES, renamed
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory

@@ -5,7 +5,7 @@ every replay.  Behind `time_limited`, a call that runs past the limit raises
 `StepTimeout` inside the cache (SIGALRM, so only in the main thread and only
 while Python code runs), and the harness reports it as any other crash of
 the step: a failure, with the trace so far.  An adapter process has its own
-deadline per request (`kcache.targets.adapter.client`), so it is not wrapped.
+deadline per request (`kcache.targets.adapter.process`), so it is not wrapped.
 """
 
 from __future__ import annotations

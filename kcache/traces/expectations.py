@@ -1,8 +1,8 @@
-"""FORMAT.md's `expect`: what each key may say, and how it is compared with a cache.
+"""docs/trace-format.md's `expect`: what each key may say, and how it is compared with a cache.
 
 Every key has one row in a table: a validator, run when a trace is read so
 that a malformed expectation is reported before anything runs, and a
-comparison, run after the step.  Comparisons work on FORMAT.md's JSON shapes
+comparison, run after the step.  Comparisons work on docs/trace-format.md's JSON shapes
 (`spec.views` `to_json()`), so expected and actual print the same way.
 """
 
@@ -24,12 +24,12 @@ from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
 from kcache.spec.views import Dump
 
-#: (path, expected, actual) of one disagreement, in FORMAT.md's JSON shapes
+#: (path, expected, actual) of one disagreement, in docs/trace-format.md's JSON shapes
 Difference = tuple[str, Any, Any]
 
 
 class ExpectationError(ValueError):
-    """An `expect` value does not have the shape FORMAT.md gives it."""
+    """An `expect` value does not have the shape docs/trace-format.md gives it."""
 
 
 @attrs.frozen
@@ -233,7 +233,7 @@ _AMOUNTS = _Rule(_map_of(_int, "an object of integer amounts"), _listed_amounts)
 _STRINGS = _Rule(_list_of(_str, "a list of strings"), _multiset)
 _IMAGE_STATE = _exact_record({"size": _int, "num_nodes": _int}, '{"size": n, "num_nodes": n}')
 
-#: NODE-VIEW: every key optional; see FORMAT.md "Comparison rules"
+#: NODE-VIEW: every key optional; see docs/trace-format.md, "Comparison rules"
 NODE_VIEW_RULES: Mapping[str, _Rule] = {
     "has_node": _Rule(_bool, _exact),
     "pods": _STRINGS,
@@ -408,7 +408,7 @@ class _Key:
 
 _ERROR_VALUE = (_is_error_value, _no_check)
 
-#: observation keys, in the order they are checked (FORMAT.md's order)
+#: observation keys, in the order they are checked (docs/trace-format.md's order)
 OBSERVATION_KEYS: Mapping[str, _Key] = {
     "node_count": _Key(_Rule(_int, _exact), lambda seen, _: seen.cache.node_count()),
     "pod_count": _Key(_Rule(_int, _exact), lambda seen, _: seen.cache.pod_count()),
@@ -661,12 +661,12 @@ _KEYS_BY_OP: Mapping[str, frozenset[str]] = {
 
 
 def allowed_keys(op: str) -> frozenset[str]:
-    """The `expect` keys FORMAT.md gives a step of this op."""
+    """The `expect` keys docs/trace-format.md gives a step of this op."""
     return _KEYS_BY_OP.get(op, frozenset(OUTCOME_KEYS))
 
 
 def validate(op: str, expect: Any) -> None:
-    """Raise ExpectationError naming the first key whose value FORMAT.md does not allow."""
+    """Raise ExpectationError naming the first key whose value the trace format does not allow."""
     if not isinstance(expect, dict):
         _fail("expect", "an object", expect)
     allowed = allowed_keys(op)

@@ -6,7 +6,7 @@ on a real cache and records, after every step, the outcome, the expectation's
 verdict, every pod's state, every node's totals and what changed since the
 step before; `render_story` prints that.  Everything shown is read through
 `spec.views` (dump, counts, snapshot views), so any target can be explained,
-adapters included, and the changes use FORMAT.md's field names and units.
+adapters included, and the changes use docs/trace-format.md's field names and units.
 
 Unlike `replay`, the story goes on after a failed expectation (later steps
 show how the divergence spreads); it stops only where upstream's process
@@ -38,7 +38,7 @@ from kcache.traces.trace import Step, Trace
 
 @attrs.frozen
 class Scene:
-    """What a cache shows at one moment, as FORMAT.md JSON (the form traces compare)."""
+    """What a cache shows at one moment, as docs/trace-format.md JSON (the form traces compare)."""
 
     nodes: Mapping[str, Any]
     assumed: tuple[str, ...]
@@ -267,7 +267,7 @@ def decision_lines(decision: Decision) -> tuple[str, ...]:
 
 
 def diff(before: Any, after: Any, path: str = "") -> Iterator[str]:
-    """The changes from `before` to `after` (FORMAT.md JSON), one line each.
+    """The changes from `before` to `after` (docs/trace-format.md JSON), one line each.
 
     Objects are compared key by key, in their own order; lists as multisets
     (`+x`, `-y`, or a reordering when only the order moved), except the
@@ -292,7 +292,7 @@ def diff(before: Any, after: Any, path: str = "") -> Iterator[str]:
         yield f"{path}: {render(before)} → {render(after)}"
 
 
-#: maps of amounts where an absent key means 0 (FORMAT.md leaves zeros out)
+#: maps of amounts where an absent key means 0 (docs/trace-format.md leaves zeros out)
 _AMOUNT_MAPS = frozenset({"requested", "non_zero_requested", "allocatable", "pvc_ref_counts"})
 
 
@@ -300,7 +300,7 @@ def _with_zeros(amounts: dict[str, Any], other: dict[str, Any]) -> dict[str, Any
     return {**amounts, **{key: 0 for key in other if key not in amounts}}
 
 
-#: lists whose order is observable (FORMAT.md compares them in order)
+#: lists whose order is observable (docs/trace-format.md compares them in order)
 _ORDERED = ".node_list"
 
 

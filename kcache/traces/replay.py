@@ -96,7 +96,7 @@ def _replayed(trace: Trace, factory: CacheFactory) -> TraceResult:
         if mismatch is not None:
             return TraceResult(trace, Verdict.FAILED, index + 1, mismatch=mismatch)
         if isinstance(outcome, Fatal):
-            # FORMAT.md: upstream's process ends here, so the rest of the trace is not run
+            # upstream's process ends here, so the rest is not run (docs/trace-format.md, `fatal`)
             return TraceResult(trace, Verdict.PASSED, index + 1)
     return TraceResult(trace, Verdict.PASSED, len(trace.steps))
 

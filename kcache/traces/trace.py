@@ -1,9 +1,9 @@
-"""The trace format of FORMAT.md (docs/trace-format.md): traces as values, read and written.
+"""The trace format (docs/trace-format.md): traces as values, read and written.
 
 A trace is read completely before anything runs: every object is parsed with
 `spec.objects` and every `expect` is validated, so a bad trace is reported
 as one line naming the file, the trace and the step, and never half-run.
-Writing gives back FORMAT.md JSON, which is how counterexamples are saved.
+Writing gives back docs/trace-format.md JSON, which is how counterexamples are saved.
 Text is read by `kcache.documents`, within its limits; times are `Decimal`
 all the way (see `kcache.exact_json`).
 """
@@ -72,7 +72,7 @@ class Step:
 
 @attrs.frozen
 class Trace:
-    """A FORMAT.md trace: the cache to build (ttl, release) and the steps to run on it."""
+    """A trace (docs/trace-format.md): the cache to build (ttl, release) and the steps to run."""
 
     name: str
     steps: tuple[Step, ...]
@@ -202,7 +202,7 @@ def step_from_json(raw: Any, where: str = "step") -> Step:
 
 
 def loads(text: str, source: str = "<input>", *, one_per_line: bool = False) -> list[Trace]:
-    """Traces from FORMAT.md text: one document, or (`one_per_line`) one per non-blank line.
+    """Traces from trace text: one document, or (`one_per_line`) one per non-blank line.
 
     Lines end at "\n" only: U+2028, U+2029 and U+0085 are characters JSON strings may
     hold as they are (and kcache writes them so), not line ends.
@@ -296,7 +296,7 @@ def load_paths(paths: Iterable[str | Path]) -> list[Trace]:
 
 
 def to_json(trace: Trace) -> dict[str, Any]:
-    """The FORMAT.md document of a trace; defaults (ttl 0, release v1.35) are left out."""
+    """The trace document of a trace; defaults (ttl 0, release v1.35) are left out."""
     document: dict[str, Any] = {"name": trace.name}
     if trace.description is not None:
         document["description"] = trace.description

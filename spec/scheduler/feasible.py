@@ -5,7 +5,8 @@ to v1.37.2) evaluated sequentially, as `parallelism: 1` runs them: the pass
 starts at the scheduler's `nextStartNodeIndex`, wraps around, and stops at
 the first node that passes after enough have passed (that node is neither
 kept nor counted).  With more parallelism upstream evaluates nodes in
-completion order; what stays fixed then is stated in docs/trace-format.md.
+completion order; what stays fixed then is stated in
+docs/trace-format.md, "Scheduling cycles".
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Every section sign in the repository names a heading of docs/semantics.md.
+"""Every reference in the repository resolves inside it.
+
+Every section sign names a heading of docs/semantics.md; no file cites a
+document kept outside the repository (the shared trace format's old file
+name, a path into a sibling `shared` folder); every relative link of a
+Markdown page names a file of the repository.
 
 Code, tests and docs cite the project's semantics reference as a section sign
 followed by a number ("8.5", "13.15-16", "3.3-3.6").  The sign always means
@@ -29,6 +34,10 @@ _REFERENCE = re.compile(rf"{SIGN}\s?({_NUMBER})(?:\s?[-\u2013]\s?{SIGN}?\s?({_NU
 _OTHER_DOCUMENT = re.compile(r"(?:([\w./-]+\.md)`?\)?|\b[A-Z][A-Z-]{2,})\s*$")
 #: a link to one heading of the page
 _ANCHOR = re.compile(r"semantics\.md#([\w-]+)")
+#: names of documents outside the repository, spelled in pieces so this file does not cite them
+_OUTSIDE = re.compile("|".join(re.escape(name) for name in ("FORMAT" + ".md", ".." + "/shared")))
+#: a relative Markdown link: `[text](target)` with no scheme
+_LINK = re.compile(r"\]\((?![a-z][a-z+.-]*:)([^)\s#]+)(?:#[^)\s]*)?\)")
 
 
 def section_numbers(page: str) -> dict[str, int]:
@@ -186,3 +195,42 @@ def test_the_repository_cites_the_page(lines: list[tuple[str, int, str]]) -> Non
     """The scan sees the citations: spec/cache.py cites UpdatePod's section."""
     cited = [ref for path, _, line in lines if path == "spec/cache.py" for ref in references(line)]
     assert "8.5" in cited
+
+
+@pytest.mark.parametrize(
+    ("text", "cited"),
+    [
+        ("see " + "FORMAT" + ".md for the keys", True),
+        ("(" + ".." + "/shared/conformance/cases)", True),
+        ("see docs/trace-format.md, `fatal`", False),
+        ('fuzz += ["--db", "shared/db"]', False),
+    ],
+)
+def test_outside_documents_are_recognised(text: str, cited: bool) -> None:
+    """The check below sees the outside names, and not a folder merely called `shared`."""
+    assert (_OUTSIDE.search(text) is not None) is cited
+
+
+def test_no_reference_leaves_the_repository(lines: list[tuple[str, int, str]]) -> None:
+    """The trace format is docs/trace-format.md; a sibling checkout's file is no reference."""
+    outside = [
+        f"{path}:{number}: {line.strip()}"
+        for path, number, line in lines
+        if path != "CHANGELOG.md" and _OUTSIDE.search(line)
+    ]
+    assert outside == []
+
+
+def test_markdown_links_name_files_of_the_repository(lines: list[tuple[str, int, str]]) -> None:
+    """A relative link in a page resolves to a file or folder inside the checkout."""
+    root = ROOT.resolve()
+    broken = []
+    for path, number, line in lines:
+        page = ROOT / path
+        if not path.endswith(".md") or page.is_symlink():
+            continue  # kcache/bundled/ links a page from elsewhere; its links resolve there
+        for target in _LINK.findall(line):
+            resolved = (page.parent / target).resolve()
+            if not resolved.exists() or not resolved.is_relative_to(root):
+                broken.append(f"{path}:{number}: ({target})")
+    assert broken == []

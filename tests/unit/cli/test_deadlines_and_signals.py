@@ -20,7 +20,7 @@ from helpers.paths import TEST_ADAPTERS, TESTS
 from helpers.processes import kcache, kcache_on_a_terminal, read_until
 
 from kcache.cli.main import main
-from kcache.targets.adapter.client import AdapterProcess
+from kcache.targets.adapter.process import AdapterProcess
 
 #: a seeded bug the machine catches within a few dozen examples
 BUG = "kcache.seeded.bugs:ZeroRequestsDefaulted"

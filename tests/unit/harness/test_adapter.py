@@ -21,7 +21,8 @@ from kcache.spec.errors import Fatal, PodNotFoundError, TransitionError, Unsuppo
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36, V1_37
 from kcache.targets.adapter import server
-from kcache.targets.adapter.client import AdapterCache, AdapterFactory, AdapterProcess
+from kcache.targets.adapter.client import AdapterCache, AdapterFactory
+from kcache.targets.adapter.process import AdapterProcess
 from kcache.traces import trace
 from kcache.traces.replay import Verdict, replay_trace
 

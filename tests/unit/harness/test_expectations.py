@@ -1,4 +1,4 @@
-"""Tests for `kcache.traces.expectations`: each FORMAT.md comparison rule accepts and rejects."""
+"""Tests for `kcache.traces.expectations`: each comparison rule of docs/trace-format.md works."""
 
 from __future__ import annotations
 
@@ -424,7 +424,7 @@ class TestValidate:
     def test_malformed_expectations_are_named_by_path(
         self, op: str, expect: Any, message: str
     ) -> None:
-        """Each shape FORMAT.md does not allow is refused with its path."""
+        """Each shape docs/trace-format.md does not allow is refused with its path."""
         with pytest.raises(expectations.ExpectationError) as caught:
             expectations.validate(op, expect)
         assert message in str(caught.value)

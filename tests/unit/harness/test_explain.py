@@ -127,7 +127,7 @@ class TestTell:
         assert scene.nodes["n1"]["requested"] == {"cpu": 500, "memory": 268435456}
 
     def test_changes_are_the_diff_of_views(self) -> None:
-        """The chapter's changes are what assume_pod changed, in FORMAT.md units."""
+        """The chapter's changes are what assume_pod changed, in docs/trace-format.md units."""
         changes = tell(ASSUME_ON_N1, SpecCache).chapters[1].changes
         assert "assumed: +u1" in changes
         assert "pod_count: 0 → 1" in changes

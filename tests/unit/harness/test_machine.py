@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from kcache.errors import AdapterError
 from kcache.impl.cache import Cache as ImplCache
-from kcache.machine.actions import DRAWING, Draws, available_actions
+from kcache.machine.actions import DRAWING, Draws, action, actions_of, available_actions
 from kcache.machine.recorder import ConformanceError
 from kcache.machine.rules import ConformanceMachine, conformance_machine, gate_flips
 from kcache.ops import Outcome, call
@@ -145,7 +145,7 @@ class TestFatal:
             assert state.impl.pod_count() == 0
 
     def test_a_later_failures_trace_leaves_the_fatal_step_out(self) -> None:
-        """FORMAT.md runs nothing after a fatal step, so the trace replays the others only."""
+        """A trace runs nothing after a fatal step (docs/trace-format.md): the others replay."""
         state = machine(reference=_without_affinity_lists)
         held = state.new_pod(pod=pod("u1", node="n1"))
         state.add_pod(pod=held, fitting=False, data=NOT_DRAWN)
@@ -403,6 +403,46 @@ def test_a_swarm_that_kept_only_waiting_actions_takes_the_releases() -> None:
     assert {"add_node", "assume_pod", "update_snapshot"} <= {each.name for each in available}
     state.last_updated = "s1"
     assert [each.name for each in available_actions(state)] == ["update_snapshot_again"]
+
+
+class _Base:
+    @action(node=("a",))
+    def first(self, node: str) -> None: ...
+
+    @action(only_in="has_expiry", advance=(0,))
+    def expiring(self, advance: int) -> None: ...
+
+
+class _Derived(_Base):
+    @action(only_in="has_pod_groups", pod=("p",))
+    def grouped(self, pod: str) -> None: ...
+
+    @action(when=bool)
+    def waiting(self) -> None: ...
+
+
+def test_actions_are_collected_from_the_bases_by_release() -> None:
+    """One `@action` declares everything: a base's actions come first, and `only_in` keeps an
+    action to the releases with that flag (v1.35 has expiry and no pod groups, v1.37 the
+    reverse)."""
+    assert [each.name for each in actions_of(_Derived, V1_35)] == ["first", "expiring", "waiting"]
+    v137 = actions_of(_Derived, V1_37)
+    assert [each.name for each in v137] == ["first", "grouped", "waiting"]
+    assert [(each.feature, each.when) for each in v137] == [
+        (None, None),
+        ("has_pod_groups", None),
+        (None, bool),
+    ]
+
+
+def test_the_machine_has_the_pod_group_actions_only_where_the_release_has_groups() -> None:
+    """The pod-group actions live apart from the pod actions and join the machine by release."""
+    v135 = {each.name for each in actions_of(ConformanceMachine, V1_35)}
+    v137 = {each.name for each in actions_of(ConformanceMachine, V1_37)}
+    grouped = {"pod_group_member_event", "gang_cycle", "pod_group_event", "pod_group_lister"}
+    assert grouped <= v137
+    assert not grouped & v135
+    assert {"add_node", "assume_pod", "update_snapshot"} <= v135 & v137
 
 
 @pytest.mark.parametrize("op", ["snapshot_assume_pod", "snapshot_forget_pod"])

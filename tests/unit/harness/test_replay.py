@@ -89,7 +89,7 @@ class TestVerdicts:
         assert result.verdict is Verdict.PASSED
 
     def test_expected_fatal_ends_the_trace_as_passed(self) -> None:
-        """FORMAT.md: after a fatal outcome the rest of the trace is not run."""
+        """docs/trace-format.md: after a fatal outcome the rest of the trace is not run."""
         result = replay_trace(
             make_trace(
                 {"op": "add_pod", "pod": pod("u1", "n1")},

@@ -139,7 +139,7 @@ class TestLoadErrors:
         assert message.startswith('bad.jsonl:1: trace "t": step 0 (add_node): node: ')
 
     def test_unknown_op(self, tmp_path: Path) -> None:
-        """An op FORMAT.md does not have is named, with the known ones."""
+        """An op docs/trace-format.md does not have is named, with the known ones."""
         message = self.load_error(tmp_path, document({"op": "expire"}))
         assert message.startswith('bad.jsonl:1: trace "t": step 0: unknown op "expire" (known: ')
 
@@ -164,13 +164,13 @@ class TestLoadErrors:
         assert "step 0 (observe): expect.nodez: not a key for observe" in message
 
     def test_observation_key_on_a_mutating_step(self, tmp_path: Path) -> None:
-        """FORMAT.md gives a mutating step only `error` and `fatal`."""
+        """docs/trace-format.md gives a mutating step only `error` and `fatal`."""
         step = {"op": "add_pod", "pod": pod(), "expect": {"pod_count": 1}}
         message = self.load_error(tmp_path, document(step))
         assert "step 0 (add_pod): expect.pod_count: not a key for add_pod" in message
 
     def test_expect_value_of_the_wrong_shape(self, tmp_path: Path) -> None:
-        """A quantity string where FORMAT.md wants an integer is named by its path."""
+        """A quantity string where docs/trace-format.md wants an integer is named by its path."""
         expect = {"nodes": {"n1": {"requested": {"cpu": "500m"}}}}
         message = self.load_error(tmp_path, document({"op": "observe", "expect": expect}))
         assert message.endswith(
@@ -196,7 +196,7 @@ class TestLoadErrors:
         assert message.endswith('step 0 (cleanup): now: expected seconds as a number, got "soon"')
 
     def test_repeated_name_in_one_file(self, tmp_path: Path) -> None:
-        """FORMAT.md: names are unique within a file."""
+        """docs/trace-format.md: names are unique within a file."""
         message = self.load_error(tmp_path, document(name="a"), document(name="a"))
         assert message == "bad.jsonl:2: trace name 'a' is used twice in one file"
 
