@@ -1,7 +1,29 @@
 """The reference model of the kube-scheduler cache, for every release of `spec.releases`.
 
-Life cycle of a pod key (`spec.lifecycle.TABLE` has every cell, and the cache
-runs the effect the cell names):
+Index: each trace op, what decides it, and the releases that have it.
+
+    assume_pod forget_pod add_pod update_pod remove_pod   POD_TABLE and its guards   all
+    finish_binding cleanup                                POD_TABLE                  v1.35
+    remove_assumed_pod                                    POD_TABLE, POD_CELLS_SINCE v1.37
+    add_node update_node remove_node                      NODE_TABLE                 all
+    update_snapshot                   Cache.update_snapshot, spec.snapshot (§10.3)   all
+    start_mutations end_mutations                         spec.snapshot.SESSION_TABLE v1.37
+    snapshot_assume_pod snapshot_forget_pod     SESSION_TABLE, spec.snapshot_assumed v1.37
+    get_node                                              section "observations"     v1.36 on
+    add/update/remove_pod_group_member   spec.member_lifecycle, spec.pod_groups      v1.36 on
+    get_pod_group_state                                   spec.pod_groups            v1.36 on
+    add/update/remove_pod_group, _composite_pod_group     spec.pod_groups            v1.37
+    get_pod_group get_composite_pod_group(_state)         spec.pod_groups            v1.37
+    get_root_key_for_group                                spec.pod_groups            v1.37
+    schedule_one                                          spec.scheduler.cycle       all
+    get_pod is_assumed_pod node_count pod_count dump      section "observations"     all
+
+The caller contract (what the informer and scheduler guarantee, §13) is
+`spec.contract`'s; nothing here assumes it.  docs/transitions.md is drawn
+from the tables.
+
+Life cycle of a pod key (`POD_TABLE` has every cell; the cache runs the
+effect method the cell names):
 
     Initial --assume_pod--> Assumed --add_pod--> Added --update_pod--> Added
     Initial --add_pod--> Added
@@ -21,7 +43,7 @@ Assumptions:
   in one `cleanup` (a node holding one UID twice decides which copy goes) and
   pruning a snapshot (see `spec.snapshot`) are the two places.
 
-State: primary facts only.  Requested and non-zero totals, PVC counts and
+Primary facts only.  Requested and non-zero totals, PVC counts and
 image node counts are derived when observed; what history decides (the order
 of a node's pods, its port set, its affinity lists, which image summary it
 saw) is kept.
@@ -31,7 +53,7 @@ from __future__ import annotations
 
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
 
 import attrs
@@ -43,15 +65,16 @@ from kcache.spec.errors import (
     NodeNotFoundError,
     PodNotFoundError,
     PodNotOnNodeError,
+    TransitionError,
     UnsupportedOperation,
 )
-from kcache.spec.lifecycle import Effect, Move, Operation, State
+from kcache.spec.lifecycle import ROWS, Cell, Entry, Move, NodeGuard, Operation, Refuse, State, fill
 from kcache.spec.node_info import ImageSummary, NodeInfo
 from kcache.spec.node_tree import NodeTree
 from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.pod_groups import PodGroups
 from kcache.spec.protocol import Snapshot as SnapshotLike
-from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release, since
 from kcache.spec.snapshot import Snapshot
 from kcache.spec.views import CompositePodGroupView, Dump, NodeView, PodGroupView
 
@@ -198,51 +221,43 @@ class Cache:
 
         UnsupportedOperation in releases without expiry.
         """
-        lifecycle.require(self.release, Operation.CLEANUP)
+        self._require(Operation.CLEANUP)
         for record in list(self.pods.values()):
-            move = lifecycle.entry(self.release, record.state, Operation.CLEANUP)
+            move = pod_cell(self.release, record.state, Operation.CLEANUP)
             assert isinstance(move, Move)  # cleanup refuses no state
-            _EFFECTS[move.effect](self, record.pod, _Call(now=now))
+            move.effect(self, record.pod, None, now)
+
+    def _require(self, operation: Operation) -> None:
+        """UnsupportedOperation when the release lacks `operation`, before anything is read."""
+        if not lifecycle.has(self.release, operation):
+            raise UnsupportedOperation(
+                fill("%v does not exist in release %v", operation.value, self.release.name)
+            )
 
     def _transition(
         self, operation: Operation, pod: Pod, *, new: Pod | None = None, now: Decimal = Decimal(0)
     ) -> None:
-        """Look the call up in the tables, raise what they refuse with, else run the effect."""
-        lifecycle.require(self.release, operation)
+        """Look the call up in `POD_TABLE`: raise what the cell refuses, else run its effect."""
+        self._require(operation)
         pod = pod.counted_in(self.release.name)
         new = None if new is None else new.counted_in(self.release.name)
         key = _key(pod)
         record = self.pods.get(key)
-        state = record.state if record else State.INITIAL
-        guard = lifecycle.NODE_GUARDS.get((state, operation))
+        found = pod_cell(self.release, record.state if record else State.INITIAL, operation)
         named = pod.node_name if new is None else new.node_name
+        guard = found.guard
         if guard and record and guard.blocks(named, record.pod.node_name):
-            raise guard.error(
-                lifecycle.fill(guard.template, key, pod.ref, named, record.pod.node_name)
-            )
-        found = lifecycle.entry(self.release, state, operation)
-        if isinstance(found, lifecycle.Refuse):
-            raise found.error(lifecycle.fill(found.template, key, pod.ref))
-        _EFFECTS[found.effect](self, pod, _Call(new=new, now=now))
-
-    def _set_deadline(self, pod: Pod, now: Decimal) -> None:
-        deadline = None if self.ttl == 0 else now + self.ttl
-        self.pods[pod.uid] = attrs.evolve(self.pods[pod.uid], deadline=deadline)
-
-    def _expire_if_due(self, pod: Pod, now: Decimal) -> None:
-        deadline = self.pods[pod.uid].deadline
-        if deadline is not None and now > deadline:
-            self._remove(pod)
-
-    def _cached(self, pod: Pod) -> Pod:
-        return self.pods[pod.uid].pod
+            raise guard.error(fill(guard.template, key, pod.ref, named, record.pod.node_name))
+        if isinstance(found, Refuse):
+            raise found.error(fill(found.template, key, pod.ref))
+        found.effect(self, pod, new, now)
 
     def get_pod(self, pod: Pod) -> Pod:
         """GetPod (§8.7): the cached pod object; PodNotFoundError if unknown."""
         record = self.pods.get(_key(pod))
         if record is None:
             raise PodNotFoundError(
-                lifecycle.fill("pod %v(%v) does not exist in scheduler cache", pod.uid, pod.ref)
+                fill("pod %v(%v) does not exist in scheduler cache", pod.uid, pod.ref)
             )
         return record.pod
 
@@ -550,30 +565,248 @@ class Cache:
         entry = self.images.get(image)
         return len(entry.nodes) if entry is not None and entry.summary is summary else 0
 
+    # --- effects: what a cell of POD_TABLE (right below the class) makes the cache do -----
+    # Each gets the call's pod, update_pod's new pod and cleanup's time; its docstring is
+    # the "what the cache does" column of docs/transitions.md.
 
-@attrs.frozen
-class _Call:
-    """What an effect may need besides the pod: update_pod's new pod, the time."""
+    def _changes_nothing(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """nothing changes"""
 
-    new: Pod | None = None
-    now: Decimal = Decimal(0)
+    def _assumes(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """adds the pod to its node, recorded as assumed"""
+        self._add(pod, State.ASSUMED)
+
+    def _sets_deadline(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """sets the deadline: now + ttl (none when ttl is 0)"""
+        deadline = None if self.ttl == 0 else now + self.ttl
+        self.pods[pod.uid] = attrs.evolve(self.pods[pod.uid], deadline=deadline)
+
+    def _forgets(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the argument pod from its node and drops the record; a pod-group member is
+        assumed no longer"""
+        self._remove(pod, forget=True)
+
+    def _drops(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the argument pod from its node and drops the record; a pod-group member
+        leaves its group"""
+        self._remove(pod)
+
+    def _adds(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """adds the pod to its node, recorded as added"""
+        self._add(pod, State.ADDED)
+
+    def _confirms(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the cached pod, then adds the argument pod as added (any node)"""
+        self._update(self.pods[pod.uid].pod, pod)
+
+    def _updates(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the old pod from its node, then adds the new pod as added"""
+        assert new is not None  # update_pod always passes its new pod
+        self._update(pod, new)
+
+    def _removes_cached(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the cached pod from its node and drops the record"""
+        self._remove(self.pods[pod.uid].pod)
+
+    def _expires_if_due(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the cached pod once now is past its deadline"""
+        deadline = self.pods[pod.uid].deadline
+        if deadline is not None and now > deadline:
+            self._remove(pod)
 
 
-def _update_from(cache: Cache, old: Pod, call: _Call) -> None:
-    assert call.new is not None  # update_pod always passes its new pod
-    cache._update(old, call.new)
+# --- the pod life cycle: every cell, literally -----------------------------------------------
 
+_IN_CACHE = "pod %v(%v) is in the cache, so can't be assumed"
+_NOT_FORGOTTEN = "pod %v(%v) wasn't assumed so cannot be forgotten"
+_NOT_REMOVED_OR_FORGOTTEN = "pod %v(%v) is not assumed, so it cannot be removed or forgotten"
 
-#: what each effect of `spec.lifecycle.Effect` does to the cache, for the pod a call names
-_EFFECTS: Mapping[Effect, Callable[[Cache, Pod, _Call], None]] = {
-    Effect.NOTHING: lambda cache, pod, call: None,
-    Effect.ASSUME: lambda cache, pod, call: cache._add(pod, State.ASSUMED),
-    Effect.SET_DEADLINE: lambda cache, pod, call: cache._set_deadline(pod, call.now),
-    Effect.FORGET: lambda cache, pod, call: cache._remove(pod, forget=True),
-    Effect.DROP: lambda cache, pod, call: cache._remove(pod),
-    Effect.ADD: lambda cache, pod, call: cache._add(pod, State.ADDED),
-    Effect.CONFIRM: lambda cache, pod, call: cache._update(cache._cached(pod), pod),
-    Effect.UPDATE: _update_from,
-    Effect.REMOVE: lambda cache, pod, call: cache._remove(cache._cached(pod)),
-    Effect.EXPIRE: lambda cache, pod, call: cache._expire_if_due(pod, call.now),
+_FORGET_ELSEWHERE = NodeGuard(
+    TransitionError,
+    "pod %v(%v) was assumed on %v but assigned to %v",
+    spares_empty_name=False,
+    description="forgetting a pod on another node than the cached one is refused",
+)
+_REMOVE_ELSEWHERE = NodeGuard(
+    Fatal,
+    "Scheduler cache is corrupted and can badly affect scheduling decisions",
+    spares_empty_name=True,
+    description="removing a pod from another node ends the process, unless the name is empty",
+)
+_UPDATE_ELSEWHERE = NodeGuard(
+    Fatal,
+    "Pod updated on a different node than previously added to. "
+    "Scheduler cache is corrupted and can badly affect scheduling decisions",
+    spares_empty_name=False,
+    description="an update naming another node (the new pod's) ends the process",
+)
+
+INI, ASSUMED, ADDED = State.INITIAL, State.ASSUMED, State.ADDED
+(ASSUME_POD, FINISH_BINDING, FORGET_POD, REMOVE_ASSUMED_POD) = tuple(Operation)[:4]
+(ADD_POD, UPDATE_POD, REMOVE_POD, CLEANUP) = tuple(Operation)[4:]
+
+#: (state, operation) -> what the call does; a cell's guard is checked first when cached
+POD_TABLE: Mapping[Cell, Entry] = {
+    # --- Initial: the cache does not hold the key
+    (INI, ASSUME_POD): Move(
+        ASSUMED, Cache._assumes, "the scheduler picked a node; the pod counts there at once"
+    ),
+    (INI, FINISH_BINDING): Move(
+        INI, Cache._changes_nothing, "a pod the cache does not hold is ignored"
+    ),
+    (INI, FORGET_POD): Move(
+        INI,
+        Cache._changes_nothing,
+        "a pod the cache no longer holds (expired, deleted) is gone already",
+    ),
+    (INI, REMOVE_ASSUMED_POD): Move(
+        INI,
+        Cache._changes_nothing,
+        "a pod the cache no longer holds (expired, deleted) is gone already",
+    ),
+    (INI, ADD_POD): Move(
+        ADDED, Cache._adds, "the informer reports a pod never assumed here, or expired"
+    ),
+    (INI, UPDATE_POD): Refuse(
+        TransitionError,
+        "pod %v(%v) is not added to scheduler cache, so cannot be updated",
+        "only an added pod can be updated",
+    ),
+    (INI, REMOVE_POD): Refuse(
+        TransitionError,
+        "pod %v(%v) is not found in scheduler cache, so cannot be removed from it",
+        "the cache does not hold the pod",
+    ),
+    (INI, CLEANUP): Move(INI, Cache._changes_nothing, "cleanup looks only at assumed pods"),
+    # --- Assumed: the scheduler placed the pod
+    (ASSUMED, ASSUME_POD): Refuse(
+        TransitionError, _IN_CACHE, "a cached pod cannot be assumed again"
+    ),
+    (ASSUMED, FINISH_BINDING): Move(
+        ASSUMED, Cache._sets_deadline, "binding ended; calling again moves the deadline"
+    ),
+    (ASSUMED, FORGET_POD): Move(
+        INI,
+        Cache._forgets,
+        "binding failed; the scheduler takes its decision back",
+        guard=_FORGET_ELSEWHERE,
+    ),
+    (ASSUMED, REMOVE_ASSUMED_POD): Move(
+        INI,
+        Cache._drops,
+        "the assumed pod was deleted before it was bound",
+        guard=_FORGET_ELSEWHERE,
+    ),
+    (ASSUMED, ADD_POD): Move(
+        ADDED, Cache._confirms, "the informer confirms the binding, on whatever node it names"
+    ),
+    (ASSUMED, UPDATE_POD): Refuse(
+        TransitionError,
+        "assumed pod %v(%v) should not be updated",
+        "an assumed pod must be added before it is updated",
+    ),
+    (ASSUMED, REMOVE_POD): Move(
+        State.DELETED,
+        Cache._removes_cached,
+        "the informer deleted the pod before confirming it",
+        guard=_REMOVE_ELSEWHERE,
+    ),
+    (ASSUMED, CLEANUP): Move(
+        State.EXPIRED,
+        Cache._expires_if_due,
+        "expires once binding finished and the deadline passed",
+    ),
+    # --- Added: the informer reported the pod
+    (ADDED, ASSUME_POD): Refuse(TransitionError, _IN_CACHE, "a cached pod cannot be assumed again"),
+    (ADDED, FINISH_BINDING): Move(
+        ADDED, Cache._changes_nothing, "a pod that is not assumed is ignored"
+    ),
+    (ADDED, FORGET_POD): Refuse(
+        TransitionError, _NOT_FORGOTTEN, "only an assumed pod can go", guard=_FORGET_ELSEWHERE
+    ),
+    (ADDED, REMOVE_ASSUMED_POD): Refuse(
+        TransitionError, _NOT_FORGOTTEN, "only an assumed pod can go", guard=_FORGET_ELSEWHERE
+    ),
+    (ADDED, ADD_POD): Refuse(
+        TransitionError,
+        "pod %v(%v) was already in added state",
+        "the informer cannot add a pod twice",
+    ),
+    (ADDED, UPDATE_POD): Move(
+        ADDED,
+        Cache._updates,
+        "the informer reports a new version of the pod",
+        guard=_UPDATE_ELSEWHERE,
+    ),
+    (ADDED, REMOVE_POD): Move(
+        State.DELETED,
+        Cache._removes_cached,
+        "the informer deleted the pod",
+        guard=_REMOVE_ELSEWHERE,
+    ),
+    (ADDED, CLEANUP): Move(ADDED, Cache._changes_nothing, "an added pod never expires"),
 }
+
+#: cells a release reworded, by the release that did; later releases keep the change
+POD_CELLS_SINCE: Mapping[str, Mapping[Cell, Entry]] = {
+    "v1.37": {
+        (ADDED, FORGET_POD): Refuse(
+            TransitionError,
+            _NOT_REMOVED_OR_FORGOTTEN,
+            "only an assumed pod can go",
+            guard=_FORGET_ELSEWHERE,
+        ),
+        (ADDED, REMOVE_ASSUMED_POD): Refuse(
+            TransitionError,
+            _NOT_REMOVED_OR_FORGOTTEN,
+            "only an assumed pod can go",
+            guard=_FORGET_ELSEWHERE,
+        ),
+    },
+}
+
+
+def pod_cell(release: Release, state: State, operation: Operation) -> Entry:
+    """The one entry of `operation` on a key in `state` under `release`.
+
+    pre: state in ROWS
+    post: isinstance(__return__, (Move, Refuse))
+    """
+    if not lifecycle.has(release, operation):
+        return Refuse(
+            UnsupportedOperation,
+            fill("%v does not exist in release %v", operation.value, release.name),
+            "the release does not have this operation",
+        )
+    found = POD_TABLE[state, operation]
+    for name, cells in POD_CELLS_SINCE.items():
+        if since(release, name):
+            found = cells.get((state, operation), found)
+    return found
+
+
+#: every guarded cell and its guard, read off `POD_TABLE` (the same in every release)
+NODE_GUARDS: Mapping[Cell, NodeGuard] = {
+    cell: entry.guard for cell, entry in POD_TABLE.items() if entry.guard is not None
+}
+
+
+def check_pod_table() -> list[str]:
+    """Problems with the pod table: every cell has exactly one entry, reworded cells exist.
+
+    post: __return__ == []
+    """
+    grid = {(state, operation) for state in ROWS for operation in Operation}
+    problems = [f"POD_TABLE lacks {cell}" for cell in grid - POD_TABLE.keys()]
+    problems += [f"POD_TABLE has stray {cell}" for cell in POD_TABLE.keys() - grid]
+    for name, cells in POD_CELLS_SINCE.items():
+        problems += [f"{name} rewords unknown cell {cell}" for cell in cells.keys() - grid]
+        problems += [
+            f"POD_CELLS_SINCE names unknown release {name}" for _ in [1] if name not in RELEASES
+        ]
+        problems += [
+            f"{name} changes the guard of {cell}"
+            for cell, entry in cells.items()
+            if cell in POD_TABLE and entry.guard != POD_TABLE[cell].guard
+        ]
+    return problems

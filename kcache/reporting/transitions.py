@@ -1,8 +1,9 @@
-"""The pod life cycle of `spec.lifecycle`, drawn for people: Markdown, Mermaid, Graphviz dot.
+"""The cache's life cycles, drawn for people: Markdown, Mermaid, Graphviz dot.
 
-Everything here is read from the spec's tables (`TABLE`, `NODE_GUARDS`,
-`RELEASE_CELLS` through `entry`, the release table of `spec.releases`, and
-the pod-group member table of `spec.member_lifecycle`), so the pictures
+Everything here is read from the spec's tables (`POD_TABLE` and
+`POD_CELLS_SINCE` of `spec.cache` through `pod_cell`, the release table of
+`spec.releases`, and the pod-group member table of
+`spec.member_lifecycle`), so the pictures
 cannot disagree with the model: docs/transitions.md is this module's
 Markdown output, committed, and a test fails when the two differ.
 
@@ -16,17 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 
 from kcache.spec import member_lifecycle
-from kcache.spec.lifecycle import (
-    NODE_GUARDS,
-    ROWS,
-    Effect,
-    Entry,
-    Move,
-    NodeGuard,
-    Operation,
-    State,
-    entry,
-)
+from kcache.spec.cache import NODE_GUARDS, Cache, pod_cell
+from kcache.spec.lifecycle import ROWS, Entry, Move, NodeGuard, Operation, State
 from kcache.spec.releases import RELEASES, Release, differences
 
 #: what each state means, for the states table
@@ -48,13 +40,13 @@ Edge = tuple[State, State, str]
 def edges(release: Release) -> list[Edge]:
     """Allowed calls that do something, as (from, to, operations) with operations joined by ", ".
 
-    A call that neither moves the key nor changes the cache (`Effect.NOTHING`)
+    A call that neither moves the key nor changes the cache (`Cache._changes_nothing`)
     is left out: it would be a loop on every state and say nothing.
     """
     by_pair: dict[tuple[State, State], list[str]] = {}
     for state in ROWS:
         for operation in Operation:
-            cell = entry(release, state, operation)
+            cell = pod_cell(release, state, operation)
             if isinstance(cell, Move) and not _is_noop(state, cell):
                 by_pair.setdefault((state, cell.to), []).append(operation.value)
     return [(source, target, ", ".join(names)) for (source, target), names in by_pair.items()]
@@ -66,7 +58,7 @@ def reached_absent_states(release: Release) -> list[State]:
         cell.to
         for state in ROWS
         for operation in Operation
-        if isinstance(cell := entry(release, state, operation), Move)
+        if isinstance(cell := pod_cell(release, state, operation), Move)
     }
     return [state for state in _ABSENT if state in targets]
 
@@ -162,7 +154,7 @@ def _markdown_sections(release: Release) -> Iterator[str]:
     grid = [
         (
             state.value,
-            *(_short(state, entry(release, state, operation)) for operation in Operation),
+            *(_short(state, pod_cell(release, state, operation)) for operation in Operation),
         )
         for state in ROWS
     ]
@@ -175,7 +167,7 @@ def _markdown_sections(release: Release) -> Iterator[str]:
 
 def _operation_section(release: Release, operation: Operation) -> Iterator[str]:
     yield f"## `{operation.value}`\n"
-    rows = [_long(state, entry(release, state, operation)) for state in ROWS]
+    rows = [_long(state, pod_cell(release, state, operation)) for state in ROWS]
     yield _table(("from", "outcome", "what the cache does", "why"), rows)
     guards = _guards(operation)
     if guards:
@@ -211,7 +203,7 @@ def _release_section(release: Release) -> Iterator[str]:
             (f"`{operation.value}`", *_long(state, theirs))
             for operation in Operation
             for state in ROWS
-            if (theirs := entry(other, state, operation)) != entry(release, state, operation)
+            if (theirs := pod_cell(other, state, operation)) != pod_cell(release, state, operation)
         ]
         yield f"### {other.name}: cells that differ from {release.name}\n"
         yield _table(("operation", "from", "outcome", "what the cache does", "why"), rows)
@@ -289,7 +281,7 @@ def _sets(sets: frozenset[member_lifecycle.GroupSet]) -> str:
 
 
 def _is_noop(state: State, cell: Move) -> bool:
-    return cell.to == state and cell.effect is Effect.NOTHING
+    return cell.to == state and cell.effect is Cache._changes_nothing
 
 
 def _short(state: State, cell: Entry) -> str:
@@ -301,7 +293,7 @@ def _short(state: State, cell: Entry) -> str:
 def _long(state: State, cell: Entry) -> tuple[str, ...]:
     """(from, outcome, what the cache does, why) for one cell."""
     if isinstance(cell, Move):
-        return state.value, _short(state, cell), cell.effect.value, cell.description
+        return state.value, _short(state, cell), cell.does, cell.description
     return state.value, _short(state, cell), f"refuses: `{cell.template}`", cell.description
 
 
