@@ -68,7 +68,20 @@ from kcache.spec.errors import (
     TransitionError,
     UnsupportedOperation,
 )
-from kcache.spec.lifecycle import ROWS, Cell, Entry, Move, NodeGuard, Operation, Refuse, State, fill
+from kcache.spec.lifecycle import (
+    ROWS,
+    Cell,
+    Entry,
+    Move,
+    NodeCell,
+    NodeGuard,
+    NodeOperation,
+    NodeState,
+    Operation,
+    Refuse,
+    State,
+    fill,
+)
 from kcache.spec.node_info import ImageSummary, NodeInfo
 from kcache.spec.node_tree import NodeTree
 from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
@@ -399,14 +412,11 @@ class Cache:
         """Every composite pod group held, by `namespace/name`."""
         return self.groups.composite_views()
 
-    # --- node operations ------------------------------------------------------------------
+    # --- node operations: each consults NODE_TABLE, then runs the effect it names ---------
 
     def add_node(self, node: Node) -> None:
         """AddNode (§8.9): set the node (reviving a ghost with its pods); never fails."""
-        record = self.nodes.get(node.name)
-        self._unregister_images(record.node if record is not None else None)
-        self.tree = self.tree.add(node)
-        self._store(node.name, self._with_node(record or NodeInfo(), node))
+        self._node_transition(NodeOperation.ADD_NODE, node)
 
     def update_node(self, old: Node | None, new: Node) -> None:
         """UpdateNode (§8.10): set `new`; the tree moves it only when the zone key changed.
@@ -415,11 +425,7 @@ class Cache:
         zone gets its node back but stays out of the tree.  Fatal when `old`
         is None and `new` has a zone (upstream dereferences the missing node).
         """
-        record = self.nodes.get(new.name)
-        tree = self.tree if record is not None else self.tree.add(new)
-        self.tree = tree.update(old, new)
-        self._unregister_images(record.node if record is not None else None)
-        self._store(new.name, self._with_node(record or NodeInfo(), new))
+        self._node_transition(NodeOperation.UPDATE_NODE, new, old)
 
     def remove_node(self, node: Node) -> None:
         """RemoveNode (§8.11): the NodeInfo becomes a ghost, or goes if it holds no pods.
@@ -428,17 +434,21 @@ class Cache:
         made, if the tree has no such name in the *argument's* zone; then the
         images stay registered.
         """
+        self._node_transition(NodeOperation.REMOVE_NODE, node)
+
+    def _node_transition(
+        self, operation: NodeOperation, node: Node, old: Node | None = None
+    ) -> None:
+        """Look the call up in `NODE_TABLE`: raise what the cell refuses, else run its effect."""
         record = self.nodes.get(node.name)
         if record is None:
-            raise NodeNotFoundError(f"node {node.name} is not found")
-        for pod in record.pods if self._models_pvc_delta else ():
-            self._record_claims(pod, -1)  # taken out, and nothing gives it back (E3)
-        if record.pods:
-            self._store(node.name, attrs.evolve(record, node=None))
+            state = NodeState.ABSENT
         else:
-            del self.nodes[node.name]
-        self.tree = self.tree.remove(node)
-        self._unregister_images(node)
+            state = NodeState.GHOST if record.node is None else NodeState.LIVE
+        found = NODE_TABLE[state, operation]
+        if isinstance(found, Refuse):
+            raise found.error(fill(found.template, node.name))
+        found.effect(self, node, old)
 
     def _with_node(self, record: NodeInfo, node: Node) -> NodeInfo:
         """SetNode, with the image summaries the cache registers the node under."""
@@ -613,6 +623,37 @@ class Cache:
         deadline = self.pods[pod.uid].deadline
         if deadline is not None and now > deadline:
             self._remove(pod)
+
+    # --- node effects: what a cell of NODE_TABLE (below) makes the cache do ---------------
+
+    def _sets_node(self, node: Node, old: Node | None) -> None:
+        """sets the node, registers its images and adds its name to the tree"""
+        record = self.nodes.get(node.name)
+        self._unregister_images(record.node if record is not None else None)
+        self.tree = self.tree.add(node)
+        self._store(node.name, self._with_node(record or NodeInfo(), node))
+
+    def _updates_node(self, node: Node, old: Node | None) -> None:
+        """sets the node and its images; the tree moves the name only when the zone changed
+        (Fatal without an old node when the new one has a zone)"""
+        record = self.nodes.get(node.name)
+        tree = self.tree if record is not None else self.tree.add(node)
+        self.tree = tree.update(old, node)
+        self._unregister_images(record.node if record is not None else None)
+        self._store(node.name, self._with_node(record or NodeInfo(), node))
+
+    def _unsets_node(self, node: Node, old: Node | None) -> None:
+        """drops the node (the entry goes when it holds no pods), takes the argument's name out
+        of the tree (NodeNotFoundError when its zone has no such name), then its images"""
+        record = self.nodes[node.name]
+        for pod in record.pods if self._models_pvc_delta else ():
+            self._record_claims(pod, -1)  # taken out, and nothing gives it back (E3)
+        if record.pods:
+            self._store(node.name, attrs.evolve(record, node=None))
+        else:
+            del self.nodes[node.name]
+        self.tree = self.tree.remove(node)
+        self._unregister_images(node)
 
 
 # --- the pod life cycle: every cell, literally -----------------------------------------------
@@ -810,3 +851,46 @@ def check_pod_table() -> list[str]:
             if cell in POD_TABLE and entry.guard != POD_TABLE[cell].guard
         ]
     return problems
+
+
+# --- the node life cycle: every cell, literally ----------------------------------------------
+
+ABSENT, LIVE, GHOST = NodeState.ABSENT, NodeState.LIVE, NodeState.GHOST
+ADD_NODE, UPDATE_NODE, REMOVE_NODE = NodeOperation
+
+#: (state of the node's name, operation) -> what the call does.  Pods move names too: a pod
+#: assumed or added on an Absent name makes it a Ghost, and a Ghost losing its last pod is
+#: Absent again.
+NODE_TABLE: Mapping[NodeCell, Entry] = {
+    (ABSENT, ADD_NODE): Move(LIVE, Cache._sets_node, "the informer reports a new node"),
+    (ABSENT, UPDATE_NODE): Move(
+        LIVE, Cache._updates_node, "a node the cache never had joins the tree as on add_node"
+    ),
+    (ABSENT, REMOVE_NODE): Refuse(
+        NodeNotFoundError, "node %v is not found", "the cache holds no entry of that name"
+    ),
+    (LIVE, ADD_NODE): Move(
+        LIVE,
+        Cache._sets_node,
+        "the node object is replaced; under other zone labels the tree holds the name twice "
+        "(outside the caller contract)",
+    ),
+    (LIVE, UPDATE_NODE): Move(LIVE, Cache._updates_node, "a new version of the node"),
+    (LIVE, REMOVE_NODE): Move(
+        GHOST,
+        Cache._unsets_node,
+        "the node was deleted; its pods keep the entry as a ghost (Absent when it holds none)",
+    ),
+    (GHOST, ADD_NODE): Move(LIVE, Cache._sets_node, "the ghost gets its node back, with its pods"),
+    (GHOST, UPDATE_NODE): Move(
+        LIVE,
+        Cache._updates_node,
+        "the ghost gets its node back but stays out of the tree (outside the caller contract)",
+    ),
+    (GHOST, REMOVE_NODE): Move(
+        GHOST,
+        Cache._unsets_node,
+        "the ghost stays and moves to most recent, then NodeNotFoundError unless the tree "
+        "still holds the name in the argument's zone (only outside the caller contract)",
+    ),
+}

@@ -1,15 +1,21 @@
 """The vocabulary of the cache's life-cycle tables (§8.15): states, operations, cells.
 
-The tables themselves are in `spec.cache`, next to the effects they name, so
-a reader finds a cell and what it does in one place.  A pod key is in one
-of three states: Initial (the cache does not hold it), Assumed or Added.
-Expired and Deleted are where a transition leaves a key, but like Initial
-they are the key's absence, so a later call sees Initial.
+Three life cycles, each one table next to the effects it names, so a reader
+finds a cell and what it does in one place:
 
-A cell is a `Move` (the next state and the cache method carrying out the
-effect) or a `Refuse` (the error class and upstream's message template,
-§15).  Either may carry a `NodeGuard`, checked first when the key is
-cached: it compares the cached pod's node with the node the call names.
+- a pod key (`spec.cache.POD_TABLE`): Initial (the cache does not hold it),
+  Assumed or Added.  Expired and Deleted are where a transition leaves a
+  key, but like Initial they are the key's absence, so a later call sees
+  Initial;
+- a node name (`spec.cache.NODE_TABLE`): Absent, Live (its NodeInfo has the
+  node) or Ghost (the node was removed while pods still name it);
+- a snapshot's mutation session (`spec.snapshot.SESSION_TABLE`, v1.37):
+  Closed or Open.
+
+A cell is a `Move` (the next state and the method carrying out the effect)
+or a `Refuse` (the error class and upstream's message template, §15).  A pod
+cell may carry a `NodeGuard`, checked first when the key is cached: it
+compares the cached pod's node with the node the call names.
 """
 
 from __future__ import annotations
@@ -17,17 +23,11 @@ from __future__ import annotations
 import enum
 import inspect
 from collections.abc import Callable, Mapping
-from decimal import Decimal
-from typing import TYPE_CHECKING
 
 import attrs
 
 from kcache.spec.errors import CacheError
-from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
-
-if TYPE_CHECKING:
-    from kcache.spec.cache import Cache
 
 
 class State(enum.Enum):
@@ -64,8 +64,35 @@ REQUIRES: Mapping[Operation, str] = {
     Operation.REMOVE_ASSUMED_POD: "has_remove_assumed_pod",
 }
 
-#: what a cell makes the cache do: a `Cache` method given the call's pod, new pod and time
-Effect = Callable[["Cache", Pod, "Pod | None", Decimal], None]
+
+class NodeState(enum.Enum):
+    """Where a node name is in its life cycle."""
+
+    ABSENT = "Absent"
+    LIVE = "Live"
+    GHOST = "Ghost"
+
+
+class NodeOperation(enum.Enum):
+    """The node operations of the trace format."""
+
+    ADD_NODE = "add_node"
+    UPDATE_NODE = "update_node"
+    REMOVE_NODE = "remove_node"
+
+
+class SessionState(enum.Enum):
+    """Whether a snapshot has a mutation session open (§19.12)."""
+
+    CLOSED = "Closed"
+    OPEN = "Open"
+
+
+class SessionOperation(enum.Enum):
+    """The trace ops that open and end a snapshot's mutation session."""
+
+    START_MUTATIONS = "start_mutations"
+    END_MUTATIONS = "end_mutations"
 
 
 @attrs.frozen
@@ -90,8 +117,10 @@ class NodeGuard:
 class Move:
     """An allowed call: the state it leads to and the effect the cache runs."""
 
-    to: State
-    effect: Effect
+    to: State | NodeState | SessionState
+    #: the method that carries the call out: a pod cell's gets the pod, update's new pod
+    #: and the time; a node cell's the node and update's old node; a session cell's nothing
+    effect: Callable[..., None]
     description: str
     guard: NodeGuard | None = None
 
@@ -103,7 +132,7 @@ class Move:
 
 @attrs.frozen
 class Refuse:
-    """A refused call: the error raised and upstream's message (`%v`: key, pod)."""
+    """A refused call: the error raised and upstream's message (pods: `%v` is key, pod)."""
 
     error: type[CacheError]
     template: str
@@ -114,6 +143,8 @@ class Refuse:
 #: one cell's entry
 Entry = Move | Refuse
 Cell = tuple[State, Operation]
+NodeCell = tuple[NodeState, NodeOperation]
+SessionCell = tuple[SessionState, SessionOperation]
 
 
 def fill(template: str, *values: object) -> str:
