@@ -8,7 +8,7 @@ simply the set of sets it is in, so the states upstream reaches by quirk
 update of a UID the group never saw leaves it in `all` alone) are states
 like the others, not special cases.
 
-`TABLE` says, for each `Step` the cache takes on one member's group, which
+`MEMBER_TABLE` says, for each `MemberStep` the cache takes on one member's group, which
 sets the member enters and leaves.  `RELEASE_CHANGES` holds the steps that
 differ in the releases with a given flag of `spec.releases.Release`.  Which
 cache call takes which step, and when a pod is a member at all, is
@@ -35,16 +35,16 @@ class GroupSet(enum.Enum):
 
 
 #: a member's state: the sets it is in (empty: the group does not know the UID)
-State = frozenset[GroupSet]
+MemberState = frozenset[GroupSet]
 
-ABSENT: State = frozenset()
-LISTED: State = frozenset({GroupSet.ALL})
-UNSCHEDULED: State = frozenset({GroupSet.ALL, GroupSet.UNSCHEDULED})
-ASSUMED: State = frozenset({GroupSet.ALL, GroupSet.ASSUMED})
-ASSIGNED: State = frozenset({GroupSet.ALL, GroupSet.ASSIGNED})
+ABSENT: MemberState = frozenset()
+LISTED: MemberState = frozenset({GroupSet.ALL})
+UNSCHEDULED: MemberState = frozenset({GroupSet.ALL, GroupSet.UNSCHEDULED})
+ASSUMED: MemberState = frozenset({GroupSet.ALL, GroupSet.ASSUMED})
+ASSIGNED: MemberState = frozenset({GroupSet.ALL, GroupSet.ASSIGNED})
 
 #: the states a well-behaved scheduler keeps members in, as the docs draw them
-PRINCIPAL: Mapping[str, State] = {
+PRINCIPAL: Mapping[str, MemberState] = {
     "Absent": ABSENT,
     "Unscheduled": UNSCHEDULED,
     "Assumed": ASSUMED,
@@ -52,7 +52,7 @@ PRINCIPAL: Mapping[str, State] = {
 }
 
 
-class Step(enum.Enum):
+class MemberStep(enum.Enum):
     """What the cache does to one member's group; the name says which pod decides the variant."""
 
     ADD = "add (pod without node)"
@@ -67,17 +67,19 @@ class Step(enum.Enum):
 
 
 #: the trace ops that take each step on the pod's group (`spec.pod_groups`), for the docs
-TAKEN_BY: Mapping[Step, str] = {
-    Step.ADD: "add_pod_group_member; add_pod, update_pod (their add half)",
-    Step.ADD_BOUND: "add_pod_group_member; add_pod, update_pod (their add half)",
-    Step.BIND: "update_pod_group_member",
-    Step.UPDATE: "update_pod_group_member",
-    Step.DELETE: "remove_pod_group_member, remove_pod, remove_assumed_pod; "
+TAKEN_BY: Mapping[MemberStep, str] = {
+    MemberStep.ADD: "add_pod_group_member; add_pod, update_pod (their add half)",
+    MemberStep.ADD_BOUND: "add_pod_group_member; add_pod, update_pod (their add half)",
+    MemberStep.BIND: "update_pod_group_member",
+    MemberStep.UPDATE: "update_pod_group_member",
+    MemberStep.DELETE: "remove_pod_group_member, remove_pod, remove_assumed_pod; "
     "add_pod confirming an assumed pod, update_pod (their remove half)",
-    Step.ASSUME: "assume_pod",
-    Step.ASSUME_BOUND: "assume_pod (a group it makes stores the assumed pod, which has a node)",
-    Step.FORGET: "forget_pod",
-    Step.FORGET_BOUND: "forget_pod",
+    MemberStep.ASSUME: "assume_pod",
+    MemberStep.ASSUME_BOUND: (
+        "assume_pod (a group it makes stores the assumed pod, which has a node)"
+    ),
+    MemberStep.FORGET: "forget_pod",
+    MemberStep.FORGET_BOUND: "forget_pod",
 }
 
 
@@ -108,51 +110,51 @@ def _change(
     return Change(frozenset(enters), frozenset(leaves), stores, needs_member, description)
 
 
-TABLE: Mapping[Step, Change] = {
-    Step.ADD: _change(
+MEMBER_TABLE: Mapping[MemberStep, Change] = {
+    MemberStep.ADD: _change(
         {GroupSet.ALL, GroupSet.UNSCHEDULED},
         set(),
         "the queue announces a pod that waits for a node; other sets stay as they were",
         stores=True,
     ),
-    Step.ADD_BOUND: _change(
+    MemberStep.ADD_BOUND: _change(
         {GroupSet.ALL, GroupSet.ASSIGNED},
         set(),
         "a bound pod is added; v1.36 leaves it in the sets it was in as well",
         stores=True,
     ),
-    Step.BIND: _change(
+    MemberStep.BIND: _change(
         {GroupSet.ALL, GroupSet.ASSIGNED},
         {GroupSet.UNSCHEDULED, GroupSet.ASSUMED},
         "the pod was bound: it is assigned and nothing else",
         stores=True,
     ),
-    Step.UPDATE: _change(
+    MemberStep.UPDATE: _change(
         {GroupSet.ALL},
         set(),
         "a new version of the pod is stored; a UID never seen is known, in no other set",
         stores=True,
     ),
-    Step.DELETE: _change(set(), set(_ALL_SETS), "the member leaves every set"),
-    Step.ASSUME: _change(
+    MemberStep.DELETE: _change(set(), set(_ALL_SETS), "the member leaves every set"),
+    MemberStep.ASSUME: _change(
         {GroupSet.ASSUMED},
         {GroupSet.UNSCHEDULED},
         "the scheduler reserved a node for the member",
         needs_member=True,
     ),
-    Step.ASSUME_BOUND: _change(
+    MemberStep.ASSUME_BOUND: _change(
         {GroupSet.ASSIGNED},
         {GroupSet.UNSCHEDULED},
         "the stored pod is bound already, so the assumed member counts as assigned",
         needs_member=True,
     ),
-    Step.FORGET: _change(
+    MemberStep.FORGET: _change(
         {GroupSet.UNSCHEDULED},
         {GroupSet.ASSUMED},
         "the reservation is taken back; the member waits again",
         needs_member=True,
     ),
-    Step.FORGET_BOUND: _change(
+    MemberStep.FORGET_BOUND: _change(
         {GroupSet.ASSIGNED},
         {GroupSet.ASSUMED},
         "the reservation is taken back from a member whose stored pod is bound",
@@ -161,9 +163,9 @@ TABLE: Mapping[Step, Change] = {
 }
 
 #: steps that differ, by the release flag that says so (v1.37 has it)
-RELEASE_CHANGES: Mapping[str, Mapping[Step, Change]] = {
+RELEASE_CHANGES: Mapping[str, Mapping[MemberStep, Change]] = {
     "settles_bound_members": {
-        Step.ADD_BOUND: _change(
+        MemberStep.ADD_BOUND: _change(
             {GroupSet.ALL, GroupSet.ASSIGNED},
             {GroupSet.UNSCHEDULED, GroupSet.ASSUMED},
             "a bound pod is added: it is assigned and nothing else",
@@ -173,16 +175,16 @@ RELEASE_CHANGES: Mapping[str, Mapping[Step, Change]] = {
 }
 
 
-def change(release: Release, step: Step) -> Change:
+def change(release: Release, step: MemberStep) -> Change:
     """The change `step` makes under `release`."""
-    found = TABLE[step]
+    found = MEMBER_TABLE[step]
     for flag, changes in RELEASE_CHANGES.items():
         if getattr(release, flag):
             found = changes.get(step, found)
     return found
 
 
-def next_state(release: Release, state: State, step: Step) -> State:
+def next_state(release: Release, state: MemberState, step: MemberStep) -> MemberState:
     """The member's state after `step`.
 
     post: __return__ == frozenset() or GroupSet.ALL in __return__
@@ -193,7 +195,7 @@ def next_state(release: Release, state: State, step: Step) -> State:
     return (state - found.leaves) | found.enters
 
 
-def state_name(state: State) -> str:
+def state_name(state: MemberState) -> str:
     """A state as the docs write it: `Absent`, `Assumed`, `Unscheduled+Assigned`, `Listed`."""
     if not state:
         return "Absent"
@@ -206,15 +208,17 @@ def check_total() -> list[str]:
 
     post: __return__ == []
     """
-    problems = [f"TABLE lacks {step}" for step in Step if step not in TABLE]
-    problems += [f"TAKEN_BY lacks {step}" for step in Step if step not in TAKEN_BY]
+    problems = [f"MEMBER_TABLE lacks {step}" for step in MemberStep if step not in MEMBER_TABLE]
+    problems += [f"TAKEN_BY lacks {step}" for step in MemberStep if step not in TAKEN_BY]
     flags = {field.name for field in attrs.fields(Release)}
     for flag, changes in RELEASE_CHANGES.items():
         if flag not in flags:
             problems.append(f"RELEASE_CHANGES names unknown release flag {flag}")
-        problems += [f"{flag} changes unknown step {step}" for step in changes if step not in Step]
+        problems += [
+            f"{flag} changes unknown step {step}" for step in changes if step not in MemberStep
+        ]
     for release in RELEASES.values():
-        for step in Step:
+        for step in MemberStep:
             found = change(release, step)
             if found.stores and GroupSet.ALL not in found.enters:
                 problems.append(f"{release.name} {step}: stores a pod without listing it")

@@ -31,7 +31,7 @@ from kcache.spec.errors import (
     PodGroupNotFoundError,
     UnsupportedOperation,
 )
-from kcache.spec.member_lifecycle import ABSENT, LISTED, GroupSet, Step
+from kcache.spec.member_lifecycle import ABSENT, LISTED, GroupSet, MemberStep
 from kcache.spec.objects import CompositePodGroup, Pod, PodGroup
 from kcache.spec.releases import Release
 from kcache.spec.views import CompositePodGroupView, PodGroupView
@@ -46,7 +46,7 @@ class Member:
 
     #: the pod object last stored for the UID (upstream's `allPods` entry)
     pod: Pod
-    state: member_lifecycle.State
+    state: member_lifecycle.MemberState
 
 
 def entity_key(kind: str, key: GroupKey) -> str:
@@ -115,7 +115,7 @@ class PodGroups:
         self.require("add_pod_group_member", self.release.has_pod_groups)
         key = self._group_of(pod)
         if key is not None:
-            self._take(key, pod.uid, Step.ADD_BOUND if pod.node_name else Step.ADD, pod)
+            self._take(key, pod.uid, MemberStep.ADD_BOUND if pod.node_name else MemberStep.ADD, pod)
 
     def update_member(self, old: Pod, new: Pod) -> None:
         """UpdatePodGroupMember: membership and group are `new`'s; a missing group is skipped."""
@@ -124,7 +124,7 @@ class PodGroups:
         if key is None or not self.exists(key):
             return
         binds = not old.node_name and bool(new.node_name)
-        self._take(key, new.uid, Step.BIND if binds else Step.UPDATE, new)
+        self._take(key, new.uid, MemberStep.BIND if binds else MemberStep.UPDATE, new)
 
     def remove_member(self, pod: Pod) -> None:
         """RemovePodGroupMember: the member leaves its group, which goes once it is empty."""
@@ -141,11 +141,11 @@ class PodGroups:
         if key is None:
             return
         if not assume:
-            self._take(key, pod.uid, Step.ADD_BOUND if pod.node_name else Step.ADD, pod)
+            self._take(key, pod.uid, MemberStep.ADD_BOUND if pod.node_name else MemberStep.ADD, pod)
             return
         if not self.exists(key):
             self.members[key] = {pod.uid: Member(pod, LISTED)}
-        self._settle(key, pod.uid, Step.ASSUME_BOUND, Step.ASSUME)
+        self._settle(key, pod.uid, MemberStep.ASSUME_BOUND, MemberStep.ASSUME)
 
     def removed(self, pod: Pod, *, forget: bool) -> None:
         """The group side of the cache's internal removePod, once the node side succeeded."""
@@ -153,9 +153,9 @@ class PodGroups:
         if key is None or not self.exists(key):
             return
         if forget:
-            self._settle(key, pod.uid, Step.FORGET_BOUND, Step.FORGET)
+            self._settle(key, pod.uid, MemberStep.FORGET_BOUND, MemberStep.FORGET)
         else:
-            self._take(key, pod.uid, Step.DELETE, pod)
+            self._take(key, pod.uid, MemberStep.DELETE, pod)
 
     def _group_of(self, pod: Pod) -> GroupKey | None:
         """isPodGroupMember: the pod's group while GenericWorkload is on."""
@@ -163,13 +163,13 @@ class PodGroups:
             return None
         return (pod.namespace, pod.scheduling_group)
 
-    def _settle(self, key: GroupKey, uid: str, bound: Step, unbound: Step) -> None:
+    def _settle(self, key: GroupKey, uid: str, bound: MemberStep, unbound: MemberStep) -> None:
         """Assume or forget: the variant is chosen by the pod the group stored for `uid`."""
         member = self.members.get(key, {}).get(uid)
         if member is not None:
             self._take(key, uid, bound if member.pod.node_name else unbound, member.pod)
 
-    def _take(self, key: GroupKey, uid: str, step: Step, pod: Pod) -> None:
+    def _take(self, key: GroupKey, uid: str, step: MemberStep, pod: Pod) -> None:
         """Move member `uid` of `key` by `step`; `pod` is stored when the step stores one."""
         records = self.members.setdefault(key, {})
         member = records.get(uid)

@@ -285,7 +285,7 @@ def member_mermaid(release: Release) -> str:
     names = {state: name for name, state in member_lifecycle.PRINCIPAL.items()}
     by_pair: dict[tuple[str, str], list[str]] = {}
     for source, name in names.items():
-        for step in member_lifecycle.Step:
+        for step in member_lifecycle.MemberStep:
             target = member_lifecycle.next_state(release, source, step)
             if target != source and target in names:
                 by_pair.setdefault((name, names[target]), []).append(step.name.lower())
@@ -308,7 +308,7 @@ def _member_sections() -> Iterator[str]:
     for release in releases:
         yield f"### Steps ({release.name})\n"
         rows = []
-        for step in member_lifecycle.Step:
+        for step in member_lifecycle.MemberStep:
             found = member_lifecycle.change(release, step)
             rows.append(
                 (
@@ -322,13 +322,13 @@ def _member_sections() -> Iterator[str]:
             )
         yield _table(("step", "when", "taken by", "enters", "leaves", "why"), rows)
         yield "```mermaid\n" + member_mermaid(release) + "```\n"
-        header = ("state \\ step", *(step.name.lower() for step in member_lifecycle.Step))
+        header = ("state \\ step", *(step.name.lower() for step in member_lifecycle.MemberStep))
         grid = [
             (
                 name,
                 *(
                     member_lifecycle.state_name(member_lifecycle.next_state(release, state, step))
-                    for step in member_lifecycle.Step
+                    for step in member_lifecycle.MemberStep
                 ),
             )
             for name, state in member_lifecycle.PRINCIPAL.items()
