@@ -289,7 +289,7 @@ class Cache:
         key = _key(pod)
         holder = self.nodes.get(pod.node_name, NodeInfo())
         self._store(pod.node_name, holder.with_pod(pod, non_host_scoped=self._non_host_scoped))
-        self._record_claims(pod, +1)
+        self._note_claims(pod, +1)
         assume = state is State.ASSUMED
         previous = self.pods.get(key)
         if previous is not None and previous.state is State.ASSUMED:
@@ -308,10 +308,10 @@ class Cache:
         reads the missing node).
         """
         name = pod.node_name
-        record = self.nodes.get(name)
-        if record is not None:
-            edited, removed = record.without_pod(pod, non_host_scoped=self._non_host_scoped)
-            if removed is None and record.node is None:
+        info = self.nodes.get(name)
+        if info is not None:
+            edited, removed = info.without_pod(pod, non_host_scoped=self._non_host_scoped)
+            if removed is None and info.node is None:
                 raise Fatal("nil pointer dereference: NodeInfo.RemovePod on a node without node")
             if removed is None:
                 self.nodes[name] = edited
@@ -320,11 +320,11 @@ class Cache:
                 self._store(name, edited)
             else:
                 del self.nodes[name]
-            self._record_claims(removed, -1)
+            self._note_claims(removed, -1)
         self.pods.pop(pod.uid, None)
         self.groups.removed(pod, forget=forget)
 
-    def _record_claims(self, pod: Pod, sign: int) -> None:
+    def _note_claims(self, pod: Pod, sign: int) -> None:
         """With `upstream_pvc_delta`: an entry gained (+1) or lost (-1) the pod's claims."""
         if self._models_pvc_delta:
             for claim in pod.pvc_keys:
@@ -440,20 +440,20 @@ class Cache:
         self, operation: NodeOperation, node: Node, old: Node | None = None
     ) -> None:
         """Look the call up in `NODE_TABLE`: raise what the cell refuses, else run its effect."""
-        record = self.nodes.get(node.name)
-        if record is None:
+        info = self.nodes.get(node.name)
+        if info is None:
             state = NodeState.ABSENT
         else:
-            state = NodeState.GHOST if record.node is None else NodeState.LIVE
+            state = NodeState.GHOST if info.node is None else NodeState.LIVE
         found = NODE_TABLE[state, operation]
         if isinstance(found, Refuse):
             raise found.error(fill(found.template, node.name))
         found.effect(self, node, old)
 
-    def _with_node(self, record: NodeInfo, node: Node) -> NodeInfo:
+    def _with_node(self, info: NodeInfo, node: Node) -> NodeInfo:
         """SetNode, with the image summaries the cache registers the node under."""
         images = self._register_images(node)
-        return attrs.evolve(record, node=node, allocatable=node.allocatable, images=images)
+        return attrs.evolve(info, node=node, allocatable=node.allocatable, images=images)
 
     def _register_images(self, node: Node) -> dict[str, ImageSummary]:
         """addNodeImageStates: the first reporter's size wins while an image's entry lives."""
@@ -481,10 +481,10 @@ class Cache:
             else:
                 del self.images[name]
 
-    def _store(self, name: str, record: NodeInfo) -> None:
-        """Keep `record` as the most recent change (upstream: bump the generation, move to head)."""
+    def _store(self, name: str, info: NodeInfo) -> None:
+        """Keep `info` as the most recent change (upstream: bump the generation, move to head)."""
         self.nodes.pop(name, None)
-        self.nodes[name] = record
+        self.nodes[name] = info
         for snapshot in self._snapshots:
             snapshot.mark_changed(name)
 
@@ -544,13 +544,13 @@ class Cache:
         return snapshot
 
     def _clone(self, name: str) -> tuple[NodeView, tuple[Pod, ...]] | None:
-        record = self.nodes.get(name)
-        return (record.view(self._num_nodes), record.pods) if record and record.node else None
+        info = self.nodes.get(name)
+        return (info.view(self._num_nodes), info.pods) if info and info.node else None
 
     def dump(self) -> Dump:
         """Dump (§8.13): every NodeInfo, ghosts included, freshly cloned; the assumed keys."""
         return Dump(
-            nodes={name: record.view(self._num_nodes) for name, record in self.nodes.items()},
+            nodes={name: info.view(self._num_nodes) for name, info in self.nodes.items()},
             assumed_pods=frozenset(k for k, r in self.pods.items() if r.state is State.ASSUMED),
         )
 
@@ -558,10 +558,10 @@ class Cache:
         """GetNode (§19.5, v1.36 on): a fresh clone of any NodeInfo held, ghosts included."""
         if not self.release.has_get_node:
             raise UnsupportedOperation(f"get_node does not exist in release {self.release.name}")
-        record = self.nodes.get(name)
-        if record is None:
+        info = self.nodes.get(name)
+        if info is None:
             raise NodeNotFoundError(f"node {name} does not exist in scheduler cache")
-        return record.view(self._num_nodes)
+        return info.view(self._num_nodes)
 
     def node_count(self) -> int:
         """NodeCount (§8.12): NodeInfos, ghosts included."""
@@ -569,7 +569,7 @@ class Cache:
 
     def pod_count(self) -> int:
         """PodCount (§8.12): pods held by NodeInfos, a UID held twice counting twice."""
-        return sum(len(record.pods) for record in self.nodes.values())
+        return sum(len(info.pods) for info in self.nodes.values())
 
     def _num_nodes(self, image: str, summary: ImageSummary) -> int:
         entry = self.images.get(image)
@@ -628,28 +628,28 @@ class Cache:
 
     def _sets_node(self, node: Node, old: Node | None) -> None:
         """sets the node, registers its images and adds its name to the tree"""
-        record = self.nodes.get(node.name)
-        self._unregister_images(record.node if record is not None else None)
+        info = self.nodes.get(node.name)
+        self._unregister_images(info.node if info is not None else None)
         self.tree = self.tree.add(node)
-        self._store(node.name, self._with_node(record or NodeInfo(), node))
+        self._store(node.name, self._with_node(info or NodeInfo(), node))
 
     def _updates_node(self, node: Node, old: Node | None) -> None:
         """sets the node and its images; the tree moves the name only when the zone changed
         (Fatal without an old node when the new one has a zone)"""
-        record = self.nodes.get(node.name)
-        tree = self.tree if record is not None else self.tree.add(node)
+        info = self.nodes.get(node.name)
+        tree = self.tree if info is not None else self.tree.add(node)
         self.tree = tree.update(old, node)
-        self._unregister_images(record.node if record is not None else None)
-        self._store(node.name, self._with_node(record or NodeInfo(), node))
+        self._unregister_images(info.node if info is not None else None)
+        self._store(node.name, self._with_node(info or NodeInfo(), node))
 
     def _unsets_node(self, node: Node, old: Node | None) -> None:
         """drops the node (the entry goes when it holds no pods), takes the argument's name out
         of the tree (NodeNotFoundError when its zone has no such name), then its images"""
-        record = self.nodes[node.name]
-        for pod in record.pods if self._models_pvc_delta else ():
-            self._record_claims(pod, -1)  # taken out, and nothing gives it back (E3)
-        if record.pods:
-            self._store(node.name, attrs.evolve(record, node=None))
+        info = self.nodes[node.name]
+        for pod in info.pods if self._models_pvc_delta else ():
+            self._note_claims(pod, -1)  # taken out, and nothing gives it back (E3)
+        if info.pods:
+            self._store(node.name, attrs.evolve(info, node=None))
         else:
             del self.nodes[node.name]
         self.tree = self.tree.remove(node)
