@@ -143,9 +143,23 @@ class Cache:
     #: otherwise than the meaning would
     pvc_delta_showed: int = attrs.field(init=False, default=0)
 
+    #: whether the counts follow upstream's delta: asked for, and a release that counts
+    models_pvc_delta: bool = attrs.field(init=False)
+    #: whether NodeInfos keep the non-host-scoped anti-affinity list (§19.10)
+    non_host_scoped: bool = attrs.field(init=False)
+
     @groups.default
     def _no_groups(self) -> PodGroups:
         return PodGroups(release=self.release)
+
+    @models_pvc_delta.default
+    def _reads_pvc_delta(self) -> bool:
+        return self.upstream_pvc_delta and self.release.counts_pvc_references
+
+    @non_host_scoped.default
+    def _reads_non_host_gate(self) -> bool:
+        release = self.release
+        return release.has_non_host_scoped_list and release.gate("InterPodAffinityHostnameFastPath")
 
     def check_well_formed(self) -> None:
         """Raise AssertionError naming every broken fact that all reachable states keep."""
@@ -288,7 +302,7 @@ class Cache:
         """
         key = _key(pod)
         holder = self.nodes.get(pod.node_name, NodeInfo())
-        self._store(pod.node_name, holder.with_pod(pod, non_host_scoped=self._non_host_scoped))
+        self._store(pod.node_name, holder.with_pod(pod, non_host_scoped=self.non_host_scoped))
         self._note_claims(pod, +1)
         assume = state is State.ASSUMED
         previous = self.pods.get(key)
@@ -310,7 +324,7 @@ class Cache:
         name = pod.node_name
         info = self.nodes.get(name)
         if info is not None:
-            edited, removed = info.without_pod(pod, non_host_scoped=self._non_host_scoped)
+            edited, removed = info.without_pod(pod, non_host_scoped=self.non_host_scoped)
             if removed is None and info.node is None:
                 raise Fatal("nil pointer dereference: NodeInfo.RemovePod on a node without node")
             if removed is None:
@@ -326,7 +340,7 @@ class Cache:
 
     def _note_claims(self, pod: Pod, sign: int) -> None:
         """With `upstream_pvc_delta`: an entry gained (+1) or lost (-1) the pod's claims."""
-        if self._models_pvc_delta:
+        if self.models_pvc_delta:
             for claim in pod.pvc_keys:
                 self.pvc_delta[claim] += sign
 
@@ -334,17 +348,6 @@ class Cache:
         """cache.updatePod: remove `old`; only if that worked, add `new` as added."""
         self._remove(old)
         self._add(new, State.ADDED)
-
-    @property
-    def _models_pvc_delta(self) -> bool:
-        """Whether the counts follow upstream's delta: asked for, and a release that counts."""
-        return self.upstream_pvc_delta and self.release.counts_pvc_references
-
-    @property
-    def _non_host_scoped(self) -> bool:
-        """Whether NodeInfos keep the non-host-scoped anti-affinity list (§19.10)."""
-        release = self.release
-        return release.has_non_host_scoped_list and release.gate("InterPodAffinityHostnameFastPath")
 
     # --- pod groups (spec.pod_groups): members, objects, listers ---------------------------
 
@@ -509,8 +512,8 @@ class Cache:
             raise TypeError(
                 "update_snapshot: the snapshot was not made by this cache's new_snapshot()"
             )
-        snapshot.forget_all(non_host_scoped=self._non_host_scoped)
-        delta = self.pvc_delta if self._models_pvc_delta else None
+        snapshot.forget_all(non_host_scoped=self.non_host_scoped)
+        delta = self.pvc_delta if self.models_pvc_delta else None
         self.pvc_delta_showed += snapshot.refresh(self._clone, self.tree, len(self.nodes), delta)
         snapshot.copy_groups(
             self.groups.views(), self.groups.composite_views(), self.groups.stored()
@@ -528,13 +531,13 @@ class Cache:
         """Snapshot.AssumePod (v1.37): the snapshot alone counts the pod on its node."""
         own = self._own(snapshot, "snapshot_assume_pod")
         pod = pod.counted_in(self.release.name)
-        own.assume_pod(_key(pod), pod, non_host_scoped=self._non_host_scoped)
+        own.assume_pod(_key(pod), pod, non_host_scoped=self.non_host_scoped)
 
     def snapshot_forget_pod(self, snapshot: SnapshotLike, pod: Pod) -> None:
         """Snapshot.ForgetPod (v1.37): take back the snapshot's assume of the pod."""
         own = self._own(snapshot, "snapshot_forget_pod")
         pod = pod.counted_in(self.release.name)
-        own.forget_pod(_key(pod), pod, non_host_scoped=self._non_host_scoped)
+        own.forget_pod(_key(pod), pod, non_host_scoped=self.non_host_scoped)
 
     def _own(self, snapshot: SnapshotLike, op: str) -> Snapshot:
         if not self.release.has_mutation_sessions:
@@ -646,7 +649,7 @@ class Cache:
         """drops the node (the entry goes when it holds no pods), takes the argument's name out
         of the tree (NodeNotFoundError when its zone has no such name), then its images"""
         info = self.nodes[node.name]
-        for pod in info.pods if self._models_pvc_delta else ():
+        for pod in info.pods if self.models_pvc_delta else ():
             self._note_claims(pod, -1)  # taken out, and nothing gives it back (E3)
         if info.pods:
             self._store(node.name, attrs.evolve(info, node=None))
