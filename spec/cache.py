@@ -2,21 +2,44 @@
 
 Index: each trace op, what decides it, and the releases that have it.
 
-    assume_pod forget_pod add_pod update_pod remove_pod   POD_TABLE and its guards   all
-    finish_binding cleanup                                POD_TABLE                  v1.35
-    remove_assumed_pod                                    POD_TABLE, POD_CELLS_SINCE v1.37
-    add_node update_node remove_node                      NODE_TABLE                 all
-    update_snapshot                   Cache.update_snapshot, spec.snapshot (§10.3)   all
-    start_mutations end_mutations                         spec.snapshot.SESSION_TABLE v1.37
-    snapshot_assume_pod snapshot_forget_pod     SESSION_TABLE, spec.snapshot_assumed v1.37
-    get_node                                              section "observations"     v1.36 on
-    add/update/remove_pod_group_member   spec.member_lifecycle, spec.pod_groups      v1.36 on
-    get_pod_group_state                                   spec.pod_groups            v1.36 on
-    add/update/remove_pod_group, _composite_pod_group     spec.pod_groups            v1.37
-    get_pod_group get_composite_pod_group(_state)         spec.pod_groups            v1.37
-    get_root_key_for_group                                spec.pod_groups            v1.37
-    schedule_one                                          spec.scheduler.cycle       all
-    get_pod is_assumed_pod node_count pod_count dump      section "observations"     all
+    op                            decided by                                releases
+    add_node                      NODE_TABLE (below)                        all
+    update_node                   NODE_TABLE; the zone tree (§8.10)         all
+    remove_node                   NODE_TABLE                                all
+    assume_pod                    POD_TABLE (below)                         all
+    finish_binding                POD_TABLE                                 v1.35
+    forget_pod                    POD_TABLE, POD_CELLS_SINCE; cell guard    all
+    remove_assumed_pod            POD_TABLE, POD_CELLS_SINCE; cell guard    v1.37
+    add_pod                       POD_TABLE                                 all
+    update_pod                    POD_TABLE; cell guard                     all
+    remove_pod                    POD_TABLE; cell guard                     all
+    cleanup                       POD_TABLE                                 v1.35
+    update_snapshot               Cache.update_snapshot, spec.snapshot      all
+    start_mutations               spec.snapshot.SESSION_TABLE               v1.37
+    end_mutations                 spec.snapshot.SESSION_TABLE               v1.37
+    snapshot_assume_pod           spec.snapshot, spec.snapshot_assumed      v1.37
+    snapshot_forget_pod           spec.snapshot, spec.snapshot_assumed      v1.37
+    get_node                      Cache.get_node                            v1.36 on
+    schedule_one                  spec.scheduler.cycle                      all
+    add_pod_group_member          spec.pod_groups, MEMBER_TABLE             v1.36 on
+    update_pod_group_member       spec.pod_groups, MEMBER_TABLE             v1.36 on
+    remove_pod_group_member       spec.pod_groups, MEMBER_TABLE             v1.36 on
+    add_pod_group                 spec.pod_groups                           v1.37
+    update_pod_group              spec.pod_groups                           v1.37
+    remove_pod_group              spec.pod_groups                           v1.37
+    add_composite_pod_group       spec.pod_groups                           v1.37
+    update_composite_pod_group    spec.pod_groups                           v1.37
+    remove_composite_pod_group    spec.pod_groups                           v1.37
+    get_pod_group_state           spec.pod_groups                           v1.36 on
+    get_pod_group                 spec.pod_groups                           v1.37
+    get_composite_pod_group_state spec.pod_groups                           v1.37
+    get_composite_pod_group       spec.pod_groups                           v1.37
+    get_root_key_for_group        spec.pod_groups                           v1.37
+    observe                       the reads: get_pod, is_assumed_pod,       all
+                                  node_count, pod_count, dump (below)
+
+MEMBER_TABLE is spec.member_lifecycle's; the member ops (and pod calls on a
+group's member) take its steps through spec.pod_groups.
 
 The caller contract (what the informer and scheduler guarantee, §13) is
 `spec.contract`'s; nothing here assumes it.  docs/transitions.md is drawn
