@@ -836,7 +836,7 @@ POD_CELLS_SINCE: Mapping[str, Mapping[Cell, Entry]] = {
 def pod_cell(release: Release, state: State, operation: Operation) -> Entry:
     """The one entry of `operation` on a key in `state` under `release`.
 
-    pre: state in ROWS
+    pre: state in ROWS and release.name in RELEASES
     post: isinstance(__return__, (Move, Refuse))
     """
     if not lifecycle.has(release, operation):

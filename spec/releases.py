@@ -2,7 +2,7 @@
 
 This is the one table of release differences: each release is the one before
 it with the changes its line names.  The life-cycle texts that moved are in
-`spec.lifecycle.RELEASE_CELLS`, keyed by these names.  Checked against
+`spec.cache.POD_CELLS_SINCE`, keyed by these names.  Checked against
 upstream v1.35.8, v1.36.0 and v1.37.2 through the Go adapter
 (docs/upstream-divergences.md); §16 and §19 tell the story.
 """
