@@ -38,8 +38,8 @@ Index: each trace op, what decides it, and the releases that have it.
     observe                       the reads: get_pod, is_assumed_pod,       all
                                   node_count, pod_count, dump (below)
 
-MEMBER_TABLE is spec.member_lifecycle's; the member ops (and pod calls on a
-group's member) take its steps through spec.pod_groups.
+MEMBER_TABLE is spec.pod_groups'; the member ops (and pod calls on a group's
+member) take its steps there.
 
 The caller contract (what the informer and scheduler guarantee, §13) is
 `spec.contract`'s; nothing here assumes it.  docs/transitions.md is drawn

@@ -1,7 +1,7 @@
 """Print the cache's life cycles: every state, operation, transition and error.
 
 Generated from the reference model's tables (POD_TABLE and NODE_TABLE in
-spec/cache.py, SESSION_TABLE in spec/snapshot.py, spec/member_lifecycle.py),
+spec/cache.py, SESSION_TABLE in spec/snapshot.py, MEMBER_TABLE in spec/pod_groups.py),
 so it is always what the spec does.  `markdown` is the page committed as
 docs/transitions.md (the pod states, a Mermaid diagram, the full state x
 operation grid, one table per operation with upstream's messages, what other

@@ -3,7 +3,7 @@
 Everything here is read from the spec's tables (`POD_TABLE` and
 `POD_CELLS_SINCE` of `spec.cache` through `pod_cell`, the release table of
 `spec.releases`, and the pod-group member table of
-`spec.member_lifecycle`), so the pictures
+`spec.pod_groups`), so the pictures
 cannot disagree with the model: docs/transitions.md is this module's
 Markdown output, committed, and a test fails when the two differ.
 
@@ -18,7 +18,7 @@ import enum
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
-from kcache.spec import member_lifecycle
+from kcache.spec import pod_groups
 from kcache.spec.cache import NODE_GUARDS, NODE_TABLE, Cache, pod_cell
 from kcache.spec.lifecycle import (
     ROWS,
@@ -282,11 +282,11 @@ def member_mermaid(release: Release) -> str:
     into a state a well-behaved scheduler never keeps a member in (the
     tables show those).
     """
-    names = {state: name for name, state in member_lifecycle.PRINCIPAL.items()}
+    names = {state: name for name, state in pod_groups.PRINCIPAL.items()}
     by_pair: dict[tuple[str, str], list[str]] = {}
     for source, name in names.items():
-        for step in member_lifecycle.MemberStep:
-            target = member_lifecycle.next_state(release, source, step)
+        for step in pod_groups.MemberStep:
+            target = pod_groups.next_state(release, source, step)
             if target != source and target in names:
                 by_pair.setdefault((name, names[target]), []).append(step.name.lower())
     lines = ["stateDiagram-v2", "    [*] --> Absent"]
@@ -300,7 +300,7 @@ def _member_sections() -> Iterator[str]:
     yield "## Pod-group members\n"
     yield (
         "From v1.36, while GenericWorkload is on, the cache also keeps, for each pod group, "
-        "which of its members are unscheduled, assumed or assigned (`spec/member_lifecycle.py`). "
+        "which of its members are unscheduled, assumed or assigned (`spec/pod_groups.py`). "
         "A member's state is the set of the group's sets it is in; each step the cache takes "
         "on a member's group adds it to some sets and takes it out of others. Releases without "
         f"pod groups: {', '.join(r.name for r in RELEASES.values() if not r.has_pod_groups)}.\n"
@@ -308,13 +308,13 @@ def _member_sections() -> Iterator[str]:
     for release in releases:
         yield f"### Steps ({release.name})\n"
         rows = []
-        for step in member_lifecycle.MemberStep:
-            found = member_lifecycle.change(release, step)
+        for step in pod_groups.MemberStep:
+            found = pod_groups.change(release, step)
             rows.append(
                 (
                     step.name.lower(),
                     step.value,
-                    member_lifecycle.TAKEN_BY[step],
+                    pod_groups.TAKEN_BY[step],
                     _sets(found.enters) or "-",
                     _sets(found.leaves) or "-",
                     found.description,
@@ -322,16 +322,16 @@ def _member_sections() -> Iterator[str]:
             )
         yield _table(("step", "when", "taken by", "enters", "leaves", "why"), rows)
         yield "```mermaid\n" + member_mermaid(release) + "```\n"
-        header = ("state \\ step", *(step.name.lower() for step in member_lifecycle.MemberStep))
+        header = ("state \\ step", *(step.name.lower() for step in pod_groups.MemberStep))
         grid = [
             (
                 name,
                 *(
-                    member_lifecycle.state_name(member_lifecycle.next_state(release, state, step))
-                    for step in member_lifecycle.MemberStep
+                    pod_groups.state_name(pod_groups.next_state(release, state, step))
+                    for step in pod_groups.MemberStep
                 ),
             )
-            for name, state in member_lifecycle.PRINCIPAL.items()
+            for name, state in pod_groups.PRINCIPAL.items()
         ]
         yield _table(header, grid)
     yield (
@@ -341,8 +341,8 @@ def _member_sections() -> Iterator[str]:
     )
 
 
-def _sets(sets: frozenset[member_lifecycle.GroupSet]) -> str:
-    return ", ".join(group.value for group in member_lifecycle.GroupSet if group in sets)
+def _sets(sets: frozenset[pod_groups.GroupSet]) -> str:
+    return ", ".join(group.value for group in pod_groups.GroupSet if group in sets)
 
 
 def _is_noop(state: enum.Enum, cell: Move) -> bool:

@@ -1,11 +1,12 @@
-"""Tests for `spec.member_lifecycle`: the tables say what upstream's podgroupstate.go does."""
+"""Tests for the member life cycle (`spec.pod_groups.MEMBER_TABLE`): the tables say what
+upstream's podgroupstate.go does."""
 
 from __future__ import annotations
 
 import pytest
 
-from kcache.spec import member_lifecycle
-from kcache.spec.member_lifecycle import (
+from kcache.spec import pod_groups
+from kcache.spec.pod_groups import (
     ABSENT,
     ASSIGNED,
     ASSUMED,
@@ -62,7 +63,7 @@ V1_37_EXPECTED = {
 
 
 def test_the_tables_are_total_and_consistent() -> None:
-    assert member_lifecycle.check_total() == []
+    assert pod_groups.check_member_table() == []
 
 
 @pytest.mark.parametrize(
@@ -84,7 +85,7 @@ def test_assume_and_forget_do_nothing_for_a_uid_the_group_does_not_know() -> Non
         MemberStep.FORGET,
         MemberStep.FORGET_BOUND,
     ):
-        assert member_lifecycle.change(V1_37, step).needs_member
+        assert pod_groups.change(V1_37, step).needs_member
         assert next_state(V1_37, ABSENT, step) == ABSENT
 
 
