@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from types import TracebackType
 
+from kcache.impl import contract
 from kcache.impl.expiry import ExpiryLoop
 from kcache.impl.generation import next_generation
 from kcache.impl.image_states import ImageStates
@@ -26,7 +27,7 @@ from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
 from kcache.impl.node_tree import NodeTree
 from kcache.impl.pod_groups import PodGroups
-from kcache.impl.pod_info import AffinityClasses, PodInfo, affinity_classes
+from kcache.impl.pod_info import PodInfo, affinity_classes
 from kcache.impl.rwlock import ReadWriteLock
 from kcache.impl.scheduling.cycle import Scheduler
 from kcache.impl.snapshot import Snapshot, update_snapshot
@@ -102,8 +103,8 @@ class Cache:
     #                   of the representation); pod events reach them after the
     #                   NodeInfo side succeeded.
     #   _contract_kept  False once a call broke the caller contract of §13 of the
-    #                   semantics doc (e.g. removing a node with another object
-    #                   than the one last set).  Upstream's quirks then leave the
+    #                   semantics doc (impl.contract's predicates, named as
+    #                   spec/contract.py names them).  Upstream's quirks then leave the
     #                   tree, the images, the affinity lists or the pods held per
     #                   key out of step, so those parts of the representation
     #                   hold only while it is True.  While it is True every key
@@ -164,7 +165,7 @@ class Cache:
                 item = self._node_infos.insert(node.name, NodeInfo(next_generation()))
             else:
                 stored = item.info.node
-                if stored is not None and stored.zone_key != node.zone_key:
+                if not contract.added_node_keeps_its_zone(node, stored):
                     self._contract_kept = False
                 self._image_states.remove_node(stored)
             self._node_infos.move_to_head(item)
@@ -190,7 +191,7 @@ class Cache:
                 self._node_tree.add_node(new)
             else:
                 stored = item.info.node
-                if stored is None or stored.zone_key != ("" if old is None else old.zone_key):
+                if not contract.old_node_is_the_last_set(old, stored, held=True):
                     self._contract_kept = False
                 self._image_states.remove_node(stored)
             self._node_infos.move_to_head(item)
@@ -209,8 +210,7 @@ class Cache:
             item = self._node_infos.items.get(node.name)
             if item is None:
                 raise NodeNotFoundError(f"node {node.name} is not found")
-            stored = item.info.node
-            if stored is not node and stored != node:
+            if not contract.removed_node_is_the_last_set(node, item.info.node):
                 self._contract_kept = False
             item.info.remove_node()
             self._drop_or_refresh(item)
@@ -289,8 +289,8 @@ class Cache:
                 )
             held = state.info
             # The held object itself (the common case) is classified already.
-            if pod is not held.pod and self._listed_on(affinity_classes(pod)) != self._listed_on(
-                held.affinity
+            if pod is not held.pod and not contract.forgotten_pod_is_classified_as_assumed(
+                affinity_classes(pod), held.affinity, non_host_scoped=self._non_host_scoped
             ):
                 self._contract_kept = False
             self._remove_pod(pod, forget=forget)
@@ -337,10 +337,9 @@ class Cache:
                     "Pod updated on a different node than previously added to. "
                     f"{_CORRUPTED} (pod {key}({old.ref}))"
                 )
-            held = state.pod
-            if (old is not held and old.manifest != held.manifest) or (
-                new.uid != key and new.uid in self._pod_states
-            ):
+            if not contract.old_pod_is_the_cached_one(
+                old, state.pod
+            ) or not contract.new_pod_keeps_keys_apart(old, new, self._pod_states):
                 self._contract_kept = False
             self._update_pod(old, new)
 
@@ -655,14 +654,6 @@ class Cache:
                 f"{operation} does not exist in release {self._release.name}: "
                 "it has no assumed-pod expiry"
             )
-
-    def _listed_on(self, affinity: AffinityClasses) -> tuple[bool, bool, bool]:
-        """The affinity lists this cache's NodeInfos keep that a pod so classified is on."""
-        return (
-            affinity.has_affinity,
-            affinity.has_required_anti_affinity,
-            self._non_host_scoped and affinity.has_required_non_host_scoped_anti_affinity,
-        )
 
     def _add_pod(self, pod: Pod, *, assumed: bool) -> None:
         """Put the pod, counted as this release counts it, on the NodeInfo its node name names,

@@ -1,7 +1,52 @@
 """The reference model of the kube-scheduler cache, for every release of `spec.releases`.
 
-Life cycle of a pod key (`spec.lifecycle.TABLE` has every cell, and the cache
-runs the effect the cell names):
+Index: each trace op, what decides it, and the releases that have it.
+
+    op                            decided by                                releases
+    add_node                      NODE_TABLE (below)                        all
+    update_node                   NODE_TABLE; the zone tree (§8.10)         all
+    remove_node                   NODE_TABLE                                all
+    assume_pod                    POD_TABLE (below)                         all
+    finish_binding                POD_TABLE                                 v1.35
+    forget_pod                    POD_TABLE, POD_CELLS_REWORDED; cell guard all
+    remove_assumed_pod            POD_TABLE, POD_CELLS_REWORDED; cell guard v1.37
+    add_pod                       POD_TABLE                                 all
+    update_pod                    POD_TABLE; cell guard                     all
+    remove_pod                    POD_TABLE; cell guard                     all
+    cleanup                       POD_TABLE                                 v1.35
+    update_snapshot               Cache.update_snapshot, spec.snapshot      all
+    start_mutations               spec.snapshot.SESSION_TABLE               v1.37
+    end_mutations                 spec.snapshot.SESSION_TABLE               v1.37
+    snapshot_assume_pod           spec.snapshot, spec.snapshot_assumed      v1.37
+    snapshot_forget_pod           spec.snapshot, spec.snapshot_assumed      v1.37
+    get_node                      Cache.get_node                            v1.36 on
+    schedule_one                  spec.scheduler.cycle                      all
+    add_pod_group_member          spec.pod_groups, MEMBER_TABLE             v1.36 on
+    update_pod_group_member       spec.pod_groups, MEMBER_TABLE             v1.36 on
+    remove_pod_group_member       spec.pod_groups, MEMBER_TABLE             v1.36 on
+    add_pod_group                 spec.pod_groups                           v1.37
+    update_pod_group              spec.pod_groups                           v1.37
+    remove_pod_group              spec.pod_groups                           v1.37
+    add_composite_pod_group       spec.pod_groups                           v1.37
+    update_composite_pod_group    spec.pod_groups                           v1.37
+    remove_composite_pod_group    spec.pod_groups                           v1.37
+    get_pod_group_state           spec.pod_groups                           v1.36 on
+    get_pod_group                 spec.pod_groups                           v1.37
+    get_composite_pod_group_state spec.pod_groups                           v1.37
+    get_composite_pod_group       spec.pod_groups                           v1.37
+    get_root_key_for_group        spec.pod_groups                           v1.37
+    observe                       the reads: get_pod, is_assumed_pod,       all
+                                  node_count, pod_count, dump (below)
+
+MEMBER_TABLE is spec.pod_groups'; the member ops (and pod calls on a group's
+member) take its steps there.
+
+The caller contract (what the informer and scheduler guarantee, §13) is
+`spec.contract`'s; nothing here assumes it.  docs/transitions.md is drawn
+from the tables.
+
+Life cycle of a pod key (`POD_TABLE` has every cell; the cache runs the
+effect method the cell names):
 
     Initial --assume_pod--> Assumed --add_pod--> Added --update_pod--> Added
     Initial --add_pod--> Added
@@ -21,7 +66,7 @@ Assumptions:
   in one `cleanup` (a node holding one UID twice decides which copy goes) and
   pruning a snapshot (see `spec.snapshot`) are the two places.
 
-State: primary facts only.  Requested and non-zero totals, PVC counts and
+Primary facts only.  Requested and non-zero totals, PVC counts and
 image node counts are derived when observed; what history decides (the order
 of a node's pods, its port set, its affinity lists, which image summary it
 saw) is kept.
@@ -31,7 +76,7 @@ from __future__ import annotations
 
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
 
 import attrs
@@ -43,15 +88,29 @@ from kcache.spec.errors import (
     NodeNotFoundError,
     PodNotFoundError,
     PodNotOnNodeError,
+    TransitionError,
     UnsupportedOperation,
 )
-from kcache.spec.lifecycle import Effect, Move, Operation, State
+from kcache.spec.lifecycle import (
+    ROWS,
+    Cell,
+    Entry,
+    Move,
+    NodeCell,
+    NodeGuard,
+    NodeOperation,
+    NodeState,
+    Operation,
+    Refuse,
+    State,
+    fill,
+)
 from kcache.spec.node_info import ImageSummary, NodeInfo
 from kcache.spec.node_tree import NodeTree
 from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.pod_groups import PodGroups
 from kcache.spec.protocol import Snapshot as SnapshotLike
-from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release, flag_names
 from kcache.spec.snapshot import Snapshot
 from kcache.spec.views import CompositePodGroupView, Dump, NodeView, PodGroupView
 
@@ -107,9 +166,23 @@ class Cache:
     #: otherwise than the meaning would
     pvc_delta_showed: int = attrs.field(init=False, default=0)
 
+    #: whether the counts follow upstream's delta: asked for, and a release that counts
+    models_pvc_delta: bool = attrs.field(init=False)
+    #: whether NodeInfos keep the non-host-scoped anti-affinity list (§19.10)
+    non_host_scoped: bool = attrs.field(init=False)
+
     @groups.default
     def _no_groups(self) -> PodGroups:
         return PodGroups(release=self.release)
+
+    @models_pvc_delta.default
+    def _reads_pvc_delta(self) -> bool:
+        return self.upstream_pvc_delta and self.release.counts_pvc_references
+
+    @non_host_scoped.default
+    def _reads_non_host_gate(self) -> bool:
+        release = self.release
+        return release.has_non_host_scoped_list and release.gate("InterPodAffinityHostnameFastPath")
 
     def check_well_formed(self) -> None:
         """Raise AssertionError naming every broken fact that all reachable states keep."""
@@ -198,51 +271,43 @@ class Cache:
 
         UnsupportedOperation in releases without expiry.
         """
-        lifecycle.require(self.release, Operation.CLEANUP)
+        self._require(Operation.CLEANUP)
         for record in list(self.pods.values()):
-            move = lifecycle.entry(self.release, record.state, Operation.CLEANUP)
+            move = pod_cell(self.release, record.state, Operation.CLEANUP)
             assert isinstance(move, Move)  # cleanup refuses no state
-            _EFFECTS[move.effect](self, record.pod, _Call(now=now))
+            move.effect(self, record.pod, None, now)
+
+    def _require(self, operation: Operation) -> None:
+        """UnsupportedOperation when the release lacks `operation`, before anything is read."""
+        if not lifecycle.has(self.release, operation):
+            raise UnsupportedOperation(
+                fill("%v does not exist in release %v", operation.value, self.release.name)
+            )
 
     def _transition(
         self, operation: Operation, pod: Pod, *, new: Pod | None = None, now: Decimal = Decimal(0)
     ) -> None:
-        """Look the call up in the tables, raise what they refuse with, else run the effect."""
-        lifecycle.require(self.release, operation)
+        """Look the call up in `POD_TABLE`: raise what the cell refuses, else run its effect."""
+        self._require(operation)
         pod = pod.counted_in(self.release.name)
         new = None if new is None else new.counted_in(self.release.name)
         key = _key(pod)
         record = self.pods.get(key)
-        state = record.state if record else State.INITIAL
-        guard = lifecycle.NODE_GUARDS.get((state, operation))
+        found = pod_cell(self.release, record.state if record else State.INITIAL, operation)
         named = pod.node_name if new is None else new.node_name
+        guard = found.guard
         if guard and record and guard.blocks(named, record.pod.node_name):
-            raise guard.error(
-                lifecycle.fill(guard.template, key, pod.ref, named, record.pod.node_name)
-            )
-        found = lifecycle.entry(self.release, state, operation)
-        if isinstance(found, lifecycle.Refuse):
-            raise found.error(lifecycle.fill(found.template, key, pod.ref))
-        _EFFECTS[found.effect](self, pod, _Call(new=new, now=now))
-
-    def _set_deadline(self, pod: Pod, now: Decimal) -> None:
-        deadline = None if self.ttl == 0 else now + self.ttl
-        self.pods[pod.uid] = attrs.evolve(self.pods[pod.uid], deadline=deadline)
-
-    def _expire_if_due(self, pod: Pod, now: Decimal) -> None:
-        deadline = self.pods[pod.uid].deadline
-        if deadline is not None and now > deadline:
-            self._remove(pod)
-
-    def _cached(self, pod: Pod) -> Pod:
-        return self.pods[pod.uid].pod
+            raise guard.error(fill(guard.template, key, pod.ref, named, record.pod.node_name))
+        if isinstance(found, Refuse):
+            raise found.error(fill(found.template, key, pod.ref))
+        found.effect(self, pod, new, now)
 
     def get_pod(self, pod: Pod) -> Pod:
         """GetPod (§8.7): the cached pod object; PodNotFoundError if unknown."""
         record = self.pods.get(_key(pod))
         if record is None:
             raise PodNotFoundError(
-                lifecycle.fill("pod %v(%v) does not exist in scheduler cache", pod.uid, pod.ref)
+                fill("pod %v(%v) does not exist in scheduler cache", pod.uid, pod.ref)
             )
         return record.pod
 
@@ -260,8 +325,8 @@ class Cache:
         """
         key = _key(pod)
         holder = self.nodes.get(pod.node_name, NodeInfo())
-        self._store(pod.node_name, holder.with_pod(pod, non_host_scoped=self._non_host_scoped))
-        self._record_claims(pod, +1)
+        self._store(pod.node_name, holder.with_pod(pod, non_host_scoped=self.non_host_scoped))
+        self._note_claims(pod, +1)
         assume = state is State.ASSUMED
         previous = self.pods.get(key)
         if previous is not None and previous.state is State.ASSUMED:
@@ -280,10 +345,10 @@ class Cache:
         reads the missing node).
         """
         name = pod.node_name
-        record = self.nodes.get(name)
-        if record is not None:
-            edited, removed = record.without_pod(pod, non_host_scoped=self._non_host_scoped)
-            if removed is None and record.node is None:
+        info = self.nodes.get(name)
+        if info is not None:
+            edited, removed = info.without_pod(pod, non_host_scoped=self.non_host_scoped)
+            if removed is None and info.node is None:
                 raise Fatal("nil pointer dereference: NodeInfo.RemovePod on a node without node")
             if removed is None:
                 self.nodes[name] = edited
@@ -292,13 +357,13 @@ class Cache:
                 self._store(name, edited)
             else:
                 del self.nodes[name]
-            self._record_claims(removed, -1)
+            self._note_claims(removed, -1)
         self.pods.pop(pod.uid, None)
         self.groups.removed(pod, forget=forget)
 
-    def _record_claims(self, pod: Pod, sign: int) -> None:
+    def _note_claims(self, pod: Pod, sign: int) -> None:
         """With `upstream_pvc_delta`: an entry gained (+1) or lost (-1) the pod's claims."""
-        if self._models_pvc_delta:
+        if self.models_pvc_delta:
             for claim in pod.pvc_keys:
                 self.pvc_delta[claim] += sign
 
@@ -306,17 +371,6 @@ class Cache:
         """cache.updatePod: remove `old`; only if that worked, add `new` as added."""
         self._remove(old)
         self._add(new, State.ADDED)
-
-    @property
-    def _models_pvc_delta(self) -> bool:
-        """Whether the counts follow upstream's delta: asked for, and a release that counts."""
-        return self.upstream_pvc_delta and self.release.counts_pvc_references
-
-    @property
-    def _non_host_scoped(self) -> bool:
-        """Whether NodeInfos keep the non-host-scoped anti-affinity list (§19.10)."""
-        release = self.release
-        return release.has_non_host_scoped_list and release.gate("InterPodAffinityHostnameFastPath")
 
     # --- pod groups (spec.pod_groups): members, objects, listers ---------------------------
 
@@ -384,14 +438,11 @@ class Cache:
         """Every composite pod group held, by `namespace/name`."""
         return self.groups.composite_views()
 
-    # --- node operations ------------------------------------------------------------------
+    # --- node operations: each consults NODE_TABLE, then runs the effect it names ---------
 
     def add_node(self, node: Node) -> None:
         """AddNode (§8.9): set the node (reviving a ghost with its pods); never fails."""
-        record = self.nodes.get(node.name)
-        self._unregister_images(record.node if record is not None else None)
-        self.tree = self.tree.add(node)
-        self._store(node.name, self._with_node(record or NodeInfo(), node))
+        self._node_transition(NodeOperation.ADD_NODE, node)
 
     def update_node(self, old: Node | None, new: Node) -> None:
         """UpdateNode (§8.10): set `new`; the tree moves it only when the zone key changed.
@@ -400,11 +451,7 @@ class Cache:
         zone gets its node back but stays out of the tree.  Fatal when `old`
         is None and `new` has a zone (upstream dereferences the missing node).
         """
-        record = self.nodes.get(new.name)
-        tree = self.tree if record is not None else self.tree.add(new)
-        self.tree = tree.update(old, new)
-        self._unregister_images(record.node if record is not None else None)
-        self._store(new.name, self._with_node(record or NodeInfo(), new))
+        self._node_transition(NodeOperation.UPDATE_NODE, new, old)
 
     def remove_node(self, node: Node) -> None:
         """RemoveNode (§8.11): the NodeInfo becomes a ghost, or goes if it holds no pods.
@@ -413,22 +460,26 @@ class Cache:
         made, if the tree has no such name in the *argument's* zone; then the
         images stay registered.
         """
-        record = self.nodes.get(node.name)
-        if record is None:
-            raise NodeNotFoundError(f"node {node.name} is not found")
-        for pod in record.pods if self._models_pvc_delta else ():
-            self._record_claims(pod, -1)  # taken out, and nothing gives it back (E3)
-        if record.pods:
-            self._store(node.name, attrs.evolve(record, node=None))
-        else:
-            del self.nodes[node.name]
-        self.tree = self.tree.remove(node)
-        self._unregister_images(node)
+        self._node_transition(NodeOperation.REMOVE_NODE, node)
 
-    def _with_node(self, record: NodeInfo, node: Node) -> NodeInfo:
+    def _node_transition(
+        self, operation: NodeOperation, node: Node, old: Node | None = None
+    ) -> None:
+        """Look the call up in `NODE_TABLE`: raise what the cell refuses, else run its effect."""
+        info = self.nodes.get(node.name)
+        if info is None:
+            state = NodeState.ABSENT
+        else:
+            state = NodeState.GHOST if info.node is None else NodeState.LIVE
+        found = NODE_TABLE[state, operation]
+        if isinstance(found, Refuse):
+            raise found.error(fill(found.template, node.name))
+        found.effect(self, node, old)
+
+    def _with_node(self, info: NodeInfo, node: Node) -> NodeInfo:
         """SetNode, with the image summaries the cache registers the node under."""
         images = self._register_images(node)
-        return attrs.evolve(record, node=node, allocatable=node.allocatable, images=images)
+        return attrs.evolve(info, node=node, allocatable=node.allocatable, images=images)
 
     def _register_images(self, node: Node) -> dict[str, ImageSummary]:
         """addNodeImageStates: the first reporter's size wins while an image's entry lives."""
@@ -456,10 +507,10 @@ class Cache:
             else:
                 del self.images[name]
 
-    def _store(self, name: str, record: NodeInfo) -> None:
-        """Keep `record` as the most recent change (upstream: bump the generation, move to head)."""
+    def _store(self, name: str, info: NodeInfo) -> None:
+        """Keep `info` as the most recent change (upstream: bump the generation, move to head)."""
         self.nodes.pop(name, None)
-        self.nodes[name] = record
+        self.nodes[name] = info
         for snapshot in self._snapshots:
             snapshot.mark_changed(name)
 
@@ -484,8 +535,8 @@ class Cache:
             raise TypeError(
                 "update_snapshot: the snapshot was not made by this cache's new_snapshot()"
             )
-        snapshot.forget_all(non_host_scoped=self._non_host_scoped)
-        delta = self.pvc_delta if self._models_pvc_delta else None
+        snapshot.forget_all(non_host_scoped=self.non_host_scoped)
+        delta = self.pvc_delta if self.models_pvc_delta else None
         self.pvc_delta_showed += snapshot.refresh(self._clone, self.tree, len(self.nodes), delta)
         snapshot.copy_groups(
             self.groups.views(), self.groups.composite_views(), self.groups.stored()
@@ -503,13 +554,13 @@ class Cache:
         """Snapshot.AssumePod (v1.37): the snapshot alone counts the pod on its node."""
         own = self._own(snapshot, "snapshot_assume_pod")
         pod = pod.counted_in(self.release.name)
-        own.assume_pod(_key(pod), pod, non_host_scoped=self._non_host_scoped)
+        own.assume_pod(_key(pod), pod, non_host_scoped=self.non_host_scoped)
 
     def snapshot_forget_pod(self, snapshot: SnapshotLike, pod: Pod) -> None:
         """Snapshot.ForgetPod (v1.37): take back the snapshot's assume of the pod."""
         own = self._own(snapshot, "snapshot_forget_pod")
         pod = pod.counted_in(self.release.name)
-        own.forget_pod(_key(pod), pod, non_host_scoped=self._non_host_scoped)
+        own.forget_pod(_key(pod), pod, non_host_scoped=self.non_host_scoped)
 
     def _own(self, snapshot: SnapshotLike, op: str) -> Snapshot:
         if not self.release.has_mutation_sessions:
@@ -519,13 +570,13 @@ class Cache:
         return snapshot
 
     def _clone(self, name: str) -> tuple[NodeView, tuple[Pod, ...]] | None:
-        record = self.nodes.get(name)
-        return (record.view(self._num_nodes), record.pods) if record and record.node else None
+        info = self.nodes.get(name)
+        return (info.view(self._num_nodes), info.pods) if info and info.node else None
 
     def dump(self) -> Dump:
         """Dump (§8.13): every NodeInfo, ghosts included, freshly cloned; the assumed keys."""
         return Dump(
-            nodes={name: record.view(self._num_nodes) for name, record in self.nodes.items()},
+            nodes={name: info.view(self._num_nodes) for name, info in self.nodes.items()},
             assumed_pods=frozenset(k for k, r in self.pods.items() if r.state is State.ASSUMED),
         )
 
@@ -533,10 +584,10 @@ class Cache:
         """GetNode (§19.5, v1.36 on): a fresh clone of any NodeInfo held, ghosts included."""
         if not self.release.has_get_node:
             raise UnsupportedOperation(f"get_node does not exist in release {self.release.name}")
-        record = self.nodes.get(name)
-        if record is None:
+        info = self.nodes.get(name)
+        if info is None:
             raise NodeNotFoundError(f"node {name} does not exist in scheduler cache")
-        return record.view(self._num_nodes)
+        return info.view(self._num_nodes)
 
     def node_count(self) -> int:
         """NodeCount (§8.12): NodeInfos, ghosts included."""
@@ -544,36 +595,330 @@ class Cache:
 
     def pod_count(self) -> int:
         """PodCount (§8.12): pods held by NodeInfos, a UID held twice counting twice."""
-        return sum(len(record.pods) for record in self.nodes.values())
+        return sum(len(info.pods) for info in self.nodes.values())
 
     def _num_nodes(self, image: str, summary: ImageSummary) -> int:
         entry = self.images.get(image)
         return len(entry.nodes) if entry is not None and entry.summary is summary else 0
 
+    # --- effects: what a cell of POD_TABLE (right below the class) makes the cache do -----
+    # Each gets the call's pod, update_pod's new pod and cleanup's time; its docstring is
+    # the "what the cache does" column of docs/transitions.md.
 
-@attrs.frozen
-class _Call:
-    """What an effect may need besides the pod: update_pod's new pod, the time."""
+    def _changes_nothing(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """nothing changes"""
 
-    new: Pod | None = None
-    now: Decimal = Decimal(0)
+    def _assumes(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """adds the pod to its node, recorded as assumed"""
+        self._add(pod, State.ASSUMED)
+
+    def _sets_deadline(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """sets the deadline: now + ttl (none when ttl is 0)"""
+        deadline = None if self.ttl == 0 else now + self.ttl
+        self.pods[pod.uid] = attrs.evolve(self.pods[pod.uid], deadline=deadline)
+
+    def _forgets(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the argument pod from its node and drops the record; a pod-group member is
+        assumed no longer"""
+        self._remove(pod, forget=True)
+
+    def _drops(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the argument pod from its node and drops the record; a pod-group member
+        leaves its group"""
+        self._remove(pod)
+
+    def _adds(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """adds the pod to its node, recorded as added"""
+        self._add(pod, State.ADDED)
+
+    def _confirms(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the cached pod, then adds the argument pod as added (any node)"""
+        self._update(self.pods[pod.uid].pod, pod)
+
+    def _updates(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the old pod from its node, then adds the new pod as added"""
+        assert new is not None  # update_pod always passes its new pod
+        self._update(pod, new)
+
+    def _removes_cached(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the cached pod from its node and drops the record"""
+        self._remove(self.pods[pod.uid].pod)
+
+    def _expires_if_due(self, pod: Pod, new: Pod | None, now: Decimal) -> None:
+        """removes the cached pod once now is past its deadline"""
+        deadline = self.pods[pod.uid].deadline
+        if deadline is not None and now > deadline:
+            self._remove(pod)
+
+    # --- node effects: what a cell of NODE_TABLE (below) makes the cache do ---------------
+
+    def _sets_node(self, node: Node, old: Node | None) -> None:
+        """sets the node, registers its images and adds its name to the tree"""
+        info = self.nodes.get(node.name)
+        self._unregister_images(info.node if info is not None else None)
+        self.tree = self.tree.add(node)
+        self._store(node.name, self._with_node(info or NodeInfo(), node))
+
+    def _updates_node(self, node: Node, old: Node | None) -> None:
+        """sets the node and its images; the tree moves the name only when the zone changed
+        (Fatal without an old node when the new one has a zone)"""
+        info = self.nodes.get(node.name)
+        tree = self.tree if info is not None else self.tree.add(node)
+        self.tree = tree.update(old, node)
+        self._unregister_images(info.node if info is not None else None)
+        self._store(node.name, self._with_node(info or NodeInfo(), node))
+
+    def _unsets_node(self, node: Node, old: Node | None) -> None:
+        """drops the node (the entry goes when it holds no pods), takes the argument's name out
+        of the tree (NodeNotFoundError when its zone has no such name), then its images"""
+        info = self.nodes[node.name]
+        for pod in info.pods if self.models_pvc_delta else ():
+            self._note_claims(pod, -1)  # taken out, and nothing gives it back (E3)
+        if info.pods:
+            self._store(node.name, attrs.evolve(info, node=None))
+        else:
+            del self.nodes[node.name]
+        self.tree = self.tree.remove(node)
+        self._unregister_images(node)
 
 
-def _update_from(cache: Cache, old: Pod, call: _Call) -> None:
-    assert call.new is not None  # update_pod always passes its new pod
-    cache._update(old, call.new)
+# --- the pod life cycle: every cell, literally -----------------------------------------------
+
+_IN_CACHE = "pod %v(%v) is in the cache, so can't be assumed"
+_NOT_FORGOTTEN = "pod %v(%v) wasn't assumed so cannot be forgotten"
+_NOT_REMOVED_OR_FORGOTTEN = "pod %v(%v) is not assumed, so it cannot be removed or forgotten"
+
+_FORGET_ELSEWHERE = NodeGuard(
+    TransitionError,
+    "pod %v(%v) was assumed on %v but assigned to %v",
+    spares_empty_name=False,
+    description="forgetting a pod on another node than the cached one is refused",
+)
+_REMOVE_ELSEWHERE = NodeGuard(
+    Fatal,
+    "Scheduler cache is corrupted and can badly affect scheduling decisions",
+    spares_empty_name=True,
+    description="removing a pod from another node ends the process, unless the name is empty",
+)
+_UPDATE_ELSEWHERE = NodeGuard(
+    Fatal,
+    "Pod updated on a different node than previously added to. "
+    "Scheduler cache is corrupted and can badly affect scheduling decisions",
+    spares_empty_name=False,
+    description="an update naming another node (the new pod's) ends the process",
+)
+
+INI, ASSUMED, ADDED = State.INITIAL, State.ASSUMED, State.ADDED
+(ASSUME_POD, FINISH_BINDING, FORGET_POD, REMOVE_ASSUMED_POD) = tuple(Operation)[:4]
+(ADD_POD, UPDATE_POD, REMOVE_POD, CLEANUP) = tuple(Operation)[4:]
+
+#: (state, operation) -> what the call does; a cell's guard is checked first when cached
+POD_TABLE: Mapping[Cell, Entry] = {
+    # --- Initial: the cache does not hold the key
+    (INI, ASSUME_POD): Move(
+        ASSUMED, Cache._assumes, "the scheduler picked a node; the pod counts there at once"
+    ),
+    (INI, FINISH_BINDING): Move(
+        INI, Cache._changes_nothing, "a pod the cache does not hold is ignored"
+    ),
+    (INI, FORGET_POD): Move(
+        INI,
+        Cache._changes_nothing,
+        "a pod the cache no longer holds (expired, deleted) is gone already",
+    ),
+    (INI, REMOVE_ASSUMED_POD): Move(
+        INI,
+        Cache._changes_nothing,
+        "a pod the cache no longer holds (expired, deleted) is gone already",
+    ),
+    (INI, ADD_POD): Move(
+        ADDED, Cache._adds, "the informer reports a pod never assumed here, or expired"
+    ),
+    (INI, UPDATE_POD): Refuse(
+        TransitionError,
+        "pod %v(%v) is not added to scheduler cache, so cannot be updated",
+        "only an added pod can be updated",
+    ),
+    (INI, REMOVE_POD): Refuse(
+        TransitionError,
+        "pod %v(%v) is not found in scheduler cache, so cannot be removed from it",
+        "the cache does not hold the pod",
+    ),
+    (INI, CLEANUP): Move(INI, Cache._changes_nothing, "cleanup looks only at assumed pods"),
+    # --- Assumed: the scheduler placed the pod
+    (ASSUMED, ASSUME_POD): Refuse(
+        TransitionError, _IN_CACHE, "a cached pod cannot be assumed again"
+    ),
+    (ASSUMED, FINISH_BINDING): Move(
+        ASSUMED, Cache._sets_deadline, "binding ended; calling again moves the deadline"
+    ),
+    (ASSUMED, FORGET_POD): Move(
+        INI,
+        Cache._forgets,
+        "binding failed; the scheduler takes its decision back",
+        guard=_FORGET_ELSEWHERE,
+    ),
+    (ASSUMED, REMOVE_ASSUMED_POD): Move(
+        INI,
+        Cache._drops,
+        "the assumed pod was deleted before it was bound",
+        guard=_FORGET_ELSEWHERE,
+    ),
+    (ASSUMED, ADD_POD): Move(
+        ADDED, Cache._confirms, "the informer confirms the binding, on whatever node it names"
+    ),
+    (ASSUMED, UPDATE_POD): Refuse(
+        TransitionError,
+        "assumed pod %v(%v) should not be updated",
+        "an assumed pod must be added before it is updated",
+    ),
+    (ASSUMED, REMOVE_POD): Move(
+        State.DELETED,
+        Cache._removes_cached,
+        "the informer deleted the pod before confirming it",
+        guard=_REMOVE_ELSEWHERE,
+    ),
+    (ASSUMED, CLEANUP): Move(
+        State.EXPIRED,
+        Cache._expires_if_due,
+        "expires once binding finished and the deadline passed",
+    ),
+    # --- Added: the informer reported the pod
+    (ADDED, ASSUME_POD): Refuse(TransitionError, _IN_CACHE, "a cached pod cannot be assumed again"),
+    (ADDED, FINISH_BINDING): Move(
+        ADDED, Cache._changes_nothing, "a pod that is not assumed is ignored"
+    ),
+    (ADDED, FORGET_POD): Refuse(
+        TransitionError, _NOT_FORGOTTEN, "only an assumed pod can go", guard=_FORGET_ELSEWHERE
+    ),
+    (ADDED, REMOVE_ASSUMED_POD): Refuse(
+        TransitionError, _NOT_FORGOTTEN, "only an assumed pod can go", guard=_FORGET_ELSEWHERE
+    ),
+    (ADDED, ADD_POD): Refuse(
+        TransitionError,
+        "pod %v(%v) was already in added state",
+        "the informer cannot add a pod twice",
+    ),
+    (ADDED, UPDATE_POD): Move(
+        ADDED,
+        Cache._updates,
+        "the informer reports a new version of the pod",
+        guard=_UPDATE_ELSEWHERE,
+    ),
+    (ADDED, REMOVE_POD): Move(
+        State.DELETED,
+        Cache._removes_cached,
+        "the informer deleted the pod",
+        guard=_REMOVE_ELSEWHERE,
+    ),
+    (ADDED, CLEANUP): Move(ADDED, Cache._changes_nothing, "an added pod never expires"),
+}
+
+#: cells reworded where a release flag is on, by that flag (v1.37 has it)
+POD_CELLS_REWORDED: Mapping[str, Mapping[Cell, Entry]] = {
+    "has_remove_assumed_pod": {
+        (ADDED, FORGET_POD): Refuse(
+            TransitionError,
+            _NOT_REMOVED_OR_FORGOTTEN,
+            "only an assumed pod can go",
+            guard=_FORGET_ELSEWHERE,
+        ),
+        (ADDED, REMOVE_ASSUMED_POD): Refuse(
+            TransitionError,
+            _NOT_REMOVED_OR_FORGOTTEN,
+            "only an assumed pod can go",
+            guard=_FORGET_ELSEWHERE,
+        ),
+    },
+}
 
 
-#: what each effect of `spec.lifecycle.Effect` does to the cache, for the pod a call names
-_EFFECTS: Mapping[Effect, Callable[[Cache, Pod, _Call], None]] = {
-    Effect.NOTHING: lambda cache, pod, call: None,
-    Effect.ASSUME: lambda cache, pod, call: cache._add(pod, State.ASSUMED),
-    Effect.SET_DEADLINE: lambda cache, pod, call: cache._set_deadline(pod, call.now),
-    Effect.FORGET: lambda cache, pod, call: cache._remove(pod, forget=True),
-    Effect.DROP: lambda cache, pod, call: cache._remove(pod),
-    Effect.ADD: lambda cache, pod, call: cache._add(pod, State.ADDED),
-    Effect.CONFIRM: lambda cache, pod, call: cache._update(cache._cached(pod), pod),
-    Effect.UPDATE: _update_from,
-    Effect.REMOVE: lambda cache, pod, call: cache._remove(cache._cached(pod)),
-    Effect.EXPIRE: lambda cache, pod, call: cache._expire_if_due(pod, call.now),
+def pod_cell(release: Release, state: State, operation: Operation) -> Entry:
+    """The one entry of `operation` on a key in `state` under `release`.
+
+    pre: state in ROWS and release.name in RELEASES
+    post: isinstance(__return__, (Move, Refuse))
+    """
+    if not lifecycle.has(release, operation):
+        return Refuse(
+            UnsupportedOperation,
+            fill("%v does not exist in release %v", operation.value, release.name),
+            "the release does not have this operation",
+        )
+    found = POD_TABLE[state, operation]
+    for flag, cells in POD_CELLS_REWORDED.items():
+        if getattr(release, flag):
+            found = cells.get((state, operation), found)
+    return found
+
+
+#: every guarded cell and its guard, read off `POD_TABLE` (the same in every release)
+NODE_GUARDS: Mapping[Cell, NodeGuard] = {
+    cell: entry.guard for cell, entry in POD_TABLE.items() if entry.guard is not None
+}
+
+
+def check_pod_table() -> list[str]:
+    """Problems with the pod table: every cell has exactly one entry, reworded cells exist.
+
+    post: __return__ == []
+    """
+    grid = {(state, operation) for state in ROWS for operation in Operation}
+    problems = [f"POD_TABLE lacks {cell}" for cell in grid - POD_TABLE.keys()]
+    problems += [f"POD_TABLE has stray {cell}" for cell in POD_TABLE.keys() - grid]
+    for flag, cells in POD_CELLS_REWORDED.items():
+        problems += [f"{flag} rewords unknown cell {cell}" for cell in cells.keys() - grid]
+        problems += [
+            f"POD_CELLS_REWORDED names unknown flag {flag}"
+            for _ in [1]
+            if flag not in flag_names()
+        ]
+        problems += [
+            f"{flag} changes the guard of {cell}"
+            for cell, entry in cells.items()
+            if cell in POD_TABLE and entry.guard != POD_TABLE[cell].guard
+        ]
+    return problems
+
+
+# --- the node life cycle: every cell, literally ----------------------------------------------
+
+ABSENT, LIVE, GHOST = NodeState.ABSENT, NodeState.LIVE, NodeState.GHOST
+ADD_NODE, UPDATE_NODE, REMOVE_NODE = NodeOperation
+
+#: (state of the node's name, operation) -> what the call does.  Pods move names too: a pod
+#: assumed or added on an Absent name makes it a Ghost, and a Ghost losing its last pod is
+#: Absent again.
+NODE_TABLE: Mapping[NodeCell, Entry] = {
+    (ABSENT, ADD_NODE): Move(LIVE, Cache._sets_node, "the informer reports a new node"),
+    (ABSENT, UPDATE_NODE): Move(
+        LIVE, Cache._updates_node, "a node the cache never had joins the tree as on add_node"
+    ),
+    (ABSENT, REMOVE_NODE): Refuse(
+        NodeNotFoundError, "node %v is not found", "the cache holds no entry of that name"
+    ),
+    (LIVE, ADD_NODE): Move(
+        LIVE,
+        Cache._sets_node,
+        "the node object is replaced; under other zone labels the tree holds the name twice "
+        "(outside the caller contract)",
+    ),
+    (LIVE, UPDATE_NODE): Move(LIVE, Cache._updates_node, "a new version of the node"),
+    (LIVE, REMOVE_NODE): Move(
+        GHOST,
+        Cache._unsets_node,
+        "the node was deleted; its pods keep the entry as a ghost (Absent when it holds none)",
+    ),
+    (GHOST, ADD_NODE): Move(LIVE, Cache._sets_node, "the ghost gets its node back, with its pods"),
+    (GHOST, UPDATE_NODE): Move(
+        LIVE,
+        Cache._updates_node,
+        "the ghost gets its node back but stays out of the tree (outside the caller contract)",
+    ),
+    (GHOST, REMOVE_NODE): Move(
+        GHOST,
+        Cache._unsets_node,
+        "the ghost stays and moves to most recent, then NodeNotFoundError unless the tree "
+        "still holds the name in the argument's zone (only outside the caller contract)",
+    ),
 }

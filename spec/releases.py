@@ -4,8 +4,8 @@ This is the one table of release differences, and the only place a release
 is named: each difference is a flag of `Release` with its doc, and each
 release is the one before it with the flags its line turned on.  Code asks
 for a behaviour (`release.has_expiry`), never for a version; tables that
-differ by release (`spec.lifecycle.RELEASE_CELLS`,
-`spec.member_lifecycle.RELEASE_CHANGES`) are keyed by flag, and the Go
+differ by release (`spec.cache.POD_CELLS_REWORDED`,
+`spec.pod_groups.RELEASE_CHANGES`) are keyed by flag, and the Go
 adapter's files are chosen by the build tag `kcache_<flag>` of each flag
 that is on (`Release.go_tags`).  Each release names the upstream tag it was
 checked against through the Go adapter (docs/upstream-divergences.md);

@@ -47,6 +47,7 @@ from kcache.spec.errors import (
     SnapshotAssumedPodNotFoundError,
     SnapshotInconsistentError,
 )
+from kcache.spec.lifecycle import Entry, Move, Refuse, SessionCell, SessionOperation, SessionState
 from kcache.spec.node_info import without_first
 from kcache.spec.node_tree import NodeTree
 from kcache.spec.objects import Pod
@@ -206,14 +207,27 @@ class Snapshot:
         self.pod_groups[key] = move(group, pod.uid, members[pod.uid][1], names)
 
     def start_mutations(self) -> None:
-        """StartMutations: keep what the snapshot holds; the session works on copies.
+        """StartMutations: open a session (`SESSION_TABLE`); the session works on copies."""
+        self._session_transition(SessionOperation.START_MUTATIONS)
 
-        A copy of an entry counts no node for any image: upstream copies the
-        snapshot's own clone, whose image summaries keep their count but not
-        the node set a copy counts (`ImageStateSummary.Snapshot`).
-        """
-        if self.backup is not None:
-            raise MutationSessionError("cannot stack mutations")
+    def end_mutations(self) -> None:
+        """EndMutations: end the session (`SESSION_TABLE`), putting back what it kept."""
+        self._session_transition(SessionOperation.END_MUTATIONS)
+
+    def _session_transition(self, operation: SessionOperation) -> None:
+        """Look the call up in `SESSION_TABLE`: raise what the cell refuses, else run its effect."""
+        state = SessionState.CLOSED if self.backup is None else SessionState.OPEN
+        found = SESSION_TABLE[state, operation]
+        if isinstance(found, Refuse):
+            raise found.error(found.template)
+        found.effect(self)
+
+    # --- session effects: what a cell of SESSION_TABLE (below the class) makes it do ------
+
+    def _keeps_backup(self) -> None:
+        """keeps what the snapshot holds; the session works on copies, and a copy of an entry
+        counts no node for any image (upstream copies its own clone, whose summaries keep their
+        count but not the node set a copy counts)"""
         self.backup = _Held(
             dict(self.nodes),
             dict(self.entry_pods),
@@ -228,10 +242,9 @@ class Snapshot:
         self.nodes = {name: _counting_no_image_nodes(view) for name, view in self.nodes.items()}
         self.lists = None
 
-    def end_mutations(self) -> None:
-        """EndMutations: put back what `start_mutations` kept."""
-        if self.backup is None:
-            raise MutationSessionError("no mutation session started")
+    def _puts_back(self) -> None:
+        """puts back what the session kept: its assumes, forgets and updates are undone"""
+        assert self.backup is not None  # the table runs this only on an open session
         self.nodes, self.entry_pods, self.node_list = (
             self.backup.nodes,
             self.backup.entry_pods,
@@ -392,6 +405,26 @@ def _counting_no_image_nodes(view: NodeView) -> NodeView:
         name: ImageView(size=image.size, num_nodes=0) for name, image in view.image_states.items()
     }
     return attrs.evolve(view, image_states=images)
+
+
+CLOSED, OPEN = SessionState.CLOSED, SessionState.OPEN
+START_MUTATIONS, END_MUTATIONS = SessionOperation
+
+#: (session state, operation) -> what the call does (v1.37; earlier releases have neither op).
+#: update_snapshot, snapshot_assume_pod and snapshot_forget_pod act alike in both states; what
+#: they change while the session is Open, end_mutations undoes.
+SESSION_TABLE: Mapping[SessionCell, Entry] = {
+    (CLOSED, START_MUTATIONS): Move(
+        OPEN, Snapshot._keeps_backup, "a pod-group cycle's preemption tries placements"
+    ),
+    (CLOSED, END_MUTATIONS): Refuse(
+        MutationSessionError, "no mutation session started", "there is no session to end"
+    ),
+    (OPEN, START_MUTATIONS): Refuse(
+        MutationSessionError, "cannot stack mutations", "sessions do not nest"
+    ),
+    (OPEN, END_MUTATIONS): Move(CLOSED, Snapshot._puts_back, "the cycle is done with its tries"),
+}
 
 
 @attrs.frozen

@@ -1,11 +1,13 @@
-"""Print the pod life cycle: every state, operation, transition and error.
+"""Print the cache's life cycles: every state, operation, transition and error.
 
-Generated from the reference model's table (spec/lifecycle.py), so it is
-always what the spec does.  `markdown` is the page committed as
-docs/transitions.md (states, a Mermaid diagram, the full state x operation
-grid, one table per operation with upstream's messages, and what other
-releases change); `mermaid` and `dot` print only the diagram, for embedding
-or for `dot -Tsvg`.
+Generated from the reference model's tables (POD_TABLE and NODE_TABLE in
+spec/cache.py, SESSION_TABLE in spec/snapshot.py, MEMBER_TABLE in spec/pod_groups.py),
+so it is always what the spec does.  `markdown` is the page committed as
+docs/transitions.md (the pod states, a Mermaid diagram, the full state x
+operation grid, one table per operation with upstream's messages, what other
+releases change, then the node, mutation-session and pod-group member life
+cycles); `mermaid` and `dot` print only the pod diagram, for embedding or
+for `dot -Tsvg`.
 
 exit status: 0 printed, 2 bad arguments.
 """

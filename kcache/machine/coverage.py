@@ -6,7 +6,7 @@ The machine classifies every step it takes by what the spec held before it
 (the pod's state, the cached pod's node, the snapshot's last view) and counts
 it here; `kcache conform --coverage` prints the table, and the suite requires
 the ci profile to reach every row.  The rows come from the spec's own tables
-(`spec.lifecycle`), so a new cell is a new row without a change here.
+(`spec.cache.POD_TABLE`), so a new cell is a new row without a change here.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from kcache.spec import lifecycle
+from kcache.spec.cache import NODE_GUARDS
 from kcache.spec.errors import SnapshotInconsistentError
-from kcache.spec.lifecycle import NODE_GUARDS, ROWS, Operation, State
+from kcache.spec.lifecycle import ROWS, Operation, State
 from kcache.spec.releases import Release
 from kcache.spec.views import Dump, SnapshotView
 

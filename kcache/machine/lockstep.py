@@ -22,7 +22,8 @@ from kcache.machine.actions import Drawing, one_of
 from kcache.machine.observation import Observation, compare_results, observe, reads
 from kcache.machine.recorder import FailureRecorder, RecordedStep, pinned
 from kcache.ops import MUTATORS, OPS, Outcome, Run, call
-from kcache.spec.lifecycle import NODE_GUARDS, Operation, State
+from kcache.spec.cache import NODE_GUARDS
+from kcache.spec.lifecycle import Operation, State
 from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release

@@ -19,6 +19,7 @@ from kcache.machine import strategies
 from kcache.machine.actions import DRAWS, NODES, PODS, Drawing, action, one_of
 from kcache.machine.invariants import CheckedMachine
 from kcache.ops import Outcome
+from kcache.spec import contract
 from kcache.spec.objects import Node, Pod
 from kcache.traces.trace import Step
 
@@ -47,15 +48,6 @@ FRESH = "fresh"
 #: take the incremental path), the others less, and a fresh one (a full build) seldom,
 #: as every snapshot an example made is observed after each of its later steps
 SNAPSHOTS = ("s1", "s1", "s1", "s2", "s2", "s3", "s3", FRESH)
-
-
-def affinity_class(pod: Pod) -> tuple[bool, bool, bool]:
-    """Which of a NodeInfo's affinity lists `pod` belongs in (§4.7, §19.6)."""
-    return (
-        pod.has_affinity,
-        pod.has_required_anti_affinity,
-        pod.has_required_non_host_scoped_anti_affinity,
-    )
 
 
 class PodRules(CheckedMachine):
@@ -96,8 +88,8 @@ class PodRules(CheckedMachine):
         # Outside the contract (§13) and nondeterministic upstream: adding a live
         # node under other zone labels leaves it twice in the node tree, and the
         # snapshot then prunes entries in map order.  The call is skipped.
-        stored = self.last_node.get(node.name)
-        if stored is not None and self.live(node.name) and stored.zone_key != node.zone_key:
+        stored = self.last_node.get(node.name) if self.live(node.name) else None
+        if not contract.added_node_keeps_its_zone(node, stored):
             return
         if self.take(Step("add_node", {"node": node})).ok:
             self.last_node[node.name] = node
@@ -112,7 +104,9 @@ class PodRules(CheckedMachine):
         live = self.live(node.name)
         if old_is_null and not live:
             old = None
-        if not live and node.name in self.spec_dump().nodes:
+        held = node.name in self.spec_dump().nodes
+        stored = self.last_node.get(node.name) if live else None
+        if not contract.old_node_is_the_last_set(old, stored, held=held):
             self.within_contract = False  # §14: updating a ghost restores it outside the tree
         if self.take(Step("update_node", {"old": old, "new": node})).ok:
             self.last_node[node.name] = node
@@ -163,7 +157,7 @@ class PodRules(CheckedMachine):
         name = one_of(data, ghosts, "ghost")
         # with a zone, an update passing no old object is fatal (§8.10): the story ends there
         restored = strategies.renamed(node, name, zoned=False)
-        self.within_contract = False
+        self.within_contract = False  # a ghost's update breaks old_node_is_the_last_set
         if not self.take(Step("update_node", {"old": None, "new": restored})).ok:
             return
         self.last_node[name] = restored
@@ -253,7 +247,7 @@ class PodRules(CheckedMachine):
             pod = self._elsewhere(pod, data)
         cached = self.cached(pod)
         forgotten = self.take(Step(op, {"pod": pod}))
-        if forgotten.ok and affinity_class(pod) != affinity_class(cached):
+        if forgotten.ok and not contract.forgotten_pod_is_classified_as_assumed(pod, cached):
             # Outside §13's contract (the scheduler forgets the pod it assumed):
             # the lists drop the UID by the argument's classification (§4.3)
             self.affinity_drifted.add(cached.node_name)
@@ -295,8 +289,8 @@ class PodRules(CheckedMachine):
         delete and create), onto another node (fatal), or from a stale old object."""
         pod = self.pick(data, "pod", pod, self.held(assumed=False)) if fitting else pod
         old = pod if stale_old else self.cached(pod)
-        if old != self.cached(pod):
-            self.within_contract = False  # §13: `old` must be the cached pod
+        if not contract.old_pod_is_the_cached_one(old, self.cached(pod)):
+            self.within_contract = False
         new = self.known(
             strategies.with_changes(
                 old,
@@ -305,7 +299,7 @@ class PodRules(CheckedMachine):
                 node_name=new_node if new_node is not None else old.node_name,
             )
         )
-        if new.uid != old.uid and new.uid in {held.uid for held in self.held()}:
+        if not contract.new_pod_keeps_keys_apart(old, new, {held.uid for held in self.held()}):
             # a coalesced delete and create brings a fresh UID; reusing a held
             # one stores that key twice on the node (§8.5)
             self.within_contract = False

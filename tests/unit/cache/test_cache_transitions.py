@@ -10,6 +10,7 @@ from helpers.builders import pod
 from helpers.caches import MakeCache
 
 from kcache.spec import lifecycle
+from kcache.spec.cache import pod_cell
 from kcache.spec.errors import PodNotFoundError, TransitionError, UnsupportedOperation
 from kcache.spec.lifecycle import ROWS, Move, Operation, State
 from kcache.spec.objects import Pod
@@ -158,10 +159,10 @@ def test_cell_does_what_the_semantics_doc_says(
 def test_cell_does_what_the_table_says(
     make_cache: MakeCache, cell: tuple[Release, State, Operation]
 ) -> None:
-    """Each state x operation follows `spec.lifecycle.entry`, the table docs are made from."""
+    """Each state x operation follows `spec.cache.pod_cell`, the table docs are made from."""
     release, state, operation = cell
     cache = cache_with_pod_in(make_cache, release, state)
-    outcome = lifecycle.entry(release, state, operation)
+    outcome = pod_cell(release, state, operation)
     if isinstance(outcome, Move):
         absent = outcome.to in (State.EXPIRED, State.DELETED)
         check(cache, operation, INI if absent else outcome.to)

@@ -58,7 +58,7 @@ def test_subcommands_are_laid_out_as_on_python_3_13() -> None:
     """
     lines = help_text([]).splitlines()
     assert (
-        "    transitions  Print the pod life cycle: every state, operation, transition and error."
-        in lines
+        "    transitions  Print the cache's life cycles: every state, operation, "
+        "transition and error." in lines
     )
     assert "  -h, --help     show this help message and exit" in lines

@@ -1,10 +1,12 @@
-"""Tests for `spec.lifecycle`: the table is total and says what the semantics doc says."""
+"""Tests for the pod table (`spec.cache.POD_TABLE`, in `spec.lifecycle`'s vocabulary): the
+table is total and says what the semantics doc says."""
 
 from __future__ import annotations
 
 import pytest
 
 from kcache.spec import lifecycle
+from kcache.spec.cache import NODE_GUARDS, check_pod_table, pod_cell
 from kcache.spec.errors import Fatal, TransitionError, UnsupportedOperation
 from kcache.spec.lifecycle import ROWS, Move, Operation, Refuse, State
 from kcache.spec.releases import RELEASES, V1_35, V1_36, V1_37, Release
@@ -71,7 +73,7 @@ def cell_id(cell: tuple[Release, State, Operation]) -> str:
 class TestTable:
     def test_every_release_gives_every_cell_one_outcome(self) -> None:
         """check_total finds no missing, stray or doubly overridden cell."""
-        assert lifecycle.check_total() == []
+        assert check_pod_table() == []
 
     def test_the_expectations_cover_every_release(self) -> None:
         """The hand-written expectations below speak for every release profile."""
@@ -83,7 +85,7 @@ class TestTable:
     ) -> None:
         """Each cell's outcome is the one written by hand from the semantics doc."""
         release, state, operation = cell
-        outcome = lifecycle.entry(release, state, operation)
+        outcome = pod_cell(release, state, operation)
         expected = EXPECTED[release][state, operation]
         if isinstance(expected, State):
             assert isinstance(outcome, Move)
@@ -96,15 +98,15 @@ class TestTable:
 
     def test_every_entry_is_described(self) -> None:
         """Docs are generated from the table, so every entry carries a description."""
-        outcomes = [lifecycle.entry(r, s, o) for r, s, o in CELLS]
-        guards = list(lifecycle.NODE_GUARDS.values())
+        outcomes = [pod_cell(r, s, o) for r, s, o in CELLS]
+        guards = list(NODE_GUARDS.values())
         assert all(entry.description for entry in [*outcomes, *guards])
 
 
 class TestGuards:
     def test_guarded_cells(self) -> None:
         """Node checks guard forget and remove of cached pods, and update of added ones."""
-        assert set(lifecycle.NODE_GUARDS) == {
+        assert set(NODE_GUARDS) == {
             (AS, FORGET),
             (AD, FORGET),
             (AS, REMOVE_ASSUMED),
@@ -129,29 +131,32 @@ class TestGuards:
         self, cell: tuple[State, Operation], named: str, blocked: bool, error: type[Exception]
     ) -> None:
         """A guard stops a call naming another node (remove spares an empty name)."""
-        guard = lifecycle.NODE_GUARDS[cell]
+        guard = NODE_GUARDS[cell]
         assert guard.blocks(named, "n1") is blocked
         assert guard.error is error
 
 
-class TestRequire:
+class TestReleaseHasOperation:
     @pytest.mark.parametrize("operation", [FINISH, CLEANUP])
     def test_expiry_operations_are_unsupported_in_v1_36(self, operation: Operation) -> None:
-        """v1.36 has no finish_binding and no cleanup."""
-        with pytest.raises(UnsupportedOperation, match=f"^{operation.value} does not exist in"):
-            lifecycle.require(V1_36, operation)
+        """v1.36 has no finish_binding and no cleanup: every cell refuses them first."""
+        assert not lifecycle.has(V1_36, operation)
+        for state in ROWS:
+            refused = pod_cell(V1_36, state, operation)
+            assert isinstance(refused, Refuse)
+            assert refused.error is UnsupportedOperation
+            assert refused.template.startswith(f"{operation.value} does not exist in")
 
     @pytest.mark.parametrize("operation", [op for op in Operation if op is not REMOVE_ASSUMED])
     def test_v1_35_has_every_operation_but_remove_assumed_pod(self, operation: Operation) -> None:
         """v1.35 refuses no operation outright but the one v1.37 added."""
-        assert lifecycle.require(V1_35, operation) is None
+        assert lifecycle.has(V1_35, operation)
 
     @pytest.mark.parametrize("release", [V1_35, V1_36])
     def test_remove_assumed_pod_is_v1_37s(self, release: Release) -> None:
         """remove_assumed_pod came with v1.37."""
-        with pytest.raises(UnsupportedOperation, match=r"^remove_assumed_pod does not exist in"):
-            lifecycle.require(release, REMOVE_ASSUMED)
-        assert lifecycle.require(V1_37, REMOVE_ASSUMED) is None
+        assert not lifecycle.has(release, REMOVE_ASSUMED)
+        assert lifecycle.has(V1_37, REMOVE_ASSUMED)
 
 
 class TestFill:

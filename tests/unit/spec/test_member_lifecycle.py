@@ -1,18 +1,19 @@
-"""Tests for `spec.member_lifecycle`: the tables say what upstream's podgroupstate.go does."""
+"""Tests for the member life cycle (`spec.pod_groups.MEMBER_TABLE`): the tables say what
+upstream's podgroupstate.go does."""
 
 from __future__ import annotations
 
 import pytest
 
-from kcache.spec import member_lifecycle
-from kcache.spec.member_lifecycle import (
+from kcache.spec import pod_groups
+from kcache.spec.pod_groups import (
     ABSENT,
     ASSIGNED,
     ASSUMED,
     LISTED,
     UNSCHEDULED,
     GroupSet,
-    Step,
+    MemberStep,
     next_state,
     state_name,
 )
@@ -23,46 +24,46 @@ BOTH = frozenset({ALL, UNS, ASG})  # v1.36's externally bound member
 
 #: §20.3 by hand, for the states a scheduler keeps members in (v1.36)
 V1_36_EXPECTED = {
-    (ABSENT, Step.ADD): UNSCHEDULED,
-    (ABSENT, Step.ADD_BOUND): ASSIGNED,
-    (ABSENT, Step.BIND): ASSIGNED,
-    (ABSENT, Step.UPDATE): LISTED,
-    (ABSENT, Step.DELETE): ABSENT,
-    (ABSENT, Step.ASSUME): ABSENT,
-    (ABSENT, Step.FORGET): ABSENT,
-    (UNSCHEDULED, Step.ADD): UNSCHEDULED,
-    (UNSCHEDULED, Step.ADD_BOUND): BOTH,
-    (UNSCHEDULED, Step.BIND): ASSIGNED,
-    (UNSCHEDULED, Step.UPDATE): UNSCHEDULED,
-    (UNSCHEDULED, Step.DELETE): ABSENT,
-    (UNSCHEDULED, Step.ASSUME): ASSUMED,
-    (UNSCHEDULED, Step.ASSUME_BOUND): ASSIGNED,
-    (UNSCHEDULED, Step.FORGET): UNSCHEDULED,
-    (ASSUMED, Step.ADD_BOUND): frozenset({ALL, ASM, ASG}),
-    (ASSUMED, Step.ADD): frozenset({ALL, UNS, ASM}),
-    (ASSUMED, Step.BIND): ASSIGNED,
-    (ASSUMED, Step.DELETE): ABSENT,
-    (ASSUMED, Step.FORGET): UNSCHEDULED,
-    (ASSUMED, Step.FORGET_BOUND): ASSIGNED,
-    (ASSIGNED, Step.ADD): BOTH,
-    (ASSIGNED, Step.ADD_BOUND): ASSIGNED,
-    (ASSIGNED, Step.UPDATE): ASSIGNED,
-    (ASSIGNED, Step.DELETE): ABSENT,
-    (ASSIGNED, Step.ASSUME_BOUND): ASSIGNED,
-    (LISTED, Step.ASSUME): ASSUMED,
-    (LISTED, Step.FORGET): UNSCHEDULED,
+    (ABSENT, MemberStep.ADD): UNSCHEDULED,
+    (ABSENT, MemberStep.ADD_BOUND): ASSIGNED,
+    (ABSENT, MemberStep.BIND): ASSIGNED,
+    (ABSENT, MemberStep.UPDATE): LISTED,
+    (ABSENT, MemberStep.DELETE): ABSENT,
+    (ABSENT, MemberStep.ASSUME): ABSENT,
+    (ABSENT, MemberStep.FORGET): ABSENT,
+    (UNSCHEDULED, MemberStep.ADD): UNSCHEDULED,
+    (UNSCHEDULED, MemberStep.ADD_BOUND): BOTH,
+    (UNSCHEDULED, MemberStep.BIND): ASSIGNED,
+    (UNSCHEDULED, MemberStep.UPDATE): UNSCHEDULED,
+    (UNSCHEDULED, MemberStep.DELETE): ABSENT,
+    (UNSCHEDULED, MemberStep.ASSUME): ASSUMED,
+    (UNSCHEDULED, MemberStep.ASSUME_BOUND): ASSIGNED,
+    (UNSCHEDULED, MemberStep.FORGET): UNSCHEDULED,
+    (ASSUMED, MemberStep.ADD_BOUND): frozenset({ALL, ASM, ASG}),
+    (ASSUMED, MemberStep.ADD): frozenset({ALL, UNS, ASM}),
+    (ASSUMED, MemberStep.BIND): ASSIGNED,
+    (ASSUMED, MemberStep.DELETE): ABSENT,
+    (ASSUMED, MemberStep.FORGET): UNSCHEDULED,
+    (ASSUMED, MemberStep.FORGET_BOUND): ASSIGNED,
+    (ASSIGNED, MemberStep.ADD): BOTH,
+    (ASSIGNED, MemberStep.ADD_BOUND): ASSIGNED,
+    (ASSIGNED, MemberStep.UPDATE): ASSIGNED,
+    (ASSIGNED, MemberStep.DELETE): ABSENT,
+    (ASSIGNED, MemberStep.ASSUME_BOUND): ASSIGNED,
+    (LISTED, MemberStep.ASSUME): ASSUMED,
+    (LISTED, MemberStep.FORGET): UNSCHEDULED,
 }
 
 #: v1.37 changed addPod with a node only: the member is assigned and nothing else
 V1_37_EXPECTED = {
     **V1_36_EXPECTED,
-    (UNSCHEDULED, Step.ADD_BOUND): ASSIGNED,
-    (ASSUMED, Step.ADD_BOUND): ASSIGNED,
+    (UNSCHEDULED, MemberStep.ADD_BOUND): ASSIGNED,
+    (ASSUMED, MemberStep.ADD_BOUND): ASSIGNED,
 }
 
 
 def test_the_tables_are_total_and_consistent() -> None:
-    assert member_lifecycle.check_total() == []
+    assert pod_groups.check_member_table() == []
 
 
 @pytest.mark.parametrize(
@@ -80,8 +81,13 @@ def test_each_release_moves_members_as_upstream_does(release, expected) -> None:
 
 
 def test_assume_and_forget_do_nothing_for_a_uid_the_group_does_not_know() -> None:
-    for step in (Step.ASSUME, Step.ASSUME_BOUND, Step.FORGET, Step.FORGET_BOUND):
-        assert member_lifecycle.change(V1_37, step).needs_member
+    for step in (
+        MemberStep.ASSUME,
+        MemberStep.ASSUME_BOUND,
+        MemberStep.FORGET,
+        MemberStep.FORGET_BOUND,
+    ):
+        assert pod_groups.change(V1_37, step).needs_member
         assert next_state(V1_37, ABSENT, step) == ABSENT
 
 
