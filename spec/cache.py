@@ -110,7 +110,7 @@ from kcache.spec.node_tree import NodeTree
 from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.pod_groups import PodGroups
 from kcache.spec.protocol import Snapshot as SnapshotLike
-from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release, flag_names
+from kcache.spec.releases import DEFAULT_RELEASE, Release, flag_names
 from kcache.spec.snapshot import Snapshot
 from kcache.spec.views import CompositePodGroupView, Dump, NodeView, PodGroupView
 
@@ -836,7 +836,7 @@ POD_CELLS_REWORDED: Mapping[str, Mapping[Cell, Entry]] = {
 def pod_cell(release: Release, state: State, operation: Operation) -> Entry:
     """The one entry of `operation` on a key in `state` under `release`.
 
-    pre: state in ROWS and release.name in RELEASES
+    pre: state in ROWS
     post: isinstance(__return__, (Move, Refuse))
     """
     if not lifecycle.has(release, operation):
@@ -869,9 +869,7 @@ def check_pod_table() -> list[str]:
     for flag, cells in POD_CELLS_REWORDED.items():
         problems += [f"{flag} rewords unknown cell {cell}" for cell in cells.keys() - grid]
         problems += [
-            f"POD_CELLS_REWORDED names unknown flag {flag}"
-            for _ in [1]
-            if flag not in flag_names()
+            f"POD_CELLS_REWORDED names unknown flag {flag}" for _ in [1] if flag not in flag_names()
         ]
         problems += [
             f"{flag} changes the guard of {cell}"

@@ -59,6 +59,7 @@ _OP_ARGUMENTS: Mapping[str, tuple[str, ...]] = {
     "update_snapshot": (),
 }
 
+
 def _new_cache(release: Release) -> str:
     """How the release's own tests make a cache: with a TTL while assumed pods expire, then
     one argument per pod-group feature gate (all off here)."""
@@ -66,6 +67,11 @@ def _new_cache(release: Release) -> str:
         return "newCache(ctx, {ttl}, time.Second, nil)"
     gates = ", false" * (1 + release.has_pod_group_objects)
     return f"newCache(ctx, time.Second, nil{gates})"
+
+
+def _having(defect: str) -> list[str]:
+    """The releases whose row names the upstream `defect`."""
+    return [name for name, release in RELEASES.items() if defect in release.upstream_defects]
 
 
 def _lacks(release: Release, op: str) -> bool:
@@ -121,8 +127,7 @@ def export_go_test(trace: Trace, release: str | None = None) -> str:
     release = release or trace.release.name
     if release not in RELEASES:
         raise ExportError(
-            f"trace {trace.name!r}: no Go test for release {release} "
-            f"(known: {', '.join(RELEASES)})"
+            f"trace {trace.name!r}: no Go test for release {release} (known: {', '.join(RELEASES)})"
         )
     if trace.release.feature_gates:
         gates = ", ".join(name for name, _ in trace.release.feature_gates)
@@ -164,7 +169,7 @@ class _Writer:
             defect = UPSTREAM_DEFECTS[self.trace.upstream_defect]
             lines += [
                 f"// It shows the upstream defect {defect.id!r} (kcache records it for "
-                f"{', '.join(sorted(defect.releases))}):",
+                f"{', '.join(sorted(_having(defect.id)))}):",
                 "// it fails where upstream has the defect and passes where upstream does not.",
                 "//",
             ]
