@@ -213,7 +213,7 @@ def step_timeout(text: str) -> float:
 
 
 def add_step_timeout_argument(parser: argparse.ArgumentParser) -> None:
-    """`--step-timeout`, for the commands that run the conformance machine."""
+    """`--step-timeout`, for the commands that call into a cache: the machine's and replay."""
     parser.add_argument(
         "--step-timeout",
         type=step_timeout,

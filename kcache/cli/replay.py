@@ -40,6 +40,7 @@ from typing import TextIO
 
 from kcache import targets
 from kcache.bundle import VECTORS
+from kcache.cli import options
 from kcache.errors import KcacheError, TraceError
 from kcache.traces.expectations import Mismatch, render
 from kcache.traces.logged import LogLines
@@ -73,6 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TARGET",
         help=f"the implementation to check: {targets.TARGET_HELP} (default: spec)",
     )
+    options.add_step_timeout_argument(parser)
     parser.add_argument(
         "--check-invariants",
         action="store_true",
@@ -101,7 +103,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not traces:
         raise TraceError(f"no traces ({', '.join(TRACE_SUFFIXES)}) in {' '.join(paths)}")
     tally: Counter[Verdict] = Counter()
-    with targets.opened(args.impl) as opened, LogLines() as logged:
+    with targets.opened(args.impl, args.step_timeout) as opened, LogLines() as logged:
         factory = representation_checked(opened) if args.check_invariants else opened
         for trace in traces:
             result = replay_trace(

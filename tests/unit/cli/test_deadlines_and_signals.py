@@ -284,12 +284,14 @@ def test_a_step_timeout_too_small_to_run_is_refused(capsys: pytest.CaptureFixtur
 
 def test_the_smallest_step_timeout_runs_and_ends(own_folder: Path) -> None:
     """At the smallest limit every call may time out: the run ends (a failure or a pass), it
-    never hangs."""
+    never hangs.  On a busy machine even the cache kcache builds to check the target before
+    the run may miss the limit: then the target is refused, exit 2, naming the limit."""
     run = kcache(
         own_folder, "conform", "--impl", "impl", "--step-timeout", "0.001", "--max-examples", "5"
     )
     status, out, err = ended(run)
-    assert status in (0, 1), (out, err)
+    refused = "building the cache did not return within 0.001 s (--step-timeout)"
+    assert status in (0, 1) or (status == 2 and refused in err), (out, err)
     assert "Traceback" not in err
 
 

@@ -468,6 +468,10 @@ def test_a_huge_stderr_line_keeps_memory_bounded(own_folder: Path) -> None:
             path,
             "--impl",
             f"cmd:{FAULTY} flood-stderr {own_folder / 'unused'} {768 << 20}",
+            # the flood's time through the pipe grows with the machine's load: the limit is
+            # not what this test is about, so it is far beyond the flood's duration
+            "--step-timeout",
+            str(PATIENCE),
         ],
         capture_output=True,
         text=True,
