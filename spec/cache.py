@@ -97,13 +97,11 @@ from kcache.spec.lifecycle import (
     Entry,
     Move,
     NodeCell,
-    NodeGuard,
     NodeOperation,
     NodeState,
     Operation,
     Refuse,
     State,
-    fill,
 )
 from kcache.spec.node_info import ImageSummary, NodeInfo
 from kcache.spec.node_tree import NodeTree
@@ -134,10 +132,13 @@ class ImageEntry:
     nodes: frozenset[str]
 
 
+_NO_KEY = "cannot get cache key for pod with empty UID"
+
+
 def _key(pod: Pod) -> str:
     """GetPodKey."""
     if not pod.uid:
-        raise EmptyUIDError("cannot get cache key for pod with empty UID")
+        raise EmptyUIDError(_NO_KEY)
     return pod.uid
 
 
@@ -170,6 +171,10 @@ class Cache:
     models_pvc_delta: bool = attrs.field(init=False)
     #: whether NodeInfos keep the non-host-scoped anti-affinity list (§19.10)
     non_host_scoped: bool = attrs.field(init=False)
+    #: the pod operations the release has
+    operations: frozenset[Operation] = attrs.field(init=False)
+    #: `POD_TABLE` as the release reads it (`pod_cell`)
+    cells: Mapping[Cell, Entry] = attrs.field(init=False)
 
     @groups.default
     def _no_groups(self) -> PodGroups:
@@ -183,6 +188,14 @@ class Cache:
     def _reads_non_host_gate(self) -> bool:
         release = self.release
         return release.has_non_host_scoped_list and release.gate("InterPodAffinityHostnameFastPath")
+
+    @operations.default
+    def _release_operations(self) -> frozenset[Operation]:
+        return frozenset(op for op in Operation if lifecycle.has(self.release, op))
+
+    @cells.default
+    def _release_cells(self) -> Mapping[Cell, Entry]:
+        return {(state, op): pod_cell(self.release, state, op) for state, op in POD_TABLE}
 
     def check_well_formed(self) -> None:
         """Raise AssertionError naming every broken fact that all reachable states keep."""
@@ -271,29 +284,31 @@ class Cache:
 
         UnsupportedOperation in releases without expiry.
         """
-        self._require(Operation.CLEANUP)
+        if Operation.CLEANUP not in self.operations:
+            raise UnsupportedOperation(f"cleanup does not exist in release {self.release.name}")
         for record in list(self.pods.values()):
-            move = pod_cell(self.release, record.state, Operation.CLEANUP)
+            move = self.cells[record.state, Operation.CLEANUP]
             assert isinstance(move, Move)  # cleanup refuses no state
             move.effect(self, record.pod, None, now)
-
-    def _require(self, operation: Operation) -> None:
-        """UnsupportedOperation when the release lacks `operation`, before anything is read."""
-        if not lifecycle.has(self.release, operation):
-            raise UnsupportedOperation(
-                fill("%v does not exist in release %v", operation.value, self.release.name)
-            )
 
     def _transition(
         self, operation: Operation, pod: Pod, *, new: Pod | None = None, now: Decimal = Decimal(0)
     ) -> None:
-        """Look the call up in `POD_TABLE`: raise what the cell refuses, else run its effect."""
-        self._require(operation)
-        pod = pod.counted_in(self.release.name)
-        new = None if new is None else new.counted_in(self.release.name)
-        key = _key(pod)
+        """Look the call up in `POD_TABLE`: raise what the cell refuses, else run its effect.
+
+        Upstream's order: a release without the operation refuses it before
+        anything is read, then a pod without UID has no key, then the cell's
+        guard and refusal come before any change.
+        """
+        if operation not in self.operations:
+            raise UnsupportedOperation(
+                f"{operation.value} does not exist in release {self.release.name}"
+            )
+        key = pod.uid
+        if not key:
+            raise EmptyUIDError(_NO_KEY)
         record = self.pods.get(key)
-        found = pod_cell(self.release, record.state if record else State.INITIAL, operation)
+        found = self.cells[record.state if record else State.INITIAL, operation]
         named = pod.node_name if new is None else new.node_name
         guard = found.guard
         if guard and record and guard.blocks(named, record.pod.node_name):
@@ -319,14 +334,16 @@ class Cache:
     def _add(self, pod: Pod, state: State) -> None:
         """cache.addPod: the pod joins its node (a new ghost if unknown) and gets a fresh record.
 
-        A key that was assumed stays assumed: upstream adds to its assumed set
-        but never takes a key out of it here (reachable by updating to a pod
-        with another UID).
+        The pod is kept with the requests the release counts.  A key that was
+        assumed stays assumed: upstream adds to its assumed set but never takes
+        a key out of it here (reachable by updating to a pod with another UID).
         """
         key = _key(pod)
+        pod = pod.counted_in(self.release.name)
         holder = self.nodes.get(pod.node_name, NodeInfo())
         self._store(pod.node_name, holder.with_pod(pod, non_host_scoped=self.non_host_scoped))
-        self._note_claims(pod, +1)
+        if self.models_pvc_delta:
+            self.pvc_delta.update(pod.pvc_keys)
         assume = state is State.ASSUMED
         previous = self.pods.get(key)
         if previous is not None and previous.state is State.ASSUMED:
@@ -357,15 +374,10 @@ class Cache:
                 self._store(name, edited)
             else:
                 del self.nodes[name]
-            self._note_claims(removed, -1)
+            if self.models_pvc_delta:
+                self.pvc_delta.subtract(removed.pvc_keys)
         self.pods.pop(pod.uid, None)
         self.groups.removed(pod, forget=forget)
-
-    def _note_claims(self, pod: Pod, sign: int) -> None:
-        """With `upstream_pvc_delta`: an entry gained (+1) or lost (-1) the pod's claims."""
-        if self.models_pvc_delta:
-            for claim in pod.pvc_keys:
-                self.pvc_delta[claim] += sign
 
     def _update(self, old: Pod, new: Pod) -> None:
         """cache.updatePod: remove `old`; only if that worked, add `new` as added."""
@@ -511,8 +523,9 @@ class Cache:
         """Keep `info` as the most recent change (upstream: bump the generation, move to head)."""
         self.nodes.pop(name, None)
         self.nodes[name] = info
-        for snapshot in self._snapshots:
-            snapshot.mark_changed(name)
+        for snapshot in self._snapshots:  # the names a snapshot re-clones, most recent last
+            snapshot.changed.pop(name, None)
+            snapshot.changed[name] = None
 
     # --- observations ---------------------------------------------------------------------
 
@@ -673,7 +686,7 @@ class Cache:
         of the tree (NodeNotFoundError when its zone has no such name), then its images"""
         info = self.nodes[node.name]
         for pod in info.pods if self.models_pvc_delta else ():
-            self._note_claims(pod, -1)  # taken out, and nothing gives it back (E3)
+            self.pvc_delta.subtract(pod.pvc_keys)  # taken out, and nothing gives it back (E3)
         if info.pods:
             self._store(node.name, attrs.evolve(info, node=None))
         else:
@@ -683,6 +696,39 @@ class Cache:
 
 
 # --- the pod life cycle: every cell, literally -----------------------------------------------
+
+
+@attrs.frozen
+class NodeGuard:
+    """The cached pod's node checked against the node a call names.
+
+    The template's `%v` verbs take: key, pod, the named node, the cached node.
+    """
+
+    error: type[Exception]
+    template: str
+    #: an empty node name passes: the tombstone of a missed delete event
+    spares_empty_name: bool
+    description: str
+
+    def blocks(self, named: str, cached: str) -> bool:
+        """Whether the call stops here."""
+        return named != cached and not (self.spares_empty_name and named == "")
+
+
+def fill(template: str, *values: object) -> str:
+    """Substitute `values` for the template's `%v` verbs in order, as Go's Sprintf does.
+
+    Values beyond the verbs are ignored (the Fatal texts are log lines without
+    verbs); a verb without a value prints Go's `%!v(MISSING)`.
+
+    post: "%v" not in __return__ or any("%v" in str(value) for value in values)
+    """
+    pieces = template.split("%v")
+    missing = ["%!v(MISSING)"] * (len(pieces) - 1 - len(values))
+    filled = zip([*map(str, values), *missing], pieces[1:], strict=False)
+    return pieces[0] + "".join(value + piece for value, piece in filled)
+
 
 _IN_CACHE = "pod %v(%v) is in the cache, so can't be assumed"
 _NOT_FORGOTTEN = "pod %v(%v) wasn't assumed so cannot be forgotten"

@@ -14,8 +14,8 @@ finds a cell and what it does in one place:
 
 A cell is a `Move` (the next state and the method carrying out the effect)
 or a `Refuse` (the error class and upstream's message template, §15).  A pod
-cell may carry a `NodeGuard`, checked first when the key is cached: it
-compares the cached pod's node with the node the call names.
+cell may carry a `spec.cache.NodeGuard`, checked first when the key is
+cached: it compares the cached pod's node with the node the call names.
 """
 
 from __future__ import annotations
@@ -23,11 +23,15 @@ from __future__ import annotations
 import enum
 import inspect
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
 from kcache.spec.errors import CacheError
 from kcache.spec.releases import Release
+
+if TYPE_CHECKING:  # the guard lives beside the pod table that uses it
+    from kcache.spec.cache import NodeGuard
 
 
 class State(enum.Enum):
@@ -96,24 +100,6 @@ class SessionOperation(enum.Enum):
 
 
 @attrs.frozen
-class NodeGuard:
-    """The cached pod's node checked against the node a call names.
-
-    The template's `%v` verbs take: key, pod, the named node, the cached node.
-    """
-
-    error: type[Exception]
-    template: str
-    #: an empty node name passes: the tombstone of a missed delete event
-    spares_empty_name: bool
-    description: str
-
-    def blocks(self, named: str, cached: str) -> bool:
-        """Whether the call stops here."""
-        return named != cached and not (self.spares_empty_name and named == "")
-
-
-@attrs.frozen
 class Move:
     """An allowed call: the state it leads to and the effect the cache runs."""
 
@@ -145,20 +131,6 @@ Entry = Move | Refuse
 Cell = tuple[State, Operation]
 NodeCell = tuple[NodeState, NodeOperation]
 SessionCell = tuple[SessionState, SessionOperation]
-
-
-def fill(template: str, *values: object) -> str:
-    """Substitute `values` for the template's `%v` verbs in order, as Go's Sprintf does.
-
-    Values beyond the verbs are ignored (the Fatal texts are log lines without
-    verbs); a verb without a value prints Go's `%!v(MISSING)`.
-
-    post: "%v" not in __return__ or any("%v" in str(value) for value in values)
-    """
-    pieces = template.split("%v")
-    missing = ["%!v(MISSING)"] * (len(pieces) - 1 - len(values))
-    filled = zip([*map(str, values), *missing], pieces[1:], strict=False)
-    return pieces[0] + "".join(value + piece for value, piece in filled)
 
 
 def has(release: Release, operation: Operation) -> bool:

@@ -14,14 +14,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from typing import TypeVar
 
 import attrs
 
 from kcache.spec.objects import HostPort, Node, Pod, Resource
 from kcache.spec.views import ImageView, NodeView
-
-T = TypeVar("T")
 
 
 @attrs.frozen(eq=False)
@@ -82,26 +79,40 @@ class NodeInfo:
         """NodeInfo.RemovePod: the removed pod, or None with only the affinity lists edited.
 
         The affinity lists lose the UID by the *argument's* classification,
-        before the lookup; the first held pod with the UID is swap-removed and
-        releases its own ports.
+        before the lookup; the first held pod with the UID goes and releases
+        its own ports.  Every list loses an item as Go's delete-by-swap does:
+        the last item fills the hole.
         """
-        edited = attrs.evolve(
-            self,
-            with_affinity=_drop_one(self.with_affinity, pod.uid, pod.has_affinity),
-            with_required_anti_affinity=_drop_one(
-                self.with_required_anti_affinity, pod.uid, pod.has_required_anti_affinity
-            ),
-            with_non_host_scoped_anti_affinity=_drop_one(
+        lists = []
+        for uids, listed in (
+            (self.with_affinity, pod.has_affinity),
+            (self.with_required_anti_affinity, pod.has_required_anti_affinity),
+            (
                 self.with_non_host_scoped_anti_affinity,
-                pod.uid,
                 non_host_scoped and pod.has_required_non_host_scoped_anti_affinity,
             ),
+        ):
+            kept = list(uids)
+            if listed and pod.uid in kept:
+                kept[kept.index(pod.uid)] = kept[-1]
+                kept.pop()
+            lists.append(tuple(kept))
+        affinity, anti_affinity, non_host_scoped_anti_affinity = lists
+        edited = attrs.evolve(
+            self,
+            with_affinity=affinity,
+            with_required_anti_affinity=anti_affinity,
+            with_non_host_scoped_anti_affinity=non_host_scoped_anti_affinity,
         )
-        remaining, removed = without_first(self.pods, pod.uid)
-        if removed is None:
+        held = [each.uid for each in self.pods]
+        if pod.uid not in held:
             return edited, None
+        index = held.index(pod.uid)
+        removed, pods = self.pods[index], list(self.pods)
+        pods[index] = pods[-1]
+        pods.pop()
         ports = self.used_ports - set(removed.host_ports)
-        return attrs.evolve(edited, pods=remaining, used_ports=ports), removed
+        return attrs.evolve(edited, pods=tuple(pods), used_ports=ports), removed
 
     def view(self, num_nodes: NodeCounter) -> NodeView:
         """A clone (`SnapshotConcrete`): totals from the pods, image node counts as of now."""
@@ -126,29 +137,8 @@ class NodeInfo:
         )
 
 
-def without_first(pods: tuple[Pod, ...], uid: str) -> tuple[tuple[Pod, ...], Pod | None]:
-    """RemovePod's lookup: `pods` without the first pod under `uid`, and that pod; `pods`
-    and None when none is listed under it."""
-    for index, held in enumerate(pods):
-        if held.uid == uid:
-            return _swap_remove(pods, index), held
-    return pods, None
-
-
-def _swap_remove(items: tuple[T, ...], index: int) -> tuple[T, ...]:
-    """Go's delete-by-swap: the last item fills the hole."""
-    *rest, last = items
-    if index < len(rest):
-        rest[index] = last
-    return tuple(rest)
-
-
 def _add_one(uids: tuple[str, ...], uid: str, classified: bool) -> tuple[str, ...]:
     return (*uids, uid) if classified else uids
-
-
-def _drop_one(uids: tuple[str, ...], uid: str, classified: bool) -> tuple[str, ...]:
-    return _swap_remove(uids, uids.index(uid)) if classified and uid in uids else uids
 
 
 def _requested(pods: Iterable[Pod]) -> Counter[str]:

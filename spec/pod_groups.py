@@ -111,6 +111,16 @@ TAKEN_BY: Mapping[MemberStep, str] = {
 }
 
 
+#: the step removePod takes on a member its group holds: by whether the cache forgets an
+#: assumption (else the pod is deleted), and whether the pod the group stored has a node
+REMOVAL_STEPS: Mapping[tuple[bool, bool], MemberStep] = {
+    (False, False): MemberStep.DELETE,
+    (False, True): MemberStep.DELETE,
+    (True, False): MemberStep.FORGET,
+    (True, True): MemberStep.FORGET_BOUND,
+}
+
+
 @attrs.frozen
 class Change:
     """The sets a member enters and leaves on one step."""
@@ -122,6 +132,15 @@ class Change:
     #: the step does nothing (and bumps no generation) for a UID the group does not know
     needs_member: bool
     description: str
+
+    def after(self, state: MemberState) -> MemberState:
+        """The member's state after this change, from `state`.
+
+        post: __return__ == frozenset() or GroupSet.ALL in __return__
+        """
+        if self.needs_member and GroupSet.ALL not in state:
+            return state
+        return (state - self.leaves) | self.enters
 
 
 _ALL_SETS = frozenset(GroupSet)
@@ -213,14 +232,8 @@ def change(release: Release, step: MemberStep) -> Change:
 
 
 def next_state(release: Release, state: MemberState, step: MemberStep) -> MemberState:
-    """The member's state after `step`.
-
-    post: __return__ == frozenset() or GroupSet.ALL in __return__
-    """
-    found = change(release, step)
-    if found.needs_member and GroupSet.ALL not in state:
-        return state
-    return (state - found.leaves) | found.enters
+    """The member's state after `step`."""
+    return change(release, step).after(state)
 
 
 def state_name(state: MemberState) -> str:
@@ -289,6 +302,12 @@ class PodGroups:
     composites: dict[GroupKey, CompositePodGroup] = attrs.field(factory=dict)
     #: each composite's children as entity keys; a composite without children has no entry
     children: dict[GroupKey, frozenset[str]] = attrs.field(factory=dict)
+    #: `MEMBER_TABLE` as the release reads it
+    changes: Mapping[MemberStep, Change] = attrs.field(init=False)
+
+    @changes.default
+    def _release_changes(self) -> Mapping[MemberStep, Change]:
+        return {step: change(self.release, step) for step in MemberStep}
 
     @property
     def enabled(self) -> bool:
@@ -369,14 +388,20 @@ class PodGroups:
         self._settle(key, pod.uid, MemberStep.ASSUME_BOUND, MemberStep.ASSUME)
 
     def removed(self, pod: Pod, *, forget: bool) -> None:
-        """The group side of the cache's internal removePod, once the node side succeeded."""
-        key = self._group_of(pod)
-        if key is None or not self.exists(key):
+        """The group side of the cache's internal removePod, once the node side succeeded.
+
+        A member its group holds is forgotten (`forget`) or deleted, by the
+        step `REMOVAL_STEPS` names.  Any other pod changes nothing: not a
+        member, its group or its record gone, or GenericWorkload off (then no
+        group is held, see `problems`).
+        """
+        if pod.scheduling_group is None:
             return
-        if forget:
-            self._settle(key, pod.uid, MemberStep.FORGET_BOUND, MemberStep.FORGET)
-        else:
-            self._take(key, pod.uid, MemberStep.DELETE, pod)
+        key = (pod.namespace, pod.scheduling_group)
+        member = self.members.get(key, {}).get(pod.uid)
+        if member is not None:
+            step = REMOVAL_STEPS[forget, bool(member.pod.node_name)]
+            self._take(key, pod.uid, step, member.pod)
 
     def _group_of(self, pod: Pod) -> GroupKey | None:
         """isPodGroupMember: the pod's group while GenericWorkload is on."""
@@ -385,17 +410,18 @@ class PodGroups:
         return (pod.namespace, pod.scheduling_group)
 
     def _settle(self, key: GroupKey, uid: str, bound: MemberStep, unbound: MemberStep) -> None:
-        """Assume or forget: the variant is chosen by the pod the group stored for `uid`."""
+        """Assume: the variant is chosen by the pod the group stored for `uid`."""
         member = self.members.get(key, {}).get(uid)
         if member is not None:
             self._take(key, uid, bound if member.pod.node_name else unbound, member.pod)
 
     def _take(self, key: GroupKey, uid: str, step: MemberStep, pod: Pod) -> None:
         """Move member `uid` of `key` by `step`; `pod` is stored when the step stores one."""
+        found = self.changes[step]
         records = self.members.setdefault(key, {})
         member = records.get(uid)
-        state = next_state(self.release, member.state if member else ABSENT, step)
-        stored = pod if change(self.release, step).stores else None
+        state = found.after(member.state if member else ABSENT)
+        stored = pod if found.stores else None
         if state:
             kept = stored or (member.pod if member else None)
             assert kept is not None  # a step that lists a UID stores its pod

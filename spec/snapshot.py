@@ -48,7 +48,6 @@ from kcache.spec.errors import (
     SnapshotInconsistentError,
 )
 from kcache.spec.lifecycle import Entry, Move, Refuse, SessionCell, SessionOperation, SessionState
-from kcache.spec.node_info import without_first
 from kcache.spec.node_tree import NodeTree
 from kcache.spec.objects import Pod
 from kcache.spec.snapshot_assumed import (
@@ -83,7 +82,8 @@ class Snapshot:
     #: the pods each entry lists, in its order: a forget removes the first under the UID
     entry_pods: dict[str, tuple[Pod, ...]] = attrs.field(factory=dict)
     node_list: tuple[str, ...] = ()
-    #: names changed in the cache since the last update, least recent change first
+    #: names changed in the cache since the last update, least recent change first (the
+    #: cache's `_store` moves a name it changes to the end)
     changed: dict[str, None] = attrs.field(factory=dict)
     #: v1.37 (§19.9): the PVC keys come with how many (pod, claim volume) pairs of the
     #: listed nodes use each, instead of as a set
@@ -144,7 +144,7 @@ class Snapshot:
         name = record.pod.node_name
         entry = self.nodes.get(name)
         if entry is not None:
-            remaining, removed = without_first(self.entry_pods[name], pod.uid)
+            remaining, removed = _without_first(self.entry_pods[name], pod.uid)
             edited = without_pod(entry, pod, removed, non_host_scoped=non_host_scoped)
             self.nodes[name] = edited
             if removed is None and not entry.has_node:
@@ -257,11 +257,6 @@ class Snapshot:
             self.backup.claim_edits,
         )
         self.backup = None
-
-    def mark_changed(self, name: str) -> None:
-        """Note that the cache changed the NodeInfo `name` (moves it to most recent)."""
-        self.changed.pop(name, None)
-        self.changed[name] = None
 
     def view(self) -> SnapshotView:
         """What the snapshot holds, with the lists and PVC uses derived from its node list."""
@@ -448,3 +443,14 @@ def _flips(old: NodeView, fresh: NodeView) -> bool:
 def _having(names: Sequence[str], listed: Sequence[NodeView], field: str) -> list[str]:
     """The listed nodes whose `field` list is not empty."""
     return [name for name, node in zip(names, listed, strict=True) if getattr(node, field)]
+
+
+def _without_first(pods: tuple[Pod, ...], uid: str) -> tuple[tuple[Pod, ...], Pod | None]:
+    """RemovePod's lookup: `pods` without the first pod under `uid` (the last pod fills its
+    place, as Go's delete-by-swap does), and that pod; `pods` and None when none has it."""
+    for index, held in enumerate(pods):
+        if held.uid == uid:
+            rest = list(pods)
+            rest[index] = rest[-1]
+            return tuple(rest[:-1]), held
+    return pods, None

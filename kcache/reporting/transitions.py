@@ -19,12 +19,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from kcache.spec import pod_groups
-from kcache.spec.cache import NODE_GUARDS, NODE_TABLE, Cache, pod_cell
+from kcache.spec.cache import NODE_GUARDS, NODE_TABLE, Cache, NodeGuard, pod_cell
 from kcache.spec.lifecycle import (
     ROWS,
     Entry,
     Move,
-    NodeGuard,
     NodeState,
     Operation,
     SessionState,

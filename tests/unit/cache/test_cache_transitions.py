@@ -9,8 +9,7 @@ import pytest
 from helpers.builders import pod
 from helpers.caches import MakeCache
 
-from kcache.spec import lifecycle
-from kcache.spec.cache import pod_cell
+from kcache.spec.cache import fill, pod_cell
 from kcache.spec.errors import PodNotFoundError, TransitionError, UnsupportedOperation
 from kcache.spec.lifecycle import ROWS, Move, Operation, State
 from kcache.spec.objects import Pod
@@ -172,5 +171,5 @@ def test_cell_does_what_the_table_says(
         check(
             cache,
             operation,
-            (outcome.error, lifecycle.fill(outcome.template, "u1", "default/p-u1")),
+            (outcome.error, fill(outcome.template, "u1", "default/p-u1")),
         )

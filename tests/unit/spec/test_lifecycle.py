@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kcache.spec import lifecycle
-from kcache.spec.cache import NODE_GUARDS, check_pod_table, pod_cell
+from kcache.spec.cache import NODE_GUARDS, check_pod_table, fill, pod_cell
 from kcache.spec.errors import Fatal, TransitionError, UnsupportedOperation
 from kcache.spec.lifecycle import ROWS, Move, Operation, Refuse, State
 from kcache.spec.releases import RELEASES, V1_35, V1_36, V1_37, Release
@@ -162,12 +162,12 @@ class TestReleaseHasOperation:
 class TestFill:
     def test_values_replace_verbs_in_order(self) -> None:
         """`%v` verbs take the values in order, as Go's Sprintf."""
-        assert lifecycle.fill("pod %v(%v) x", "u1", "ns/p") == "pod u1(ns/p) x"
+        assert fill("pod %v(%v) x", "u1", "ns/p") == "pod u1(ns/p) x"
 
     def test_extra_values_are_ignored(self) -> None:
         """A log line without verbs stays as it is."""
-        assert lifecycle.fill("corrupted", "u1", "n1") == "corrupted"
+        assert fill("corrupted", "u1", "n1") == "corrupted"
 
     def test_missing_values_print_like_go(self) -> None:
         """A verb without a value prints Go's %!v(MISSING)."""
-        assert lifecycle.fill("a %v b %v", 1) == "a 1 b %!v(MISSING)"
+        assert fill("a %v b %v", 1) == "a 1 b %!v(MISSING)"
