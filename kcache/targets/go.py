@@ -254,7 +254,7 @@ def _build_directory(go: str, target: Build) -> Path:
     return directory
 
 
-def _pinned_modfile(release: Release) -> str:
+def pinned_modfile(release: Release) -> str:
     """The committed module file (adapters/go/*.mod) requiring `release.upstream`."""
     for modfile in sorted(SOURCE.glob("*.mod")):
         if release.upstream in _REQUIRED.findall(modfile.read_text(encoding="utf-8")):
@@ -273,7 +273,7 @@ def _modfile(go: str, target: Build, directory: Path) -> str:
     and each staging module its go.mod lists at the matching v0.x.y, or
     replaced by the tree's own copy; `go mod tidy` completes it.
     """
-    pinned = _pinned_modfile(target.release)
+    pinned = pinned_modfile(target.release)
     if target.pinned:
         return pinned
     modfile = directory / "adapter.mod"

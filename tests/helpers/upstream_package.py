@@ -19,7 +19,8 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from kcache.targets.go import BUILDS, SOURCE, UPSTREAM_PACKAGE
+from kcache.spec.releases import RELEASES
+from kcache.targets.go import SOURCE, UPSTREAM_PACKAGE, pinned_modfile
 
 #: seconds a `go test` may take: compiling the package's tests from a cold build cache
 #: on two busy cores takes minutes
@@ -30,7 +31,7 @@ def go_test(
     tests: Mapping[str, str], release: str, scratch: Path, run: str
 ) -> subprocess.CompletedProcess[str]:
     """`go test -v -run RUN` over upstream's package at `release` with `tests` (name -> text)."""
-    modfile = SOURCE / BUILDS[release].modfile
+    modfile = SOURCE / pinned_modfile(RELEASES[release])
     shutil.copyfile(modfile, scratch / "go.mod")
     shutil.copyfile(modfile.with_suffix(".sum"), scratch / "go.sum")
     download = subprocess.run(

@@ -119,7 +119,7 @@ def _python_sources() -> dict[Path, str]:
 def test_every_release_has_its_committed_go_pin(release: Release) -> None:
     """adapters/go holds a module file requiring the version the release was checked
     against (pin.sh writes it), so go:RELEASE builds without the network's say."""
-    modfile = go_adapter.SOURCE / go_adapter._pinned_modfile(release)
+    modfile = go_adapter.SOURCE / go_adapter.pinned_modfile(release)
     assert modfile.with_suffix(".sum").is_file()
 
 
