@@ -39,7 +39,7 @@ from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import CacheFactory, CycleRunner
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.config import default_config
-from kcache.spec.scheduler.decision import Binding, Decision, FailurePoint, Outcome
+from kcache.spec.scheduler.decision import Binding, CycleOutcome, Decision, FailurePoint
 from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.unmodelled import PlacedPods, gaps, preempts, profile_line
 
@@ -371,7 +371,7 @@ def _count(result: SimulationResult, decision: Decision) -> None:
     if decision.bound is not None:
         ended += ", bound" if decision.bound else ", binding failed"
     result.outcomes[ended] += 1
-    if decision.outcome is Outcome.UNSCHEDULABLE:
+    if decision.outcome is CycleOutcome.UNSCHEDULABLE:
         reasons = Counter(r for status in decision.node_status.values() for r in status.reasons)
         top = reasons.most_common(1)
         result.reasons[top[0][0] if top else decision.message] += 1

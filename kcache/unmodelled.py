@@ -23,7 +23,7 @@ import attrs
 from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, INERT, MODELLED, Profile
-from kcache.spec.scheduler.decision import Decision, Outcome
+from kcache.spec.scheduler.decision import CycleOutcome, Decision
 from kcache.targets.adapter.scheduling import AdapterScheduler
 
 #: resource names a node reports natively: any other requested name is an extended resource
@@ -239,7 +239,7 @@ def gaps(
 def preempts(decision: Decision) -> bool:
     """Whether upstream would run PostFilter (DefaultPreemption) after this decision: the
     filters left no node, and there were nodes to filter."""
-    return decision.outcome is Outcome.UNSCHEDULABLE and decision.num_all_nodes > 0
+    return decision.outcome is CycleOutcome.UNSCHEDULABLE and decision.num_all_nodes > 0
 
 
 def profile_line(profile: Profile) -> str:
@@ -266,7 +266,7 @@ def covered_part(decision: Decision, profile: Profile) -> Decision:
         for node, by_plugin in decision.plugin_scores.items()
     }
     message = decision.message
-    if decision.outcome is Outcome.UNSCHEDULABLE:
+    if decision.outcome is CycleOutcome.UNSCHEDULABLE:
         openings = [POST_FILTER[name] for name in profile.unmodelled if name in POST_FILTER]
         cuts = [message.find(opening) for opening in openings if opening in message]
         message = message[: min(cuts)] if cuts else message

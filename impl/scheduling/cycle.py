@@ -35,7 +35,7 @@ from kcache.impl.scheduling.pod_plan import PodPlan
 from kcache.spec.errors import CacheError
 from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.scheduler.config import Profile, SchedulerConfig
-from kcache.spec.scheduler.decision import SUCCESS, Binding, Decision, FailurePoint, Outcome
+from kcache.spec.scheduler.decision import SUCCESS, Binding, CycleOutcome, Decision, FailurePoint
 from kcache.spec.scheduler.status import Code, Status
 
 if TYPE_CHECKING:
@@ -95,14 +95,14 @@ class Scheduler:
         if profile is None:
             name = json.dumps(plan.scheduler_name, ensure_ascii=False)  # Go's %q
             message = f"profile not found for scheduler name {name}"
-            return Decision(Outcome.SKIPPED, self.next_start_node_index, message=message)
+            return Decision(CycleOutcome.SKIPPED, self.next_start_node_index, message=message)
         if plan.being_deleted:
             message = f"skip schedule deleting pod: {pod.ref}"
-            return Decision(Outcome.SKIPPED, self.next_start_node_index, message=message)
+            return Decision(CycleOutcome.SKIPPED, self.next_start_node_index, message=message)
         if pod.uid and self.cache.is_assumed_pod(pod):
-            return Decision(Outcome.SKIPPED, self.next_start_node_index)
+            return Decision(CycleOutcome.SKIPPED, self.next_start_node_index)
         decision = self._schedule(plan, profile)
-        if decision.outcome is not Outcome.SCHEDULED:
+        if decision.outcome is not CycleOutcome.SCHEDULED:
             return decision
         return self._bind(pod, decision, binding, now)
 
@@ -112,21 +112,23 @@ class Scheduler:
         profile = self._profiles.get(plan.scheduler_name)
         if profile is None:
             message = f"no profile {plan.scheduler_name!r}"
-            return Decision(Outcome.SKIPPED, self.next_start_node_index, message=message)
+            return Decision(CycleOutcome.SKIPPED, self.next_start_node_index, message=message)
         return self._schedule(plan, profile)
 
     def _schedule(self, plan: PodPlan, profile: Profile) -> Decision:
         try:
             self.cache.update_snapshot(self.snapshot)
         except CacheError as error:
-            return Decision(Outcome.ERROR, self.next_start_node_index, message=str(error))
+            return Decision(CycleOutcome.ERROR, self.next_start_node_index, message=str(error))
         return self._decide(plan, profile, self._points[profile.scheduler_name])
 
     def _decide(self, plan: PodPlan, profile: Profile, points: _Points) -> Decision:
         listed = self.snapshot.node_list
         total = len(listed)
         if total == 0:
-            return Decision(Outcome.UNSCHEDULABLE, self.next_start_node_index, message=_NO_NODES)
+            return Decision(
+                CycleOutcome.UNSCHEDULABLE, self.next_start_node_index, message=_NO_NODES
+            )
         plan.claim_conflicts = self._claim_conflicts(plan)
         skipped: set[str] = set()
         restricted_by: list[str] = []
@@ -170,7 +172,7 @@ class Scheduler:
         if not feasible:
             return self._fit_error(total, rejected, absent, "", unschedulable)
         found = Decision(
-            Outcome.SCHEDULED,
+            CycleOutcome.SCHEDULED,
             self.next_start_node_index,
             evaluated_nodes=len(feasible) + len(rejected),
             feasible_nodes=len(feasible),
@@ -260,7 +262,7 @@ class Scheduler:
                 continue
             if status.code is not Code.SKIP:
                 message = f'running PreScore plugin "{name}": {status.message}'
-                return attrs.evolve(found, outcome=Outcome.ERROR, message=message)
+                return attrs.evolve(found, outcome=CycleOutcome.ERROR, message=message)
             skipped.add(name)
         context = Context.of(plan, self.cache.release, total)
         names = [_name(info) for info in feasible]
@@ -289,7 +291,7 @@ class Scheduler:
         plugins: set[str],
     ) -> Decision:
         return Decision(
-            Outcome.UNSCHEDULABLE,
+            CycleOutcome.UNSCHEDULABLE,
             self.next_start_node_index,
             node_status=rejected,
             absent_node_status=absent,
@@ -306,7 +308,7 @@ class Scheduler:
         try:
             self.cache.assume_pod(assumed)
         except CacheError as error:
-            return attrs.evolve(decision, outcome=Outcome.ERROR, message=str(error))
+            return attrs.evolve(decision, outcome=CycleOutcome.ERROR, message=str(error))
         if binding.fails_at in (None, FailurePoint.BIND) and self.cache.release.has_expiry:
             self.cache.finish_binding(assumed, now)
         if binding.fails_at is None:

@@ -17,7 +17,7 @@ from kcache.concurrency.history import History
 from kcache.concurrency.linearizability import Linearization, describe_call, describe_call_end
 from kcache.reporting import html
 from kcache.reporting.html import esc
-from kcache.spec.scheduler.decision import Outcome
+from kcache.spec.scheduler.decision import CycleOutcome
 from kcache.traces.expectations import Prose, describe_outcome
 from kcache.traces.explain import (
     Chapter,
@@ -154,7 +154,7 @@ def placement_page(placed: Placement) -> str:
 def placement_section(placed: Placement) -> str:
     """The cycle's outcome, figures, Filter verdict per node and weighted scores."""
     decision, node_list = placed.decision, placed.node_list
-    if decision.outcome is Outcome.SCHEDULED:
+    if decision.outcome is CycleOutcome.SCHEDULED:
         ended = html.verdict(f"scheduled on {decision.host}", "chosen")
     else:
         ended = html.verdict(f"{decision.outcome.value}: {decision.message}", "bad")

@@ -62,7 +62,7 @@ from kcache.spec.scheduler.config import (
     default_config,
     read_configuration_file,
 )
-from kcache.spec.scheduler.decision import Decision, Outcome
+from kcache.spec.scheduler.decision import CycleOutcome, Decision
 from kcache.spec.scheduler.objects import claim_from_manifest
 from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         _print(placed, out)
     if found:
         return MAY_DIFFER_STATUS
-    return 0 if decision.outcome is Outcome.SCHEDULED else 1
+    return 0 if decision.outcome is CycleOutcome.SCHEDULED else 1
 
 
 def _claims(cluster: ClusterInput) -> tuple[Any, ...]:
@@ -287,7 +287,7 @@ def _print(placed: Placement, out: TextIO) -> None:
 
 def _print_decision(placed: Placement, say: Callable[[str], None]) -> None:
     decision, node_list = placed.decision, placed.node_list
-    if decision.outcome is Outcome.SKIPPED:
+    if decision.outcome is CycleOutcome.SKIPPED:
         say(f"skipped: {decision.message or 'the pod is already assumed'}")
         return
     if node_list:
@@ -307,7 +307,7 @@ def _print_decision(placed: Placement, say: Callable[[str], None]) -> None:
         ):
             parts = " ".join(f"{scores[plugin]:>4}" for plugin in plugins)
             say(f"  {name:<{width}}  {parts}  total {sum(scores.values())}")
-    if decision.outcome is Outcome.SCHEDULED:
+    if decision.outcome is CycleOutcome.SCHEDULED:
         say(f"host: {decision.host}")
         maxima = sorted(decision.maxima)
         if len(maxima) > 1:

@@ -57,8 +57,8 @@ from kcache.spec.views import NodeView
 from kcache.traces.capacity import NodeCapacity, Use, amount, capacity, ordered, total
 from kcache.traces.cluster import (
     ClusterInput,
+    ClusterResult,
     Difference,
-    Observation,
     differences,
     observe,
     read_cluster,
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def _observed(
     args: argparse.Namespace,
-) -> tuple[ClusterInput, list[Observation], list[NodeCapacity]]:
+) -> tuple[ClusterInput, list[ClusterResult], list[NodeCapacity]]:
     """The files read, every target's observation, and the first one's capacity rows."""
     names = args.impl or ["spec"]
     twice = sorted({name for name in names if names.count(name) > 1})
@@ -191,7 +191,7 @@ def _observed(
 
 def _json(
     cluster: ClusterInput,
-    observations: list[Observation],
+    observations: list[ClusterResult],
     rows: list[NodeCapacity],
     found: list[Difference],
     known: list[tuple[str, Difference]],
@@ -223,7 +223,7 @@ def _object(args: Mapping[str, Any]) -> str:
 
 def _print(
     cluster: ClusterInput,
-    observations: list[Observation],
+    observations: list[ClusterResult],
     rows: list[NodeCapacity],
     found: list[Difference],
     *,

@@ -44,7 +44,7 @@ from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import CacheFactory, CycleRunner
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, default_config
-from kcache.spec.scheduler.decision import Binding, Decision, FailurePoint, Outcome
+from kcache.spec.scheduler.decision import Binding, CycleOutcome, Decision, FailurePoint
 from kcache.traces.trace import Step
 from kcache.unmodelled import PlacedPods, as_modelled, gaps, preempts
 
@@ -254,7 +254,7 @@ class SchedulerMachine(LockstepMachine):
         fresh_decision, fresh_scheduler = fresh
         if fresh_scheduler.snapshot.view() == scheduler.snapshot.view():
             keys = ("host", "plugin_scores", "node_status", "evaluated_nodes", "feasible_nodes")
-            if decision.outcome in (Outcome.SCHEDULED, Outcome.UNSCHEDULABLE):
+            if decision.outcome in (CycleOutcome.SCHEDULED, CycleOutcome.UNSCHEDULABLE):
                 for key in keys:
                     if getattr(decision, key) != getattr(fresh_decision, key):
                         mine, theirs = getattr(decision, key), getattr(fresh_decision, key)

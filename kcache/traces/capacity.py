@@ -24,7 +24,7 @@ import attrs
 from kcache.spec.objects import Node
 from kcache.spec.scheduler.objects import scheduling_node
 from kcache.spec.views import NodeView
-from kcache.traces.cluster import ClusterInput, Observation
+from kcache.traces.cluster import ClusterInput, ClusterResult
 
 #: resources shown first, in this order; others follow by name
 FIRST = ("cpu", "memory", "ephemeral-storage")
@@ -149,7 +149,7 @@ def total(rows: list[NodeCapacity]) -> Total:
     )
 
 
-def capacity(cluster: ClusterInput, seen: Observation) -> list[NodeCapacity]:
+def capacity(cluster: ClusterInput, seen: ClusterResult) -> list[NodeCapacity]:
     """Every NodeInfo `seen`'s cache holds, in its order, joined with its Node object.
 
     Raises `ObjectError` (file, line, field) for a taint or label of the wrong shape.

@@ -148,7 +148,7 @@ def _placed(
 
 
 @attrs.frozen
-class Observation:
+class ClusterResult:
     """What one target's cache did with the steps, and what it holds afterwards."""
 
     target: str
@@ -173,13 +173,13 @@ class Observation:
 
 def observe(
     cluster: ClusterInput, factory: CacheFactory, *, target: str, release: Release
-) -> Observation:
+) -> ClusterResult:
     """Run the cluster's steps on a fresh cache from `factory` (ttl 0) and read what it holds."""
     cache = targets.build_cache(factory, ttl=Decimal(0), release=release, who=f"--impl {target}")
     run = Run(cache)
     outcomes = tuple(perform(run, step.op, step.args)[0] for step in cluster.steps)
     perform(run, "update_snapshot", {"snapshot": SNAPSHOT})
-    return Observation(
+    return ClusterResult(
         target=target,
         outcomes=outcomes,
         dump=cache.dump(),
@@ -195,7 +195,7 @@ Difference = tuple[str, dict[str, Any]]
 
 def differences(
     cluster: ClusterInput,
-    observations: Sequence[Observation],
+    observations: Sequence[ClusterResult],
     acknowledged: Sequence[UpstreamDefect] = (),
 ) -> tuple[list[Difference], list[tuple[str, Difference]]]:
     """Every field where the observations differ: (path, target -> its value), in order.
@@ -214,7 +214,7 @@ def differences(
     return [item for item in found if id(item) not in left_out], known
 
 
-def _differences(cluster: ClusterInput, observations: Sequence[Observation]) -> list[Difference]:
+def _differences(cluster: ClusterInput, observations: Sequence[ClusterResult]) -> list[Difference]:
     if len(observations) < 2:
         return []
     found: list[Difference] = []
@@ -244,7 +244,7 @@ def _diff(values: dict[str, Any], path: str) -> Iterator[Difference]:
     yield path, values
 
 
-def to_trace(cluster: ClusterInput, reference: Observation, release: Release) -> Trace:
+def to_trace(cluster: ClusterInput, reference: ClusterResult, release: Release) -> Trace:
     """The cluster's steps as a trace, each expecting `reference`'s outcome, then its views.
 
     The last step updates a snapshot and expects the node and pod counts, the

@@ -29,7 +29,7 @@ from kcache.ops import Run
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import CompositePodGroup, Node, Pod, PodGroup
 from kcache.spec.protocol import CacheFactory
-from kcache.spec.scheduler.decision import Binding, Decision, Outcome
+from kcache.spec.scheduler.decision import Binding, CycleOutcome, Decision
 from kcache.spec.views import NodeView
 from kcache.traces import expectations
 from kcache.traces.expectations import Mismatch, describe_outcome, render
@@ -243,7 +243,7 @@ def _play(
 def decision_lines(decision: Decision) -> tuple[str, ...]:
     """A cycle's decision in a few lines: how it ended, the rejections, the scores."""
     ended = decision.outcome.value
-    if decision.outcome is Outcome.SCHEDULED:
+    if decision.outcome is CycleOutcome.SCHEDULED:
         ended += f" on {decision.host}"
         if decision.bound is not None:
             ended += ", bound" if decision.bound else ", binding failed"
@@ -422,7 +422,7 @@ def expect_words(chapter: Chapter) -> str:
 
 
 def _expect_key_words(key: str, value: Any) -> str:
-    """Outcome keys with their value (`error=false`), observation keys by name."""
+    """CycleOutcome keys with their value (`error=false`), observation keys by name."""
     return f"{key}={render(value)}" if key in expectations.OUTCOME_KEYS else key
 
 

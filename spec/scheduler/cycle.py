@@ -37,7 +37,7 @@ from kcache.spec.errors import CacheError
 from kcache.spec.objects import Node, Pod, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
 from kcache.spec.scheduler.config import Profile, SchedulerConfig
-from kcache.spec.scheduler.decision import SUCCESS, Binding, Decision, FailurePoint, Outcome
+from kcache.spec.scheduler.decision import SUCCESS, Binding, CycleOutcome, Decision, FailurePoint
 from kcache.spec.scheduler.feasible import filter_pass, num_feasible_nodes_to_find
 from kcache.spec.scheduler.host import select_host
 from kcache.spec.scheduler.objects import SchedulingPod, scheduling_node, scheduling_pod
@@ -81,13 +81,13 @@ class Scheduler:
         profile = self.config.profile(wanted.scheduler_name)
         if profile is None:
             message = f"profile not found for scheduler name {go_quoted(wanted.scheduler_name)}"
-            return self._ended(Outcome.SKIPPED, message)
+            return self._ended(CycleOutcome.SKIPPED, message)
         if wanted.being_deleted:
-            return self._ended(Outcome.SKIPPED, f"skip schedule deleting pod: {pod.ref}")
+            return self._ended(CycleOutcome.SKIPPED, f"skip schedule deleting pod: {pod.ref}")
         if pod.uid and self.cache.is_assumed_pod(pod):
-            return self._ended(Outcome.SKIPPED, "")
+            return self._ended(CycleOutcome.SKIPPED, "")
         decision = self._schedule(wanted, profile)
-        if decision.outcome is not Outcome.SCHEDULED:
+        if decision.outcome is not CycleOutcome.SCHEDULED:
             return decision
         return self._assume_and_bind(pod, decision, binding, now)
 
@@ -100,17 +100,17 @@ class Scheduler:
         wanted = scheduling_pod(pod)
         profile = self.config.profile(wanted.scheduler_name)
         if profile is None:
-            return self._ended(Outcome.SKIPPED, f"no profile {wanted.scheduler_name!r}")
+            return self._ended(CycleOutcome.SKIPPED, f"no profile {wanted.scheduler_name!r}")
         return self._schedule(wanted, profile)
 
     def _schedule(self, pod: SchedulingPod, profile: Profile) -> Decision:
         try:
             self.cache.update_snapshot(self.snapshot)
         except CacheError as error:
-            return self._ended(Outcome.ERROR, str(error))
+            return self._ended(CycleOutcome.ERROR, str(error))
         return self._decide(pod, profile)
 
-    def _ended(self, outcome: Outcome, message: str) -> Decision:
+    def _ended(self, outcome: CycleOutcome, message: str) -> Decision:
         return Decision(outcome, self.next_start_node_index, message=message)
 
     def _decide(self, pod: SchedulingPod, profile: Profile) -> Decision:
@@ -120,7 +120,7 @@ class Scheduler:
             for name in view.node_list
         ]
         if not listed:
-            return self._ended(Outcome.UNSCHEDULABLE, NO_NODES_MESSAGE)
+            return self._ended(CycleOutcome.UNSCHEDULABLE, NO_NODES_MESSAGE)
         used = view.used_pvcs | {key for key, count in view.used_pvc_ref_counts.items() if count}
         cycle = Cycle(self.cache.release, len(listed), self.claims, frozenset(used))
         plugins = [PLUGINS[name] for name, _ in profile.plugins]
@@ -160,7 +160,7 @@ class Scheduler:
         if not found.feasible:
             return self._fit_error(len(listed), found.rejected, absent, "", rejecting)
         filtered = Decision(
-            Outcome.SCHEDULED,
+            CycleOutcome.SCHEDULED,
             self.next_start_node_index,
             evaluated_nodes=found.processed,
             feasible_nodes=len(found.feasible),
@@ -173,7 +173,7 @@ class Scheduler:
             return attrs.evolve(filtered, host=found.feasible[0].name)
         scored = score(pod, found.feasible, profile, plugins, cycle)
         if isinstance(scored, Status):
-            return attrs.evolve(filtered, outcome=Outcome.ERROR, message=scored.message)
+            return attrs.evolve(filtered, outcome=CycleOutcome.ERROR, message=scored.message)
         return attrs.evolve(
             filtered, host=select_host(scored.totals()), plugin_scores=scored.by_node
         )
@@ -192,7 +192,7 @@ class Scheduler:
         plugins: set[str],
     ) -> Decision:
         return Decision(
-            Outcome.UNSCHEDULABLE,
+            CycleOutcome.UNSCHEDULABLE,
             self.next_start_node_index,
             node_status=dict(rejected),
             absent_node_status=absent,
@@ -209,7 +209,7 @@ class Scheduler:
         try:
             self.cache.assume_pod(assumed)
         except CacheError as error:
-            return attrs.evolve(decision, outcome=Outcome.ERROR, message=str(error))
+            return attrs.evolve(decision, outcome=CycleOutcome.ERROR, message=str(error))
         reached_bind = binding.fails_at in (None, FailurePoint.BIND)
         if reached_bind and self.cache.release.has_expiry:
             self.cache.finish_binding(assumed, now)

@@ -18,7 +18,7 @@ import attrs
 from kcache.spec.scheduler.status import Status
 
 
-class Outcome(enum.Enum):
+class CycleOutcome(enum.Enum):
     """How a cycle ended, as traces spell it."""
 
     SKIPPED = "skipped"
@@ -42,7 +42,7 @@ class FailurePoint(enum.Enum):
 class Decision:
     """Everything one cycle decided, in the trace format's `expect` vocabulary."""
 
-    outcome: Outcome
+    outcome: CycleOutcome
     next_start_node_index: int
     host: str = ""
     evaluated_nodes: int = 0
@@ -87,7 +87,7 @@ class Decision:
         """Read back what `to_json` wrote (totals and maxima are derived, so not read)."""
         absent = data["absent_node_status"]
         return cls(
-            outcome=Outcome(data["outcome"]),
+            outcome=CycleOutcome(data["outcome"]),
             next_start_node_index=data["next_start_node_index"],
             host=data["host"],
             evaluated_nodes=data["evaluated_nodes"],

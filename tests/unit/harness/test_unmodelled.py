@@ -15,7 +15,7 @@ import pytest
 from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36, V1_37, Release
 from kcache.spec.scheduler.config import Profile, default_config, read_config
-from kcache.spec.scheduler.decision import Decision, Outcome
+from kcache.spec.scheduler.decision import CycleOutcome, Decision
 from kcache.unmodelled import PlacedPods, covered_part, gaps, preempts, profile_line
 
 
@@ -185,10 +185,10 @@ def test_node_declared_features_reads_what_the_features_infer() -> None:
 def test_preemption_runs_only_when_no_node_fits() -> None:
     found = used(pod(), unschedulable=True)
     assert list(found) == ["DefaultPreemption"]
-    assert preempts(Decision(Outcome.UNSCHEDULABLE, 0, num_all_nodes=3))
+    assert preempts(Decision(CycleOutcome.UNSCHEDULABLE, 0, num_all_nodes=3))
     # no nodes at all: ErrNoNodesAvailable ends the cycle before PostFilter
-    assert not preempts(Decision(Outcome.UNSCHEDULABLE, 0, num_all_nodes=0))
-    assert not preempts(Decision(Outcome.SCHEDULED, 0, host="a", num_all_nodes=3))
+    assert not preempts(Decision(CycleOutcome.UNSCHEDULABLE, 0, num_all_nodes=0))
+    assert not preempts(Decision(CycleOutcome.SCHEDULED, 0, host="a", num_all_nodes=3))
 
 
 def test_scheduling_gates_are_named() -> None:
@@ -221,7 +221,7 @@ def test_the_covered_part_drops_unmodelled_scores_and_the_post_filter_message() 
     begins `preemption: `."""
     profile = default_profile()
     scored = Decision(
-        Outcome.SCHEDULED,
+        CycleOutcome.SCHEDULED,
         0,
         host="a",
         plugin_scores={
@@ -234,7 +234,7 @@ def test_the_covered_part_drops_unmodelled_scores_and_the_post_filter_message() 
         "b": {"TaintToleration": 0},
     }
     failed = Decision(
-        Outcome.UNSCHEDULABLE,
+        CycleOutcome.UNSCHEDULABLE,
         0,
         num_all_nodes=2,
         message="0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "

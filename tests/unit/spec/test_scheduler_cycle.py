@@ -13,7 +13,7 @@ from kcache.spec.cache import Cache
 from kcache.spec.releases import V1_35, V1_36, V1_37, Release
 from kcache.spec.scheduler.config import default_config, read_config
 from kcache.spec.scheduler.cycle import Scheduler, on_host
-from kcache.spec.scheduler.decision import Binding, FailurePoint, Outcome
+from kcache.spec.scheduler.decision import Binding, CycleOutcome, FailurePoint
 from kcache.spec.scheduler.status import Code, Status
 
 PORTS = "node(s) didn't have free ports for the requested pod ports"
@@ -27,11 +27,11 @@ class TestSkipping:
     def test_an_assumed_pod_is_skipped_and_nothing_changes(self) -> None:
         sched = two_nodes()
         first = sched.schedule_one(pod("p", cpu="1"), Binding(FailurePoint.PRE_BIND))
-        assert first.outcome is Outcome.SCHEDULED
+        assert first.outcome is CycleOutcome.SCHEDULED
         sched.cache.assume_pod(on_host(pod("p", cpu="1"), "b"))
         before = sched.cache.dump()
         again = sched.schedule_one(pod("p", cpu="1"))
-        assert again.outcome is Outcome.SKIPPED
+        assert again.outcome is CycleOutcome.SKIPPED
         assert sched.cache.dump() == before
 
     def test_a_pod_being_deleted_is_skipped(self) -> None:
@@ -45,20 +45,20 @@ class TestSkipping:
             },
         }
         decision = sched.schedule_one(attrs.evolve(deleting, manifest=manifest))
-        assert decision.outcome is Outcome.SKIPPED
+        assert decision.outcome is CycleOutcome.SKIPPED
         assert decision.message == "skip schedule deleting pod: default/p-p"
         assert sched.cache.dump().assumed_pods == frozenset()
 
     def test_a_pod_of_an_unknown_profile_is_skipped(self) -> None:
         decision = two_nodes().schedule_one(pod("p", schedulerName="other"))
-        assert decision.outcome is Outcome.SKIPPED
+        assert decision.outcome is CycleOutcome.SKIPPED
         assert decision.message == 'profile not found for scheduler name "other"'
 
 
 def test_no_nodes_is_unschedulable_with_upstreams_message() -> None:
     decision = scheduler([]).schedule_one(pod("p"))
     assert (decision.outcome, decision.message) == (
-        Outcome.UNSCHEDULABLE,
+        CycleOutcome.UNSCHEDULABLE,
         "no nodes available to schedule pods",
     )
 
@@ -67,7 +67,7 @@ def test_a_fit_error_names_every_node_and_leaves_the_cache() -> None:
     sched = two_nodes()
     before = sched.cache.dump()
     decision = sched.schedule_one(pod("p", cpu="3"))
-    assert decision.outcome is Outcome.UNSCHEDULABLE
+    assert decision.outcome is CycleOutcome.UNSCHEDULABLE
     assert decision.message == "0/2 nodes are available: 2 Insufficient cpu."
     assert decision.num_all_nodes == 2
     assert decision.unschedulable_plugins == {"NodeResourcesFit"}
@@ -210,7 +210,7 @@ class TestNodeAffinityRestriction:
             }
         }
         decision = scheduler([node("a"), node("b")]).schedule_one(pod("p", affinity=conflict))
-        assert decision.outcome is Outcome.UNSCHEDULABLE
+        assert decision.outcome is CycleOutcome.UNSCHEDULABLE
         assert decision.pre_filter_msg == "pod affinity terms conflict"
         assert decision.message == "0/2 nodes are available: pod affinity terms conflict."
         assert decision.node_status == {}
@@ -264,7 +264,7 @@ def test_v1_37_restrictions_that_do_not_meet_reject_the_pod_at_pre_filter() -> N
         pod("p", node="b", affinity=affinity)
     )
     text = "node(s) didn't satisfy plugin(s) [NodeAffinity NodeName] simultaneously"
-    assert decision.outcome is Outcome.UNSCHEDULABLE
+    assert decision.outcome is CycleOutcome.UNSCHEDULABLE
     assert decision.pre_filter_msg == text
     assert decision.message == f"0/2 nodes are available: {text}."
     assert decision.unschedulable_plugins == frozenset({"NodeAffinity", "NodeName"})
@@ -277,7 +277,7 @@ class TestBinding:
         before = sched.cache.dump()
         decision = sched.schedule_one(pod("p", cpu="1"), Binding(point, "refused"))
         assert (decision.outcome, decision.bound, decision.message) == (
-            Outcome.SCHEDULED,
+            CycleOutcome.SCHEDULED,
             False,
             "refused",
         )
@@ -315,7 +315,7 @@ class TestBinding:
         sched = two_nodes()
         sched.cache.add_pod(on_host(pod("p", cpu="1"), "b"))
         decision = sched.schedule_one(pod("p", cpu="1"))
-        assert decision.outcome is Outcome.ERROR
+        assert decision.outcome is CycleOutcome.ERROR
         assert "is in the cache, so can't be assumed" in decision.message
 
 
@@ -324,6 +324,10 @@ def test_schedule_pod_decides_without_assuming() -> None:
     sched = scheduler([node(f"n{i:03}") for i in range(200)])
     before = sched.cache.dump()
     decision = sched.schedule_pod(pod("p", cpu="1"))
-    assert (decision.outcome, decision.host, decision.bound) == (Outcome.SCHEDULED, "n000", None)
+    assert (decision.outcome, decision.host, decision.bound) == (
+        CycleOutcome.SCHEDULED,
+        "n000",
+        None,
+    )
     assert sched.cache.dump() == before
     assert sched.next_start_node_index == 100
