@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import enum
 import time
+import types
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from decimal import Decimal
@@ -53,7 +54,9 @@ class _Probe:
 
 
 _FROZEN_SETATTR = _Probe.__setattr__
-_ATOMS = (str, int, Decimal, enum.Enum, type(None))
+#: functions and classes stand for themselves: the spec's tables name effect methods and
+#: error classes (`spec.cache.POD_TABLE`)
+_ATOMS = (str, int, Decimal, enum.Enum, type(None), types.FunctionType, type)
 _VALUES = (*_ATOMS, tuple, frozenset)
 
 
