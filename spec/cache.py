@@ -74,6 +74,7 @@ saw) is kept.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -171,10 +172,6 @@ class Cache:
     models_pvc_delta: bool = attrs.field(init=False)
     #: whether NodeInfos keep the non-host-scoped anti-affinity list (§19.10)
     non_host_scoped: bool = attrs.field(init=False)
-    #: the pod operations the release has
-    operations: frozenset[Operation] = attrs.field(init=False)
-    #: `POD_TABLE` as the release reads it (`pod_cell`)
-    cells: Mapping[Cell, Entry] = attrs.field(init=False)
 
     @groups.default
     def _no_groups(self) -> PodGroups:
@@ -189,13 +186,15 @@ class Cache:
         release = self.release
         return release.has_non_host_scoped_list and release.gate("InterPodAffinityHostnameFastPath")
 
-    @operations.default
-    def _release_operations(self) -> frozenset[Operation]:
-        return frozenset(op for op in Operation if lifecycle.has(self.release, op))
+    @property
+    def operations(self) -> frozenset[Operation]:
+        """The pod operations the release has (read off the release, not kept as state)."""
+        return _release_operations(self.release)
 
-    @cells.default
-    def _release_cells(self) -> Mapping[Cell, Entry]:
-        return {(state, op): pod_cell(self.release, state, op) for state, op in POD_TABLE}
+    @property
+    def cells(self) -> Mapping[Cell, Entry]:
+        """`POD_TABLE` as the release reads it (`pod_cell`), made once per release."""
+        return _release_cells(self.release)
 
     def check_well_formed(self) -> None:
         """Raise AssertionError naming every broken fact that all reachable states keep."""
@@ -896,6 +895,16 @@ def pod_cell(release: Release, state: State, operation: Operation) -> Entry:
         if getattr(release, flag):
             found = cells.get((state, operation), found)
     return found
+
+
+@functools.cache
+def _release_operations(release: Release) -> frozenset[Operation]:
+    return frozenset(op for op in Operation if lifecycle.has(release, op))
+
+
+@functools.cache
+def _release_cells(release: Release) -> Mapping[Cell, Entry]:
+    return {(state, op): pod_cell(release, state, op) for state, op in POD_TABLE}
 
 
 #: every guarded cell and its guard, read off `POD_TABLE` (the same in every release)

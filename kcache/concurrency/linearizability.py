@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import enum
 import time
-import types
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from decimal import Decimal
@@ -54,9 +53,7 @@ class _Probe:
 
 
 _FROZEN_SETATTR = _Probe.__setattr__
-#: functions and classes stand for themselves: the spec's tables name effect methods and
-#: error classes (`spec.cache.POD_TABLE`)
-_ATOMS = (str, int, Decimal, enum.Enum, type(None), types.FunctionType, type)
+_ATOMS = (str, int, Decimal, enum.Enum, type(None))
 _VALUES = (*_ATOMS, tuple, frozenset)
 
 

@@ -10,7 +10,6 @@ passes at v1.35.8 and v1.36.0, which have no delta.  `tox -e go` runs this.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,10 +20,6 @@ from helpers.upstream_package import go_test
 
 from kcache.traces.go_test_export import export_go_test, file_name, go_test_name
 from kcache.traces.trace import load_file
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("go") is None, reason="needs the Go toolchain (`tox -e go` runs it)"
-)
 
 #: each reproducer's test at v1.37.2: the one step that fails, and what its failure says
 #: (worked out from the stories E3 to E8 of docs/upstream-divergences.md, section 3)
