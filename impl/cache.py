@@ -596,6 +596,21 @@ class Cache:
         own = self._session_of(snapshot, "snapshot_forget_pod")
         own.forget_pod(_key(pod), pod, non_host_scoped=self._non_host_scoped)
 
+    def snapshot_add_pod(self, snapshot: SnapshotProtocol, pod: Pod, node_name: str) -> None:
+        """Add `pod` to `node_name` in `snapshot`'s open session (upstream `Snapshot.AddPod`)."""
+        own = self._session_of(snapshot, "snapshot_add_pod")
+        own.add_pod(
+            PodInfo(pod, self._release),
+            node_name,
+            non_host_scoped=self._non_host_scoped,
+            settles=self._release.settles_bound_members,
+        )
+
+    def snapshot_remove_pod(self, snapshot: SnapshotProtocol, pod: Pod, node_name: str) -> None:
+        """Remove `pod` from `node_name` in `snapshot`'s open session (`Snapshot.RemovePod`)."""
+        own = self._session_of(snapshot, "snapshot_remove_pod")
+        own.remove_pod(pod, node_name, non_host_scoped=self._non_host_scoped)
+
     def _session_of(self, snapshot: SnapshotProtocol, op: str) -> Snapshot:
         self._require(op, self._release.has_mutation_sessions)
         if not isinstance(snapshot, Snapshot):

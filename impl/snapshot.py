@@ -46,9 +46,11 @@ from kcache.impl.pod_info import PodInfo, pvc_keys
 from kcache.spec.errors import (
     CacheError,
     MutationSessionError,
+    NodeNotFoundError,
     SnapshotAssumedPodNotFoundError,
     SnapshotInconsistentError,
 )
+from kcache.spec.go_format import go_quote
 from kcache.spec.objects import Pod
 from kcache.spec.views import SnapshotView
 
@@ -166,6 +168,56 @@ class Snapshot:
         if group is not None:
             group.forget_pod(assumed.uid)
 
+    def add_pod(
+        self, info: PodInfo, node_name: str, *, non_host_scoped: bool, settles: bool
+    ) -> None:
+        """AddPod: inside a session, add the pod to the named entry (made if missing), with no
+        record to take it back by: the session's end does that."""
+        if self.backup is None:
+            raise MutationSessionError("AddPod() called outside of mutation session")
+        entry = self.node_infos.get(node_name)
+        if entry is None:
+            entry = self.node_infos[node_name] = NodeInfo()
+        had = [bool(getattr(entry, field)) for field in _LISTED_BY]
+        entry.add_pod(info, non_host_scoped=non_host_scoped)
+        for field, had_before in zip(_LISTED_BY, had, strict=True):
+            if not had_before and getattr(entry, field):
+                getattr(self, f"have_{field}").append(entry)
+        for claim in info.pvc_keys:
+            self.pvc_ref_counts[claim] = self.pvc_ref_counts.get(claim, 0) + 1
+        state = self._group_copy_of(info.pod)
+        if state is not None:
+            state.add_pod(info.pod, settles=settles)
+
+    def remove_pod(self, pod: Pod, node_name: str, *, non_host_scoped: bool) -> None:
+        """RemovePod: inside a session, remove the pod from the named entry; the entry leaves
+        each node list it no longer belongs on (swapped out), and the map once it is empty.
+
+        Raises MutationSessionError outside a session, NodeNotFoundError for a
+        name the snapshot does not map, or what NodeInfo.remove_pod raises.
+        """
+        if self.backup is None:
+            raise MutationSessionError("RemovePod() called outside of mutation session")
+        entry = self.node_infos.get(node_name)
+        if entry is None:
+            raise NodeNotFoundError(f"node {go_quote(node_name)} not found in the snapshot")
+        had = [bool(getattr(entry, field)) for field in _LISTED_BY]
+        entry.remove_pod(pod, non_host_scoped=non_host_scoped)
+        for field, had_before in zip(_LISTED_BY, had, strict=True):
+            if had_before and not getattr(entry, field):
+                _remove_unordered(getattr(self, f"have_{field}"), entry, field)
+        for claim in pvc_keys(pod.manifest):
+            left = self.pvc_ref_counts.get(claim, 0) - 1
+            if left > 0:
+                self.pvc_ref_counts[claim] = left
+            else:
+                self.pvc_ref_counts.pop(claim, None)
+        state = self._group_copy_of(pod)
+        if state is not None:
+            state.delete_pod(pod.uid)
+        if not entry.pods and entry.node is None:
+            del self.node_infos[node_name]
+
     def forget_all(self, *, non_host_scoped: bool) -> None:
         """forgetAllAssumedPods, which UpdateSnapshot runs first: newest first, errors logged."""
         if not self.assumed_pods:
@@ -261,6 +313,16 @@ _SET_ASIDE = (
     "cloned_claims",
     "pod_groups",
 )
+
+
+def _remove_unordered(listed: list[NodeInfo], entry: NodeInfo, field: str) -> None:
+    """Take `entry` out of `listed`, its place filled by the last one (order is not kept)."""
+    for index, held in enumerate(listed):
+        if held is entry:
+            listed[index] = listed[-1]
+            listed.pop()
+            return
+    _log.error("NodeInfo not found in the %s list", field)
 
 
 def _session_copy(info: NodeInfo) -> NodeInfo:

@@ -486,6 +486,33 @@ OPS: Mapping[str, Op] = {
             doc="v1.37: take back the snapshot's own assume of the pod (Snapshot.ForgetPod); "
             "expect.snapshot is the snapshot's view after the call",
         ),
+        # AddPod and RemovePod of an open session change only the snapshot: its view is the
+        # result, as for the snapshot's own assume and forget
+        *(
+            Op(
+                name,
+                (_SNAPSHOT, _POD, Argument("node_name", NAME)),
+                result=SNAPSHOT_VIEW,
+                result_after=_view,
+                expect=(EXPECT_OUTCOME, EXPECT_SNAPSHOT),
+                behaviour="has_mutation_sessions",
+                generated_by=f"{_RULES}.snapshot_mutations",
+                doc=doc,
+            )
+            for name, doc in (
+                (
+                    "snapshot_add_pod",
+                    "v1.37: inside a mutation session, the snapshot counts the pod on node_name "
+                    "(Snapshot.AddPod); expect.snapshot is the snapshot's view after the call",
+                ),
+                (
+                    "snapshot_remove_pod",
+                    "v1.37: inside a mutation session, the snapshot stops counting the pod on "
+                    "node_name (Snapshot.RemovePod); expect.snapshot is the snapshot's view "
+                    "after the call",
+                ),
+            )
+        ),
         Op(
             "get_node",
             (Argument("name", NAME),),

@@ -19,6 +19,8 @@ Index: each trace op, what decides it, and the releases that have it.
     end_mutations                 spec.snapshot.SESSION_TABLE               v1.37
     snapshot_assume_pod           spec.snapshot, spec.snapshot_assumed      v1.37
     snapshot_forget_pod           spec.snapshot, spec.snapshot_assumed      v1.37
+    snapshot_add_pod              spec.snapshot.SESSION_TABLE               v1.37
+    snapshot_remove_pod           spec.snapshot.SESSION_TABLE               v1.37
     get_node                      Cache.get_node                            v1.36 on
     schedule_one                  spec.scheduler.cycle                      all
     add_pod_group_member          spec.pod_groups, MEMBER_TABLE             v1.36 on
@@ -573,6 +575,24 @@ class Cache:
         own = self._own(snapshot, "snapshot_forget_pod")
         pod = pod.counted_in(self.release.name)
         own.forget_pod(_key(pod), pod, non_host_scoped=self.non_host_scoped)
+
+    def snapshot_add_pod(self, snapshot: SnapshotLike, pod: Pod, node_name: str) -> None:
+        """Snapshot.AddPod (v1.37, §19.13): inside a session, `pod` joins `node_name`'s entry."""
+        own = self._own(snapshot, "snapshot_add_pod")
+        pod = pod.counted_in(self.release.name)
+        own.add_pod(
+            pod,
+            node_name,
+            non_host_scoped=self.non_host_scoped,
+            settles=self.release.settles_bound_members,
+        )
+
+    def snapshot_remove_pod(self, snapshot: SnapshotLike, pod: Pod, node_name: str) -> None:
+        """Snapshot.RemovePod (v1.37, §19.13): inside a session, `pod` leaves `node_name`'s
+        entry."""
+        own = self._own(snapshot, "snapshot_remove_pod")
+        pod = pod.counted_in(self.release.name)
+        own.remove_pod(pod, node_name, non_host_scoped=self.non_host_scoped)
 
     def _own(self, snapshot: SnapshotLike, op: str) -> Snapshot:
         if not self.release.has_mutation_sessions:

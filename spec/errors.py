@@ -57,7 +57,8 @@ class EntityKeyTypeError(CacheError, ValueError):
 
 
 class MutationSessionError(CacheError):
-    """A snapshot's mutation session was opened twice, or ended without one (v1.37)."""
+    """A snapshot's mutation session was opened twice, or ended without one, or a pod was
+    added to or removed from the snapshot outside one (v1.37)."""
 
 
 class SnapshotAssumedPodNotFoundError(CacheError, LookupError):

@@ -93,10 +93,13 @@ class SessionState(enum.Enum):
 
 
 class SessionOperation(enum.Enum):
-    """The trace ops that open and end a snapshot's mutation session."""
+    """The trace ops that open and end a snapshot's mutation session, and the pod changes
+    only an open session allows."""
 
     START_MUTATIONS = "start_mutations"
     END_MUTATIONS = "end_mutations"
+    SNAPSHOT_ADD_POD = "snapshot_add_pod"
+    SNAPSHOT_REMOVE_POD = "snapshot_remove_pod"
 
 
 @attrs.frozen
@@ -105,7 +108,8 @@ class Move:
 
     to: State | NodeState | SessionState
     #: the method that carries the call out: a pod cell's gets the pod, update's new pod
-    #: and the time; a node cell's the node and update's old node; a session cell's nothing
+    #: and the time; a node cell's the node and update's old node; a session cell's the
+    #: call's arguments (a pod change's pod and node name), start and end none
     effect: Callable[..., None]
     description: str
     guard: NodeGuard | None = None

@@ -43,10 +43,12 @@ import attrs
 from kcache.spec.errors import (
     Fatal,
     MutationSessionError,
+    NodeNotFoundError,
     PodNotOnNodeError,
     SnapshotAssumedPodNotFoundError,
     SnapshotInconsistentError,
 )
+from kcache.spec.go_format import go_quote
 from kcache.spec.lifecycle import Entry, Move, Refuse, SessionCell, SessionOperation, SessionState
 from kcache.spec.node_tree import NodeTree
 from kcache.spec.objects import Pod
@@ -54,7 +56,9 @@ from kcache.spec.snapshot_assumed import (
     LISTS,
     NO_NODE,
     AssumedPod,
+    group_added,
     group_assumed,
+    group_deleted,
     group_forgotten,
     with_pod,
     without_pod,
@@ -214,13 +218,25 @@ class Snapshot:
         """EndMutations: end the session (`SESSION_TABLE`), putting back what it kept."""
         self._session_transition(SessionOperation.END_MUTATIONS)
 
-    def _session_transition(self, operation: SessionOperation) -> None:
+    def add_pod(self, pod: Pod, node_name: str, *, non_host_scoped: bool, settles: bool) -> None:
+        """Snapshot.AddPod: `pod` joins `node_name`'s entry, only inside a session."""
+        self._session_transition(
+            SessionOperation.SNAPSHOT_ADD_POD, pod, node_name, non_host_scoped, settles
+        )
+
+    def remove_pod(self, pod: Pod, node_name: str, *, non_host_scoped: bool) -> None:
+        """Snapshot.RemovePod: `pod` leaves `node_name`'s entry, only inside a session."""
+        self._session_transition(
+            SessionOperation.SNAPSHOT_REMOVE_POD, pod, node_name, non_host_scoped
+        )
+
+    def _session_transition(self, operation: SessionOperation, *arguments: object) -> None:
         """Look the call up in `SESSION_TABLE`: raise what the cell refuses, else run its effect."""
         state = SessionState.CLOSED if self.backup is None else SessionState.OPEN
         found = SESSION_TABLE[state, operation]
         if isinstance(found, Refuse):
             raise found.error(found.template)
-        found.effect(self)
+        found.effect(self, *arguments)
 
     # --- session effects: what a cell of SESSION_TABLE (below the class) makes it do ------
 
@@ -236,14 +252,71 @@ class Snapshot:
             self.lists,
             self.cloned_claims,
             self.claim_edits,
+            self.group_members,
         )
+        self.group_members = {key: dict(members) for key, members in self.group_members.items()}
         self.cloned_claims = dict(self.cloned_claims)
         self.claim_edits = Counter(self.claim_edits)
         self.nodes = {name: _counting_no_image_nodes(view) for name, view in self.nodes.items()}
         self.lists = None
 
+    def _adds_pod(self, pod: Pod, name: str, non_host_scoped: bool, settles: bool) -> None:
+        """adds the pod to the named entry (a node-less one where the snapshot has none),
+        appends the entry to each node list it thereby joins, counts the pod's claims and
+        adds the member to the snapshot's copy of its group; nothing records it for a take-back"""
+        before = self.nodes.get(name, NO_NODE)
+        after = with_pod(before, pod, non_host_scoped=non_host_scoped)
+        lists = self._edited_lists()
+        for field in LISTS:
+            if not getattr(before, field) and getattr(after, field):
+                lists[field].append(name)
+        self.nodes[name] = after
+        self.entry_pods[name] = (*self.entry_pods.get(name, ()), pod)
+        self.claim_edits.update(pod.pvc_keys)
+        key = f"{pod.namespace}/{pod.scheduling_group}"
+        group = self.pod_groups.get(key) if pod.scheduling_group is not None else None
+        if group is not None:
+            self.group_members.setdefault(key, {})[pod.uid] = (pod.name, bool(pod.node_name))
+            names = {uid: member[0] for uid, member in self.group_members[key].items()}
+            self.pod_groups[key] = group_added(group, pod.uid, bool(pod.node_name), names, settles)
+
+    def _removes_pod(self, pod: Pod, name: str, non_host_scoped: bool) -> None:
+        """removes the first pod the named entry lists under the UID, takes the entry off each
+        node list it thereby leaves (the list's last entry fills its place), uncounts the
+        argument's claims, drops the member from the group copy, and the entry once it holds
+        neither pods nor a node"""
+        entry = self.nodes.get(name)
+        if entry is None:
+            raise NodeNotFoundError(f"node {go_quote(name)} not found in the snapshot")
+        lists = self._edited_lists()  # as they are: a refused removal leaves them so
+        remaining, removed = _without_first(self.entry_pods[name], pod.uid)
+        edited = without_pod(entry, pod, removed, non_host_scoped=non_host_scoped)
+        self.nodes[name] = edited
+        if removed is None and not entry.has_node:
+            raise Fatal("nil pointer dereference: NodeInfo.RemovePod on a node without node")
+        if removed is None:
+            raise PodNotOnNodeError(f"no corresponding pod {pod.name} in pods of node {name}")
+        self.entry_pods[name] = remaining
+        for field in LISTS:
+            if getattr(entry, field) and not getattr(edited, field):
+                _swap_out(lists[field], name)
+        self.claim_edits.subtract(pod.pvc_keys)
+        counts = self._claim_counts()
+        for claim in set(pod.pvc_keys):  # upstream deletes a count at 0 or below
+            self.claim_edits[claim] += max(0, -counts[claim])
+        key = f"{pod.namespace}/{pod.scheduling_group}"
+        group = self.pod_groups.get(key) if pod.scheduling_group is not None else None
+        if group is not None:
+            members = self.group_members.setdefault(key, {})
+            members.pop(pod.uid, None)
+            names = {uid: member[0] for uid, member in members.items()}
+            self.pod_groups[key] = group_deleted(group, pod.uid, names)
+        if not edited.pods and not edited.has_node:
+            del self.nodes[name], self.entry_pods[name]
+
     def _puts_back(self) -> None:
-        """puts back what the session kept: its assumes, forgets and updates are undone"""
+        """puts back what the session kept: its pod changes, assumes, forgets and updates are
+        undone (not the record of its assumes, nor the composites)"""
         assert self.backup is not None  # the table runs this only on an open session
         self.nodes, self.entry_pods, self.node_list = (
             self.backup.nodes,
@@ -256,6 +329,7 @@ class Snapshot:
             self.backup.cloned_claims,
             self.backup.claim_edits,
         )
+        self.group_members = self.backup.group_members
         self.backup = None
 
     def view(self) -> SnapshotView:
@@ -403,7 +477,7 @@ def _counting_no_image_nodes(view: NodeView) -> NodeView:
 
 
 CLOSED, OPEN = SessionState.CLOSED, SessionState.OPEN
-START_MUTATIONS, END_MUTATIONS = SessionOperation
+START_MUTATIONS, END_MUTATIONS, SNAPSHOT_ADD_POD, SNAPSHOT_REMOVE_POD = SessionOperation
 
 #: (session state, operation) -> what the call does (v1.37; earlier releases have neither op).
 #: update_snapshot, snapshot_assume_pod and snapshot_forget_pod act alike in both states; what
@@ -419,6 +493,22 @@ SESSION_TABLE: Mapping[SessionCell, Entry] = {
         MutationSessionError, "cannot stack mutations", "sessions do not nest"
     ),
     (OPEN, END_MUTATIONS): Move(CLOSED, Snapshot._puts_back, "the cycle is done with its tries"),
+    (CLOSED, SNAPSHOT_ADD_POD): Refuse(
+        MutationSessionError,
+        "AddPod() called outside of mutation session",
+        "only a session's end takes a pod change back",
+    ),
+    (CLOSED, SNAPSHOT_REMOVE_POD): Refuse(
+        MutationSessionError,
+        "RemovePod() called outside of mutation session",
+        "only a session's end takes a pod change back",
+    ),
+    (OPEN, SNAPSHOT_ADD_POD): Move(
+        OPEN, Snapshot._adds_pod, "preemption puts a victim back to see whether the pod fits"
+    ),
+    (OPEN, SNAPSHOT_REMOVE_POD): Move(
+        OPEN, Snapshot._removes_pod, "preemption takes victims off a node"
+    ),
 }
 
 
@@ -433,6 +523,7 @@ class _Held:
     lists: dict[str, list[str]] | None
     cloned_claims: dict[str, Counter[str]]
     claim_edits: Counter[str]
+    group_members: dict[str, dict[str, tuple[str, bool]]]
 
 
 def _flips(old: NodeView, fresh: NodeView) -> bool:
@@ -443,6 +534,16 @@ def _flips(old: NodeView, fresh: NodeView) -> bool:
 def _having(names: Sequence[str], listed: Sequence[NodeView], field: str) -> list[str]:
     """The listed nodes whose `field` list is not empty."""
     return [name for name, node in zip(names, listed, strict=True) if getattr(node, field)]
+
+
+def _swap_out(names: list[str], name: str) -> None:
+    """Upstream's removeNodeInfoFromList: the last name takes `name`'s place; a name not
+    listed is only logged."""
+    if name not in names:
+        _log.error("the snapshot's node list does not hold %s", name)
+        return
+    names[names.index(name)] = names[-1]
+    names.pop()
 
 
 def _without_first(pods: tuple[Pod, ...], uid: str) -> tuple[tuple[Pod, ...], Pod | None]:

@@ -143,6 +143,41 @@ def group_forgotten(
     )
 
 
+def group_added(
+    view: PodGroupView, uid: str, bound: bool, names: Mapping[str, str], settles: bool
+) -> PodGroupView:
+    """The group copy once the snapshot adds member `uid` (the group state's addPod): a bound
+    pod is assigned (`settles`: and neither waiting nor reserved any more), one without a
+    node waits; `names` holds the added pod's name already."""
+    if bound:
+        unscheduled = view.unscheduled - {uid} if settles else view.unscheduled
+        assumed = view.assumed - {uid} if settles else view.assumed
+        assigned = view.assigned | {uid}
+    else:
+        unscheduled, assumed, assigned = view.unscheduled | {uid}, view.assumed, view.assigned
+    return attrs.evolve(
+        view,
+        all=view.all | {uid},
+        unscheduled=unscheduled,
+        assumed=assumed,
+        assigned=assigned,
+        unscheduled_pods={names[member] for member in unscheduled},
+    )
+
+
+def group_deleted(view: PodGroupView, uid: str, names: Mapping[str, str]) -> PodGroupView:
+    """The group copy once the snapshot removes member `uid` (the group state's deletePod)."""
+    unscheduled = view.unscheduled - {uid}
+    return attrs.evolve(
+        view,
+        all=view.all - {uid},
+        unscheduled=unscheduled,
+        assumed=view.assumed - {uid},
+        assigned=view.assigned - {uid},
+        unscheduled_pods={names[member] for member in unscheduled},
+    )
+
+
 def _requests(pod: Pod) -> Mapping[str, int]:
     """What NodeInfo.Requested counts of the pod: its requests but `pods`."""
     return {name: amount for name, amount in pod.requests.as_view().items() if name != "pods"}

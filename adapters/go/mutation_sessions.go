@@ -49,6 +49,37 @@ func (s *session) snapshotForgetPod(r request) (map[string]any, error) {
 	return nil, snapshot.ForgetPod(s.logger, pod)
 }
 
+// snapshotAddPod and snapshotRemovePod are the snapshot's own AddPod and
+// RemovePod (v1.37), which preemption uses inside a mutation session; the node
+// is named by the request, not by the pod.
+func (s *session) snapshotAddPod(r request) (map[string]any, error) {
+	snapshot, pod, err := s.snapshotAndPod(r)
+	if err != nil {
+		return nil, err
+	}
+	nodeName, err := r.str("node_name")
+	if err != nil {
+		return nil, err
+	}
+	podInfo, err := framework.NewPodInfo(pod)
+	if err != nil {
+		return nil, err
+	}
+	return nil, snapshot.AddPod(podInfo, nodeName)
+}
+
+func (s *session) snapshotRemovePod(r request) (map[string]any, error) {
+	snapshot, pod, err := s.snapshotAndPod(r)
+	if err != nil {
+		return nil, err
+	}
+	nodeName, err := r.str("node_name")
+	if err != nil {
+		return nil, err
+	}
+	return nil, snapshot.RemovePod(s.logger, pod, nodeName)
+}
+
 // snapshotAndPod reads what a snapshot-level assume and forget both take.
 func (s *session) snapshotAndPod(r request) (*cache.Snapshot, *v1.Pod, error) {
 	snapshot, err := s.snapshot(r)

@@ -20,3 +20,13 @@ func (*session) snapshotAssumePod(request) (map[string]any, error) {
 func (*session) snapshotForgetPod(request) (map[string]any, error) {
 	return nil, unsupported("snapshot_forget_pod")
 }
+
+// snapshotAddPod and snapshotRemovePod: the snapshot's own AddPod and RemovePod
+// arrived with mutation sessions in v1.37.
+func (*session) snapshotAddPod(request) (map[string]any, error) {
+	return nil, unsupported("snapshot_add_pod")
+}
+
+func (*session) snapshotRemovePod(request) (map[string]any, error) {
+	return nil, unsupported("snapshot_remove_pod")
+}

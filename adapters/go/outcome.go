@@ -75,7 +75,8 @@ var errorClasses = []struct {
 	{regexp.MustCompile(`(?s)^composite pod group (state|object) not found for composite pod group `), "PodGroupNotFoundError"},
 	{regexp.MustCompile(`^(generic workload|composite pod group) feature gate is disabled$`), "FeatureGateDisabledError"},
 	// mutation sessions (§19.12)
-	{regexp.MustCompile(`^(cannot stack mutations|no mutation session started)$`), "MutationSessionError"},
+	{regexp.MustCompile(`^(cannot stack mutations|no mutation session started|(AddPod|RemovePod)\(\) called outside of mutation session)$`), "MutationSessionError"},
+	{regexp.MustCompile(`(?s)^node ".*" not found in the snapshot$`), "NodeNotFoundError"},
 	// the snapshot's own ForgetPod (v1.37)
 	{regexp.MustCompile(`(?s)^assumed pod ".*" not found in the snapshot$`), "SnapshotAssumedPodNotFoundError"},
 	// GetRootKeyForGroup (§20.7)

@@ -71,6 +71,8 @@ var operations = map[string]operation{
 	"end_mutations":       (*session).endMutations,
 	"snapshot_assume_pod": (*session).snapshotAssumePod,
 	"snapshot_forget_pod": (*session).snapshotForgetPod,
+	"snapshot_add_pod":    (*session).snapshotAddPod,
+	"snapshot_remove_pod": (*session).snapshotRemovePod,
 	// pod groups: pod_groups.go and pod_group_objects.go, each with its _absent.go
 	"add_pod_group_member":          (*session).addPodGroupMember,
 	"update_pod_group_member":       (*session).updatePodGroupMember,

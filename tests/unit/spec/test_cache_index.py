@@ -25,6 +25,8 @@ ONLY_IN = {
     "end_mutations": {"v1.37"},
     "snapshot_assume_pod": {"v1.37"},
     "snapshot_forget_pod": {"v1.37"},
+    "snapshot_add_pod": {"v1.37"},
+    "snapshot_remove_pod": {"v1.37"},
     "get_node": {"v1.36", "v1.37"},
     "add_pod_group_member": {"v1.36", "v1.37"},
     "update_pod_group_member": {"v1.36", "v1.37"},

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from helpers.builders import node, pod
 
@@ -21,7 +23,7 @@ from kcache.spec.snapshot import SESSION_TABLE
 ABSENT, LIVE, GHOST = NodeState
 ADD, UPDATE, REMOVE = NodeOperation
 CLOSED, OPEN = SessionState
-START, END = SessionOperation
+START, END, SNAPSHOT_ADD, SNAPSHOT_REMOVE = SessionOperation
 
 #: §8.9 to §8.11 by hand: the state a name is in after the call, or the error
 NODE_EXPECTED: dict[tuple[NodeState, NodeOperation], NodeState | type[Exception]] = {
@@ -42,6 +44,10 @@ SESSION_EXPECTED: dict[tuple[SessionState, SessionOperation], SessionState | str
     (CLOSED, END): "no mutation session started",
     (OPEN, START): "cannot stack mutations",
     (OPEN, END): CLOSED,
+    (CLOSED, SNAPSHOT_ADD): "AddPod() called outside of mutation session",
+    (CLOSED, SNAPSHOT_REMOVE): "RemovePod() called outside of mutation session",
+    (OPEN, SNAPSHOT_ADD): OPEN,
+    (OPEN, SNAPSHOT_REMOVE): OPEN,
 }
 
 
@@ -101,10 +107,18 @@ def test_session_cell(cell: tuple[SessionState, SessionOperation]) -> None:
     """A session opens once and ends once; the table refuses with upstream's messages."""
     state, operation = cell
     cache = Cache(release=V1_37)
+    cache.add_node(node("n1"))
+    cache.add_pod(pod("u1", node="n1"))
     snapshot = cache.new_snapshot()
+    cache.update_snapshot(snapshot)
     if state is OPEN:
         cache.start_mutations(snapshot)
-    call = {START: cache.start_mutations, END: cache.end_mutations}[operation]
+    call = {
+        START: cache.start_mutations,
+        END: cache.end_mutations,
+        SNAPSHOT_ADD: lambda s: cache.snapshot_add_pod(s, pod("u2", node="n1"), "n1"),
+        SNAPSHOT_REMOVE: lambda s: cache.snapshot_remove_pod(s, pod("u1", node="n1"), "n1"),
+    }[operation]
     expected = SESSION_EXPECTED[cell]
     entry = SESSION_TABLE[cell]
     if isinstance(expected, SessionState):
@@ -113,6 +127,6 @@ def test_session_cell(cell: tuple[SessionState, SessionOperation]) -> None:
         assert isinstance(entry, Move)
         assert entry.to is expected
     else:
-        with pytest.raises(MutationSessionError, match=f"^{expected}$"):
+        with pytest.raises(MutationSessionError, match=f"^{re.escape(expected)}$"):
             call(snapshot)
         assert not isinstance(entry, Move)
