@@ -32,7 +32,7 @@ from kcache.machine.actions import (
     actions_of,
     swarms,
 )
-from kcache.machine.pod_group_rules import PodGroupRules
+from kcache.machine.mutation_rules import MutationRules
 from kcache.machine.recorder import FailureRecorder
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory
@@ -73,7 +73,7 @@ def _with_needs(release: Release, flips: dict[str, bool]) -> dict[str, bool]:
     return flips
 
 
-class ConformanceMachine(PodGroupRules):
+class ConformanceMachine(MutationRules):
     """The actions; `conformance_machine` binds the factory, the reference and the recorder."""
 
     #: every action the run's release has (`conformance_machine` sets them)
