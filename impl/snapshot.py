@@ -45,6 +45,7 @@ from kcache.impl.pod_groups import CompositePodGroupState, GroupKey, PodGroups, 
 from kcache.impl.pod_info import PodInfo, pvc_keys
 from kcache.spec.errors import (
     CacheError,
+    EmptyUIDError,
     MutationSessionError,
     NodeNotFoundError,
     SnapshotAssumedPodNotFoundError,
@@ -194,13 +195,16 @@ class Snapshot:
         each node list it no longer belongs on (swapped out), and the map once it is empty.
 
         Raises MutationSessionError outside a session, NodeNotFoundError for a
-        name the snapshot does not map, or what NodeInfo.remove_pod raises.
+        name the snapshot does not map, EmptyUIDError for a pod without a UID,
+        or what NodeInfo.remove_pod raises.
         """
         if self.backup is None:
             raise MutationSessionError("RemovePod() called outside of mutation session")
         entry = self.node_infos.get(node_name)
         if entry is None:
             raise NodeNotFoundError(f"node {go_quote(node_name)} not found in the snapshot")
+        if not pod.uid:  # NodeInfo.RemovePod keys the pod before anything else
+            raise EmptyUIDError("cannot get cache key for pod with empty UID")
         had = [bool(getattr(entry, field)) for field in _LISTED_BY]
         entry.remove_pod(pod, non_host_scoped=non_host_scoped)
         for field, had_before in zip(_LISTED_BY, had, strict=True):

@@ -456,12 +456,17 @@ OPS: Mapping[str, Op] = {
             generated_by=f"{_RULES}.start_mutations",
             doc="v1.37: open a mutation session on the snapshot (StartMutations)",
         ),
+        # what EndMutations puts back is its point: the snapshot's view after it is the result
         Op(
             "end_mutations",
             (_SNAPSHOT,),
+            result=SNAPSHOT_VIEW,
+            result_after=_view,
+            expect=(EXPECT_OUTCOME, EXPECT_SNAPSHOT),
             behaviour="has_mutation_sessions",
             generated_by=f"{_RULES}.end_mutations",
-            doc="v1.37: end the snapshot's mutation session (EndMutations)",
+            doc="v1.37: end the snapshot's mutation session (EndMutations); expect.snapshot "
+            "is the snapshot's view after the call",
         ),
         # the snapshot-level assume and forget change only the snapshot: its view is the result
         Op(

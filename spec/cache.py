@@ -577,7 +577,7 @@ class Cache:
         own.forget_pod(_key(pod), pod, non_host_scoped=self.non_host_scoped)
 
     def snapshot_add_pod(self, snapshot: SnapshotLike, pod: Pod, node_name: str) -> None:
-        """Snapshot.AddPod (v1.37, §19.13): inside a session, `pod` joins `node_name`'s entry."""
+        """Snapshot.AddPod (v1.37, §19.12): inside a session, `pod` joins `node_name`'s entry."""
         own = self._own(snapshot, "snapshot_add_pod")
         pod = pod.counted_in(self.release.name)
         own.add_pod(
@@ -588,7 +588,7 @@ class Cache:
         )
 
     def snapshot_remove_pod(self, snapshot: SnapshotLike, pod: Pod, node_name: str) -> None:
-        """Snapshot.RemovePod (v1.37, §19.13): inside a session, `pod` leaves `node_name`'s
+        """Snapshot.RemovePod (v1.37, §19.12): inside a session, `pod` leaves `node_name`'s
         entry."""
         own = self._own(snapshot, "snapshot_remove_pod")
         pod = pod.counted_in(self.release.name)

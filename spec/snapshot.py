@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from kcache.spec.errors import (
+    EmptyUIDError,
     Fatal,
     MutationSessionError,
     NodeNotFoundError,
@@ -281,13 +282,15 @@ class Snapshot:
             self.pod_groups[key] = group_added(group, pod.uid, bool(pod.node_name), names, settles)
 
     def _removes_pod(self, pod: Pod, name: str, non_host_scoped: bool) -> None:
-        """removes the first pod the named entry lists under the UID, takes the entry off each
-        node list it thereby leaves (the list's last entry fills its place), uncounts the
-        argument's claims, drops the member from the group copy, and the entry once it holds
-        neither pods nor a node"""
+        """removes the first pod the named entry lists under the UID (an empty one refused),
+        takes the entry off each node list it thereby leaves (the list's last entry fills its
+        place), uncounts the argument's claims, drops the member from the group copy, and the
+        entry once it holds neither pods nor a node"""
         entry = self.nodes.get(name)
         if entry is None:
             raise NodeNotFoundError(f"node {go_quote(name)} not found in the snapshot")
+        if not pod.uid:  # NodeInfo.RemovePod asks for the pod's key first
+            raise EmptyUIDError("cannot get cache key for pod with empty UID")
         lists = self._edited_lists()  # as they are: a refused removal leaves them so
         remaining, removed = _without_first(self.entry_pods[name], pod.uid)
         edited = without_pod(entry, pod, removed, non_host_scoped=non_host_scoped)

@@ -1,5 +1,5 @@
 """The conformance machine's snapshot pod mutations (v1.37): preemption's dry run, the
-snapshot's own `AddPod` and `RemovePod` inside a mutation session (§19.13).
+snapshot's own `AddPod` and `RemovePod` inside a mutation session (§19.12).
 
 Preemption takes a cycle's snapshot, opens a session, removes the victims it
 considers from their nodes' entries, puts some back, and ends the session,
@@ -44,7 +44,7 @@ class MutationRules(PodGroupRules):
     ) -> None:
         """Preemption's dry run on the snapshot updated last (`refresh`: updated now): a
         session opened (or, not `in_session`, none), `changes` made, the session ended; an
-        ended session it opened itself must leave the snapshot as before (§19.13)."""
+        ended session it opened itself must leave the snapshot as before (§19.12)."""
         name = self.last_updated or SNAPSHOT_NAMES[0]
         if refresh or self.last_updated is None:
             self._update_snapshot(name)

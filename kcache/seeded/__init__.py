@@ -15,6 +15,10 @@ NON_HOST_SCOPED_RELEASES = tuple(
 )
 #: releases whose cache keeps pod-group members (§20)
 POD_GROUP_RELEASES = tuple(name for name, release in RELEASES.items() if release.has_pod_groups)
+#: releases whose snapshots have mutation sessions and their AddPod and RemovePod (§19.12)
+MUTATION_SESSION_RELEASES = tuple(
+    name for name, release in RELEASES.items() if release.has_mutation_sessions
+)
 #: releases whose cache holds PodGroup objects (§20.2)
 POD_GROUP_OBJECT_RELEASES = tuple(
     name for name, release in RELEASES.items() if release.has_pod_group_objects

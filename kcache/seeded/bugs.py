@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import kcache.impl.pod_info
 import kcache.impl.snapshot
 from kcache.impl.cache import Cache
+from kcache.impl.image_states import ImageStateSnapshot
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
 from kcache.impl.pod_groups import GroupKey, PodGroups, PodGroupState
@@ -27,6 +28,7 @@ from kcache.impl.pod_info import NANO, ContainerRequests, PodInfo, ResourceList
 from kcache.impl.snapshot import Snapshot
 from kcache.seeded import (
     EXPIRY_RELEASES,
+    MUTATION_SESSION_RELEASES,
     NON_HOST_SCOPED_RELEASES,
     POD_GROUP_OBJECT_RELEASES,
     POD_GROUP_RELEASES,
@@ -557,6 +559,42 @@ class GroupCopyNotRefreshed(Cache):
                 snapshot.pod_groups[key] = copy
 
 
+def _shallow_session_copy(info: NodeInfo) -> NodeInfo:
+    """A session "copy" made the way Go's `*copy = *info` makes one: every field assigned, so
+    the pod lists, totals, ports and claim counts are the entry's own; only the image
+    summaries are rebuilt, counting no node, as the true copy's are."""
+    copy = NodeInfo.__new__(NodeInfo)
+    for field in NodeInfo.__slots__:
+        setattr(copy, field, getattr(info, field))
+    copy.image_states = {
+        name: ImageStateSnapshot(state.size, 0) for name, state in info.image_states.items()
+    }
+    return copy
+
+
+class SessionEntriesShared(Cache):
+    """A mutation session's entries share their pod lists and totals with the entries it set
+    aside, so a snapshot mutation is not undone at EndMutations.
+
+    StartMutations must work on deep copies: preemption removes victims from
+    the session's entries and puts some back, and EndMutations must hand the
+    scheduler its snapshot as it was.  A copy that assigns the fields (as
+    Go's struct assignment does) shares the lists and maps, so RemovePod and
+    AddPod inside the session edit the entries EndMutations puts back: the
+    next cycle sees victims gone that were never evicted.
+
+    Smallest trace: add_node n1; add_pod p on n1; update_snapshot s;
+    start_mutations s; snapshot_remove_pod s p n1; end_mutations s.
+    Expected: s shows p on n1.  Actual: s shows n1 without p.
+    """
+
+    releases: ClassVar[tuple[str, ...]] = MUTATION_SESSION_RELEASES
+
+    def start_mutations(self, snapshot: SnapshotProtocol) -> None:
+        with _patched(kcache.impl.snapshot, "_session_copy", _shallow_session_copy):
+            super().start_mutations(snapshot)
+
+
 #: every seeded bug, by the name tests and docs use
 SEEDED_BUGS: dict[str, type[Cache]] = {
     bug.__name__: bug
@@ -579,5 +617,6 @@ SEEDED_BUGS: dict[str, type[Cache]] = {
         GroupDroppedWithObject,
         ForgottenMemberDropped,
         GroupCopyNotRefreshed,
+        SessionEntriesShared,
     )
 }
