@@ -17,6 +17,7 @@ from kcache.machine.actions import DRAWS, PODS, Drawing, action, one_of
 from kcache.machine.pod_group_rules import PodGroupRules
 from kcache.machine.pod_rules import SNAPSHOT_NAMES
 from kcache.spec.objects import Pod
+from kcache.spec.snapshot import Snapshot as ModelSnapshot
 from kcache.traces.trace import Step
 
 #: what one change of a dry run does: take a victim off its node, put a taken one back, add
@@ -68,6 +69,7 @@ class MutationRules(PodGroupRules):
     ) -> None:
         """One change of a dry run; `taken` holds the victims removed so far, with their node."""
         snapshot = self.spec_run.snapshot(name)
+        assert isinstance(snapshot, ModelSnapshot)  # the spec's side: its entries' pods
         listed = list(snapshot.node_list)
         if change == "put back" and taken:
             victim, node_name = taken.pop(one_of(data, range(len(taken)), "victim put back"))
