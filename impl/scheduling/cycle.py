@@ -32,6 +32,7 @@ from kcache.impl.scheduling.plugins import (
     Score,
 )
 from kcache.impl.scheduling.pod_plan import PodPlan
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import CacheError
 from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.scheduler.config import Profile, SchedulerConfig
@@ -75,11 +76,14 @@ class Scheduler:
         cache: Cache,
         config: SchedulerConfig,
         claims: Mapping[str, tuple[str, ...]] | None = None,
+        objects: ClusterObjects | None = None,
     ) -> None:
         self.cache = cache
         self.config = config
         #: "namespace/name" -> access modes of the cluster's PersistentVolumeClaims
         self.claims = dict(claims or {})
+        #: the cluster's Services, ReplicaSets, ... (the listers' objects)
+        self.objects = objects or ClusterObjects()
         self.snapshot = cache.new_snapshot()
         self.next_start_node_index = 0
         self._points = {profile.scheduler_name: _Points.of(profile) for profile in config.profiles}

@@ -118,7 +118,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         cache = targets.build_cache(
             factory, ttl=Decimal(0), release=release, who=f"--impl {args.impl}"
         )
-        run_ = Run(cache, scheduler_config=config, claims=claims)
+        run_ = Run(cache, scheduler_config=config, claims=claims, objects=cluster.objects)
         for step in cluster.steps:
             perform(run_, step.op, step.args)
         decision = run_.scheduler.schedule_one(pod)

@@ -33,6 +33,7 @@ from decimal import Decimal
 
 import attrs
 
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import CacheError
 from kcache.spec.objects import Node, Pod, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
@@ -64,6 +65,8 @@ class Scheduler:
     nodes: dict[str, Node] = attrs.field(factory=dict)
     #: "namespace/name" -> access modes of each PersistentVolumeClaim (VolumeRestrictions)
     claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    #: the cluster's Services, ReplicaSets, ... (what upstream's listers hold)
+    objects: ClusterObjects = attrs.field(factory=ClusterObjects)
     snapshot: Snapshot = attrs.field(
         default=attrs.Factory(lambda self: self.cache.new_snapshot(), takes_self=True)
     )
