@@ -301,6 +301,11 @@ def _included(constraint: Constraint, plan: PodPlan, fields: NodeFields) -> bool
     return not constraint.honors_taints or not _untolerated_hard_taint(plan, fields)
 
 
+def domain(fields: NodeFields, constraint: Constraint) -> str:
+    """The topology value a node's pods count under for `constraint`."""
+    return fields.labels[constraint.topology_key]
+
+
 # -- PreFilter and Filter ------------------------------------------------------------------------
 
 
@@ -369,7 +374,7 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
         for index, constraint in enumerate(constraints):
             if not _included(constraint, plan, fields):
                 continue
-            value = labels[constraint.topology_key]
+            value = domain(fields, constraint)
             counts = state.tp_value_to_match_num[index]
             counts[value] = counts.get(value, 0) + _count_matching(
                 info.pods, constraint.selector, namespace
