@@ -1,9 +1,10 @@
 """`kcache simulate` through three cycles: upstream's (the Go adapter), impl's and the model's.
 
 The same synthetic workload (the scale's node count, twice as many pods, a
-quarter of them spreading over zones and hosts, the default plugins, parallelism 1, the default churn and binding failure rates)
-runs through upstream's ScheduleOne in the Go adapter and through impl's own
-cycle; the model's cycle is far slower, so it runs a second, smaller
+quarter of them spreading over zones and hosts, the default plugins,
+parallelism 1, the default churn and binding failure rates) runs through
+upstream's ScheduleOne in the Go adapter and through impl's own cycle; the
+model's cycle is far slower, so it runs a second, smaller
 workload, which upstream runs too.  Rates are pods per second of time spent
 inside `schedule_one` alone: the adapter times upstream's cycle itself, so
 the pipe and the JSON are left out, and kcache times each Python cycle

@@ -95,11 +95,10 @@ def test_a_bad_service_names_its_file_line_and_field(
         encoding="utf-8",
     )
     status = main(["schedule", str(bad), "--pod", str(FOLDER / "zone-spread-pod.yaml")])
+    where = f"{bad}: line 7: items[1]: Service default/web"
     assert status == 2
     assert (
         capsys.readouterr()
         .err.strip()
-        .endswith(
-            f"{bad}: line 7: items[1]: Service default/web: spec.selector.app: expected a string, got 3"
-        )
+        .endswith(f"{where}: spec.selector.app: expected a string, got 3")
     )
