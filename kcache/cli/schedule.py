@@ -11,8 +11,9 @@ NodeResourcesFit, VolumeRestrictions, PodTopologySpread (its default
 selector reads the Services, ReplicaSets, ReplicationControllers and
 StatefulSets of the input), NodeResourcesBalancedAllocation and
 ImageLocality.  The first lines name the plugins it lacks; when the pod or
-the cluster uses what one of them reads (pod affinity, claimed volumes, resource claims, preemption of a pod no node fits, ...),
-a `may differ from kube-scheduler` line says which and why, and the exit
+the cluster uses what one of them reads (pod affinity, claimed volumes,
+resource claims, preemption of a pod no node fits, ...), a `may differ
+from kube-scheduler` line says which and why, and the exit
 status is 3.  --impl go runs upstream's own ScheduleOne with the whole
 profile instead: its answer is kube-scheduler's for these objects (Services,
 controllers, volumes and resource claims not in the input are absent for
