@@ -1,9 +1,10 @@
 """`kcache simulate` through three cycles: upstream's (the Go adapter), impl's and the model's.
 
-The same synthetic workload (the scale's node count, twice as many pods, the
-default plugins, parallelism 1, the default churn and binding failure rates)
-runs through upstream's ScheduleOne in the Go adapter and through impl's own
-cycle; the model's cycle is far slower, so it runs a second, smaller
+The same synthetic workload (the scale's node count, twice as many pods, a
+quarter of them spreading over zones and hosts, the default plugins,
+parallelism 1, the default churn and binding failure rates) runs through
+upstream's ScheduleOne in the Go adapter and through impl's own cycle; the
+model's cycle is far slower, so it runs a second, smaller
 workload, which upstream runs too.  Rates are pods per second of time spent
 inside `schedule_one` alone: the adapter times upstream's cycle itself, so
 the pipe and the JSON are left out, and kcache times each Python cycle
@@ -24,6 +25,8 @@ from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import DEFAULT_RELEASE
 from kcache.targets import go
 
+#: a quarter of the pods carry topology spread constraints (issue 27's workload)
+SPREAD_EVERY = 4
 #: the cycles compared, by their --impl names; upstream's first, as the ratios' base
 UPSTREAM = "go"
 
@@ -39,7 +42,9 @@ def _factory(target: str) -> Iterator[CacheFactory]:
 
 def _run(target: str, nodes: int) -> SimulationResult:
     with _factory(target) as factory:
-        return simulate(factory, release=DEFAULT_RELEASE, nodes=nodes, pods=2 * nodes)
+        return simulate(
+            factory, release=DEFAULT_RELEASE, nodes=nodes, pods=2 * nodes, spread_every=SPREAD_EVERY
+        )
 
 
 def simulate_section(scale: Scale) -> Table:

@@ -35,6 +35,7 @@ from kcache.impl.pod_info import PodInfo, affinity_classes
 from kcache.impl.rwlock import ReadWriteLock
 from kcache.impl.scheduling.cycle import Scheduler
 from kcache.impl.snapshot import Snapshot, update_snapshot
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import (
     CacheError,
     EmptyUIDError,
@@ -559,11 +560,15 @@ class Cache:
     # Snapshots -------------------------------------------------------------
 
     def new_scheduler(
-        self, config: SchedulerConfig, claims: Mapping[str, tuple[str, ...]] | None = None
+        self,
+        config: SchedulerConfig,
+        claims: Mapping[str, tuple[str, ...]] | None = None,
+        objects: ClusterObjects | None = None,
     ) -> Scheduler:
         """A scheduler whose cycles run over this cache with impl's own plugins; `claims`:
-        the cluster's PersistentVolumeClaims by "namespace/name", with their access modes."""
-        return Scheduler(self, config, claims)
+        the cluster's PersistentVolumeClaims by "namespace/name", with their access modes;
+        `objects`: the cluster's objects of the cycle's object channel (Services, ...)."""
+        return Scheduler(self, config, claims, objects)
 
     def new_snapshot(self) -> Snapshot:
         """An empty snapshot for `update_snapshot` to fill (upstream `NewEmptySnapshot`)."""

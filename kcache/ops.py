@@ -27,6 +27,7 @@ import attrs
 
 from kcache import exact_json
 from kcache.errors import KcacheError
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.objects import (
     CompositePodGroup,
@@ -273,6 +274,8 @@ class Run:
     nodes: dict[str, Node] = attrs.field(factory=dict)
     #: PersistentVolumeClaim manifests of the cluster (a trace's `claims`)
     claims: tuple[Any, ...] = ()
+    #: the cluster's objects of the cycle's object channel (a trace's `objects`)
+    objects: tuple[Any, ...] = ()
     _scheduler: CycleRunner | None = None
 
     @property
@@ -284,14 +287,15 @@ class Run:
 
     def new_scheduler(self) -> CycleRunner:
         """A scheduler with a snapshot of its own over this run's cache: the cache's own
-        (`new_scheduler(config, claims)`, as impl offers) or else the model's cycle."""
+        (`new_scheduler(config, claims, objects)`, as impl offers) or else the model's cycle."""
         config = self.scheduler_config or default_config(self.cache.release)
         claims = dict(claim_from_manifest(claim) for claim in self.claims)
+        objects = ClusterObjects.of(self.objects)
         own = getattr(self.cache, "new_scheduler", None)
         if own is not None:
-            made: CycleRunner = own(config, claims)
+            made: CycleRunner = own(config, claims, objects)
             return made
-        return Scheduler(self.cache, config, nodes=self.nodes, claims=claims)
+        return Scheduler(self.cache, config, nodes=self.nodes, claims=claims, objects=objects)
 
     def snapshot(self, name: str) -> Snapshot:
         """The snapshot called `name`; its first use makes it with the cache's `new_snapshot()`."""

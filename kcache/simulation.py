@@ -136,7 +136,10 @@ def cluster_node(index: int, *, cordoned: bool = False) -> Node:
             "kind": "Node",
             "metadata": {
                 "name": f"node-{index:05}",
-                "labels": {"topology.kubernetes.io/zone": ZONES[index % len(ZONES)]},
+                "labels": {
+                    "topology.kubernetes.io/zone": ZONES[index % len(ZONES)],
+                    "kubernetes.io/hostname": f"node-{index:05}",
+                },
             },
             "spec": {"unschedulable": cordoned},
             "status": {
@@ -147,7 +150,31 @@ def cluster_node(index: int, *, cordoned: bool = False) -> Node:
     )
 
 
-def pending_pod(index: int, chooser: random.Random) -> dict[str, Any]:
+#: the apps spread pods belong to, and their constraints: zones within a skew of 2, hosts
+#: preferably within 1 (PodTopologySpread's Filter and Score both run)
+SPREAD_APPS = ("web", "api", "batch")
+
+
+def _spread(app: str) -> list[dict[str, Any]]:
+    selector = {"matchLabels": {"app": app}}
+    return [
+        {
+            "maxSkew": 2,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": selector,
+        },
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": selector,
+        },
+    ]
+
+
+def pending_pod(index: int, chooser: random.Random, spread_every: int = 0) -> dict[str, Any]:
+    """Pod `index`; every `spread_every`-th one (0: none) belongs to an app and spreads."""
     cpu, memory = chooser.choice(POD_CLASSES)
     container: dict[str, Any] = {
         "name": "main",
@@ -157,11 +184,16 @@ def pending_pod(index: int, chooser: random.Random) -> dict[str, Any]:
     if chooser.random() < 0.05:
         port = chooser.choice((8080, 9090))
         container["ports"] = [{"containerPort": port, "hostPort": port}]
-    return {
+    made: dict[str, Any] = {
         "kind": "Pod",
         "metadata": {"name": f"pod-{index:06}", "namespace": "sim", "uid": f"sim-{index:06}"},
         "spec": {"containers": [container]},
     }
+    if spread_every and index % spread_every == 0:
+        app = chooser.choice(SPREAD_APPS)
+        made["metadata"]["labels"] = {"app": app}
+        made["spec"]["topologySpreadConstraints"] = _spread(app)
+    return made
 
 
 def simulate(
@@ -175,13 +207,16 @@ def simulate(
     seed: int = 0,
     progress: Progress | None = None,
     stop: Callable[[], str | None] = lambda: None,
+    spread_every: int = 0,
 ) -> SimulationResult:
-    """Run the workload on a cache from `factory`; `progress(cycles, bound, violations)`.
+    """Run the workload on a cache from `factory`; `progress(cycles, bound, violations)`;
+    every `spread_every`-th pod (0: none) carries topology spread constraints.
 
     `stop()` is asked before every node added and every cycle: what it returns
     (why to stop) ends the run there, and the result covers the cycles run.
     """
     simulation = _Simulation(factory, release, nodes, pods, seed, stop=stop)
+    simulation.spread_every = spread_every
     started = time.monotonic()
     result = simulation.result
     for cycle in range(pods if result.stopped is None else 0):
@@ -249,10 +284,12 @@ class _Simulation:
         self.ports: set[tuple[str, int]] = set()
         self.waiting: list[tuple[int, Pod]] = []
         self.confirmed: dict[str, Pod] = {}
+        #: every this many pods one spreads (0: none)
+        self.spread_every = 0
 
     def cycle(self, cycle: int, bind_failure_rate: float) -> None:
         chooser, result, cache = self.chooser, self.result, self.run.cache
-        pod = pod_from_manifest(pending_pod(cycle, chooser))
+        pod = pod_from_manifest(pending_pod(cycle, chooser, self.spread_every))
         binding = Binding()
         if chooser.random() < bind_failure_rate:
             binding = Binding(chooser.choice(list(FailurePoint)), "simulated failure")

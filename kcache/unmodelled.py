@@ -8,9 +8,10 @@ model lacks (`Profile.unmodelled`) is harmless for a pod only where upstream's
 plugin is neutral for it: its PreFilter and PreScore Skip, or it has nothing
 to reject or prefer.  `gaps` tells, plugin by plugin, what this pod or the
 cluster uses that the plugin reads; its tests are conservative: whatever
-kcache cannot show to be neutral (the Services and controllers default
-spreading reads are not in a kubectl dump of nodes and pods) counts as used,
-and the model's answer may then differ from kube-scheduler's.
+kcache cannot show to be neutral counts as used, and the model's answer may
+then differ from kube-scheduler's.  PodTopologySpread is modelled (the
+Services and controllers its default selector reads come from the cluster
+files), so it is never such a gap.
 """
 
 from __future__ import annotations
@@ -35,8 +36,6 @@ POST_FILTER = {
     "DynamicResources": " no new claims to deallocate",
     "DefaultPreemption": " preemption: ",
 }
-#: owner kinds whose selector kube-scheduler's default spreading reads (`DefaultSelector`)
-_SPREAD_OWNERS = frozenset({"ReplicaSet", "ReplicationController", "StatefulSet"})
 
 
 @attrs.frozen
@@ -104,27 +103,6 @@ def _inter_pod_affinity(cycle: _Cycle) -> str | None:
         first, *others = cycle.placed.with_affinity
         more = f" and {len(others)} more" if others else ""
         return f"placed pod {first}{more} has pod affinity or anti-affinity terms"
-    return None
-
-
-def _pod_topology_spread(cycle: _Cycle) -> str | None:
-    if cycle.spec.get("topologySpreadConstraints"):
-        return "the pod has topology spread constraints"
-    owners = [
-        f"{owner.get('kind')} {owner.get('name')}"
-        for owner in cycle.metadata.get("ownerReferences") or []
-        if owner.get("controller") and owner.get("kind") in _SPREAD_OWNERS
-    ]
-    if owners:
-        return (
-            f"the pod is owned by {owners[0]}: default spreading reads its selector, "
-            "which the input does not hold"
-        )
-    if cycle.metadata.get("labels"):
-        return (
-            "the pod has labels: default spreading reads the Services selecting it, "
-            "which the input does not hold"
-        )
     return None
 
 
@@ -196,7 +174,6 @@ def _default_preemption(cycle: _Cycle) -> str | None:
 #: upstream's plugin is neutral for this cycle (its PreFilter and PreScore Skip)
 READS: Mapping[str, Callable[[_Cycle], str | None]] = {
     "InterPodAffinity": _inter_pod_affinity,
-    "PodTopologySpread": _pod_topology_spread,
     "VolumeBinding": _volumes_bound,
     "VolumeZone": _volumes_bound,
     "NodeVolumeLimits": _node_volume_limits,

@@ -59,8 +59,8 @@ func (c *clockedFinish) FinishBinding(logger klog.Logger, pod *v1.Pod) error {
 }
 
 // newScheduler answers `new_scheduler`: upstream's scheduler built from the
-// trace's configuration (KubeSchedulerConfiguration v1), with the claims in
-// its informers, over this session's cache.
+// trace's configuration (KubeSchedulerConfiguration v1), with the claims and
+// the cluster objects in its informers, over this session's cache.
 func (s *session) newScheduler(r request) (map[string]any, error) {
 	var versioned configv1.KubeSchedulerConfiguration
 	if err := r.decode("config", &versioned); err != nil {
@@ -90,6 +90,9 @@ func (s *session) newScheduler(r request) (map[string]any, error) {
 		if err := claimStore.Add(&claims[i]); err != nil {
 			return nil, protocolErrorf("new_scheduler: claims[%d]: %v", i, err)
 		}
+	}
+	if err := addClusterObjects(r, factory); err != nil {
+		return nil, err
 	}
 	name, err := r.str("scheduler")
 	if err != nil {

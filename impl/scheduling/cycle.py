@@ -16,7 +16,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -31,7 +31,8 @@ from kcache.impl.scheduling.plugins import (
     PreScore,
     Score,
 )
-from kcache.impl.scheduling.pod_plan import PodPlan
+from kcache.impl.scheduling.pod_plan import CycleInputs, PodPlan
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import CacheError
 from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.scheduler.config import Profile, SchedulerConfig
@@ -75,11 +76,16 @@ class Scheduler:
         cache: Cache,
         config: SchedulerConfig,
         claims: Mapping[str, tuple[str, ...]] | None = None,
+        objects: ClusterObjects | None = None,
     ) -> None:
         self.cache = cache
         self.config = config
         #: "namespace/name" -> access modes of the cluster's PersistentVolumeClaims
         self.claims = dict(claims or {})
+        #: the cluster's Services, ReplicaSets, ... (the listers' objects)
+        self.objects = objects or ClusterObjects()
+        #: plugin name -> its pluginConfig args as configured (none: upstream's defaults)
+        self.plugin_args: Mapping[str, Mapping[str, Any]] = {}
         self.snapshot = cache.new_snapshot()
         self.next_start_node_index = 0
         self._points = {profile.scheduler_name: _Points.of(profile) for profile in config.profiles}
@@ -130,6 +136,7 @@ class Scheduler:
                 CycleOutcome.UNSCHEDULABLE, self.next_start_node_index, message=_NO_NODES
             )
         plan.claim_conflicts = self._claim_conflicts(plan)
+        plan.cycle = CycleInputs(listed, self._fields.of, self.objects, self.plugin_args)
         skipped: set[str] = set()
         restricted_by: list[str] = []
         names: frozenset[str] | None = None
@@ -148,11 +155,10 @@ class Scheduler:
                 skipped.add(name)
             else:
                 held = attrs.evolve(result, plugin=name)
-                if held.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                if held.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
                     break
         if held is not None:
-            rejecting = {held.plugin} if held.plugin else set(restricted_by)
-            return self._fit_error(total, {}, held, held.message, rejecting)
+            return self._held(total, held, restricted_by)
         nodes: list[NodeInfo] = listed
         absent = None
         if names is not None:
@@ -184,6 +190,14 @@ class Scheduler:
         if len(feasible) == 1:
             return attrs.evolve(found, host=_name(feasible[0]))
         return self._score(plan, feasible, points, total, found)
+
+    def _held(self, total: int, held: Status, restricted_by: list[str]) -> Decision:
+        """A PreFilter's Error fails the cycle; a rejection is a fit error."""
+        if held.code is Code.ERROR:
+            message = f'running PreFilter plugin "{held.plugin}": {held.message}'
+            return Decision(CycleOutcome.ERROR, self.next_start_node_index, message=message)
+        rejecting = {held.plugin} if held.plugin else set(restricted_by)
+        return self._fit_error(total, {}, held, held.message, rejecting)
 
     def _claim_conflicts(self, plan: PodPlan) -> int | Status:
         """The pod's ReadWriteOncePod claims the snapshot's pods use, or NotFound for a claim
@@ -255,6 +269,8 @@ class Scheduler:
     def _score(
         self, plan: PodPlan, feasible: list[NodeInfo], points: _Points, total: int, found: Decision
     ) -> Decision:
+        assert plan.cycle is not None
+        plan.cycle.feasible = feasible
         skipped: set[str] = set()
         for name, pre_score in points.pre_score:
             status = pre_score(plan)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from kcache.impl.node_info import NodeInfo
+from kcache.impl.scheduling import pod_topology_spread
 from kcache.impl.scheduling.node_fields import NodeFields, Taint
 from kcache.impl.scheduling.pod_plan import PodPlan, Toleration
 from kcache.spec.releases import Release
@@ -356,6 +357,7 @@ PLUGINS: Mapping[str, Plugin] = {
         Plugin("NodePorts", pre_filter=_ports_pre_filter, filter=_ports),
         Plugin("NodeResourcesFit", filter=_fit, score=_least_allocated),
         Plugin("VolumeRestrictions", pre_filter=_claims_pre_filter, filter=_claims),
+        Plugin(pod_topology_spread.NAME, *pod_topology_spread.POINTS),
         Plugin("NodeResourcesBalancedAllocation", pre_score=_balanced_pre_score, score=_balanced),
         Plugin("ImageLocality", score=_images),
     )

@@ -7,8 +7,8 @@ comparisons and lookups.  Selectors are compiled into `Term`s once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from kcache.impl.pod_info import (
     Fields,
@@ -19,9 +19,14 @@ from kcache.impl.pod_info import (
     to_resource,
     whole_value,
 )
-from kcache.spec.objects import Pod
+from kcache.spec.cluster_objects import ClusterObjects
+from kcache.spec.objects import Node, Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Status
+
+if TYPE_CHECKING:
+    from kcache.impl.node_info import NodeInfo
+    from kcache.impl.scheduling.node_fields import NodeFields
 
 #: (key, operator, value, effect) of a toleration, as the API spells them
 Toleration = tuple[str, str, str, str]
@@ -55,6 +60,26 @@ class Term:
         return True
 
 
+class CycleInputs:
+    """What plugins read besides the pod and one node: the listed NodeInfos, node fields, the
+    cluster's listed objects and the profile's plugin args; the feasible nodes for PreScore."""
+
+    __slots__ = ("feasible", "fields_of", "nodes", "objects", "plugin_args")
+
+    def __init__(
+        self,
+        nodes: Sequence[NodeInfo],
+        fields_of: Callable[[Node], NodeFields],
+        objects: ClusterObjects,
+        plugin_args: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        self.nodes = nodes
+        self.fields_of = fields_of
+        self.objects = objects
+        self.plugin_args = plugin_args
+        self.feasible: Sequence[NodeInfo] = ()
+
+
 class PodPlan:
     """The pending pod, read for the plugins."""
 
@@ -63,6 +88,7 @@ class PodPlan:
         "claim_conflicts",
         "claims",
         "cpu",
+        "cycle",
         "ephemeral_storage",
         "host_ports",
         "images",
@@ -80,6 +106,8 @@ class PodPlan:
         "required_names",
         "scalars",
         "scheduler_name",
+        "spread_constraints",
+        "state",
         "tolerations",
         "volume_images",
     )
@@ -142,6 +170,12 @@ class PodPlan:
         self.claims = list(pvc_keys(manifest))
         #: set per cycle: the pod's ReadWriteOncePod claims in use, or the NotFound rejection
         self.claim_conflicts: int | Status = 0
+        #: `spec.topologySpreadConstraints`
+        self.spread_constraints: list[Fields] = list(spec.get("topologySpreadConstraints") or [])
+        #: set per cycle: what plugins read of the snapshot and the cluster
+        self.cycle: CycleInputs | None = None
+        #: set per cycle: what plugins keep from PreFilter and PreScore (upstream's CycleState)
+        self.state: dict[str, Any] = {}
         self.volume_images = [
             (volume.get("image") or _EMPTY).get("reference") or ""
             for volume in spec.get("volumes") or []

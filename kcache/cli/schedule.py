@@ -5,13 +5,15 @@ json|yaml`; pods bound to a node are added, as the informers would), then
 runs one scheduling cycle of the pending pod in --pod over the target's
 cache: kcache's model of upstream's ScheduleOne with the release's default
 profile (or the `scheduler` object of --config), evaluated one node at a
-time.  The model runs 9 of the default profile's 19 plugins (20 from v1.36):
+time.  The model runs 10 of the default profile's 19 plugins (20 from v1.36):
 NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
-NodeResourcesFit, VolumeRestrictions, NodeResourcesBalancedAllocation and
+NodeResourcesFit, VolumeRestrictions, PodTopologySpread (its default
+selector reads the Services, ReplicaSets, ReplicationControllers and
+StatefulSets of the input), NodeResourcesBalancedAllocation and
 ImageLocality.  The first lines name the plugins it lacks; when the pod or
-the cluster uses what one of them reads (pod affinity, topology spreading,
-claimed volumes, resource claims, preemption of a pod no node fits, ...),
-a `may differ from kube-scheduler` line says which and why, and the exit
+the cluster uses what one of them reads (pod affinity, claimed volumes,
+resource claims, preemption of a pod no node fits, ...), a `may differ
+from kube-scheduler` line says which and why, and the exit
 status is 3.  --impl go runs upstream's own ScheduleOne with the whole
 profile instead: its answer is kube-scheduler's for these objects (Services,
 controllers, volumes and resource claims not in the input are absent for
@@ -118,7 +120,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         cache = targets.build_cache(
             factory, ttl=Decimal(0), release=release, who=f"--impl {args.impl}"
         )
-        run_ = Run(cache, scheduler_config=config, claims=claims)
+        run_ = Run(cache, scheduler_config=config, claims=claims, objects=cluster.objects)
         for step in cluster.steps:
             perform(run_, step.op, step.args)
         decision = run_.scheduler.schedule_one(pod)

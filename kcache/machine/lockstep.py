@@ -55,6 +55,8 @@ class LockstepMachine(RuleBasedStateMachine):
     acknowledged: ClassVar[tuple[str, ...]] = ()
     #: the trace's `scheduler` both sides schedule by (None: the release's defaults)
     scheduler: ClassVar[Mapping[str, Any] | None] = None
+    #: the trace's `objects` both sides' schedulers read (Services, ReplicaSets, ...)
+    objects: ClassVar[tuple[Mapping[str, Any], ...]] = ()
 
     def __init__(self) -> None:
         super().__init__()
@@ -114,7 +116,11 @@ class LockstepMachine(RuleBasedStateMachine):
         self.ttl = ttl
         self.release = self.run_release.with_gates(gates or {})
         config = self._scheduler_config()
-        self.spec_run = Run(self.reference(ttl=ttl, release=self.release), scheduler_config=config)
+        self.spec_run = Run(
+            self.reference(ttl=ttl, release=self.release),
+            scheduler_config=config,
+            objects=self.objects,
+        )
         try:
             built = self.factory(ttl=ttl, release=self.release)
         except KcacheError as error:
@@ -122,7 +128,7 @@ class LockstepMachine(RuleBasedStateMachine):
             # are the previous example's, and the error keeps the adapter's stderr
             doing = f"init (building the cache for example {self.recorder.examples})"
             raise self._broken(error, self.recorder.previous_steps, doing) from error
-        self.impl_run = Run(built, scheduler_config=config)
+        self.impl_run = Run(built, scheduler_config=config, objects=self.objects)
         self._spec_dump = None
         self._spec_views = {}
 
@@ -290,13 +296,17 @@ class LockstepMachine(RuleBasedStateMachine):
         """
         self.steps.pop()
         config = self._scheduler_config()
-        spec = Run(self.reference(ttl=self.ttl, release=self.release), scheduler_config=config)
+        spec = Run(
+            self.reference(ttl=self.ttl, release=self.release),
+            scheduler_config=config,
+            objects=self.objects,
+        )
         try:
             built = self.factory(ttl=self.ttl, release=self.release)
         except KcacheError as error:
             doing = f"init (rebuilding the cache after the fatal step {len(self.steps)})"
             raise self._broken(error, self.steps, doing) from error
-        impl = Run(built, scheduler_config=config)
+        impl = Run(built, scheduler_config=config, objects=self.objects)
         steps = [(recorded.step.op, recorded.step.args) for recorded in self.steps]
         replay = getattr(impl.cache, "replay", None)  # a cache in another process: one request
         replayed = {
@@ -397,6 +407,7 @@ class LockstepMachine(RuleBasedStateMachine):
             ttl=self.ttl,
             scheduler=self.scheduler,
             doing=doing,
+            objects=self.objects,
         )
 
     def fail(self, message: str, *, pin_error: bool = False, observed: bool = True) -> NoReturn:
@@ -414,6 +425,7 @@ class LockstepMachine(RuleBasedStateMachine):
             ttl=self.ttl,
             scheduler=self.scheduler,
             message=message,
+            objects=self.objects,
             final_observation=self._expectations() if observed and not pin_error else None,
             pin_error=pin_error,
         )

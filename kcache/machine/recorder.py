@@ -179,6 +179,7 @@ class FailureRecorder:
         ttl: Decimal,
         scheduler: Mapping[str, Any] | None,
         message: str,
+        objects: tuple[Mapping[str, Any], ...] = (),
         final_observation: dict[str, Any] | None,
         pin_error: bool,
     ) -> ConformanceError:
@@ -201,6 +202,7 @@ class FailureRecorder:
             "release": release.name,
             **_gates(release),
             **({"scheduler": dict(scheduler)} if scheduler else {}),
+            **({"objects": list(objects)} if objects else {}),
             "ttl_seconds": ttl,
             "steps": trace_steps,
         }
@@ -222,6 +224,7 @@ class FailureRecorder:
         ttl: Decimal,
         scheduler: Mapping[str, Any] | None,
         doing: str,
+        objects: tuple[Mapping[str, Any], ...] = (),
     ) -> KcacheError:
         """The error to raise when the target broke (an adapter died, hung or lied) `doing`
         something after `steps`: it names the step and the trace of the steps that led there.
@@ -236,6 +239,7 @@ class FailureRecorder:
                 "release": release.name,
                 **_gates(release),
                 **({"scheduler": dict(scheduler)} if scheduler else {}),
+                **({"objects": list(objects)} if objects else {}),
                 "ttl_seconds": ttl,
                 "steps": [step.to_trace() for step in steps],
             }

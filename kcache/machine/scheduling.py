@@ -36,9 +36,10 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from kcache.machine import coverage
+from kcache.machine import coverage, spreading
 from kcache.machine.lockstep import LockstepMachine
 from kcache.machine.recorder import FailureRecorder
+from kcache.machine.spreading import Spreading
 from kcache.spec.cache import Cache as SpecCache
 from kcache.spec.objects import Node, Pod, node_from_manifest, pod_from_manifest
 from kcache.spec.protocol import CacheFactory, CycleRunner
@@ -68,7 +69,7 @@ def node(name: str, flavour: int) -> Node:
     zone, cpu, memory, pods = CAPACITIES[name]
     manifest: dict[str, Any] = {
         "kind": "Node",
-        "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}},
+        "metadata": {"name": name, "labels": {spreading.ZONE: zone, spreading.HOSTNAME: name}},
         "spec": {},
         "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": pods}},
     }
@@ -137,6 +138,7 @@ class SchedulerMachine(LockstepMachine):
     #: lists tied feasible nodes in any order under more parallelism, so only then must
     #: every decision, the host among tied maxima included, equal the spec's
     scheduler: ClassVar[Mapping[str, Any] | None] = MappingProxyType({"parallelism": 1})
+    objects = spreading.CLUSTER_OBJECTS
 
     def __init__(self) -> None:
         super().__init__()
@@ -187,14 +189,15 @@ class SchedulerMachine(LockstepMachine):
 
     # -- cycles ---------------------------------------------------------------------------------
 
-    @rule(spec=pending_pods(), binding=BINDINGS)
-    def schedule_one(self, spec: dict[str, Any], binding: Binding) -> None:
+    @rule(spec=pending_pods(), binding=BINDINGS, spread=spreading.spreading())
+    def schedule_one(self, spec: dict[str, Any], binding: Binding, spread: Spreading) -> None:
         self.serial += 1
         uid = f"p{self.serial}"
+        spec = {**spec, **spread.spec}
         pod = pod_from_manifest(
             {
                 "kind": "Pod",
-                "metadata": {"name": uid, "namespace": "default", "uid": uid},
+                "metadata": {"name": uid, "namespace": "default", "uid": uid, **spread.metadata},
                 "spec": spec,
             }
         )

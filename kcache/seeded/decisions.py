@@ -2,7 +2,8 @@
 
 Each class is `impl.cache.Cache` with one bug a scheduler would pay for:
 a pod over-commits a node, a freed host port stays taken, a node is never
-considered.  `tests/stateful/test_scheduler_teeth.py` requires
+considered, a spread constraint's skew is counted over the wrong domain.
+`tests/stateful/test_scheduler_machine.py` requires
 `kcache conform --workload scheduler` to catch each in every one of ten
 seeds.  Like `kcache.seeded.bugs`, they patch impl's internals on purpose.
 """
@@ -10,14 +11,23 @@ seeds.  Like `kcache.seeded.bugs`, they patch impl's internals on purpose.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import kcache.impl.snapshot
 from kcache.impl.cache import Cache
 from kcache.impl.node_tree import NodeTree
+from kcache.impl.scheduling import pod_topology_spread
+from kcache.impl.scheduling.cycle import Scheduler
+from kcache.impl.scheduling.node_fields import NodeFields
+from kcache.impl.scheduling.pod_plan import PodPlan
+from kcache.impl.scheduling.pod_topology_spread import Constraint
 from kcache.impl.snapshot import Snapshot
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import Snapshot as SnapshotProtocol
+from kcache.spec.scheduler.config import Profile, SchedulerConfig
+from kcache.spec.scheduler.decision import Decision
 
 
 class StaleRequestedAfterSnapshotUpdate(Cache):
@@ -107,8 +117,51 @@ class NodeMissingFromList(Cache):
             super().update_snapshot(snapshot)
 
 
+def _node_as_domain(fields: NodeFields, constraint: Constraint) -> str:
+    """Every node its own domain, whatever the constraint's topology key."""
+    return fields.name
+
+
+class _SpreadOverNodes(Scheduler):
+    def _decide(self, plan: PodPlan, profile: Profile, points: Any) -> Decision:
+        kept = pod_topology_spread.domain
+        pod_topology_spread.domain = _node_as_domain
+        try:
+            return super()._decide(plan, profile, points)
+        finally:
+            pod_topology_spread.domain = kept
+
+
+class SkewOverTheWrongDomain(Cache):
+    """PodTopologySpread's PreFilter counts matching pods per node instead of per value of
+    the constraint's topology key: a zone constraint's skew is counted over nodes.
+
+    Filter then looks the node's zone up among node names, finds no count, and
+    lets a pod into a zone already over its skew.
+
+    Smallest story: nodes a (zone x) and b (zone y), a pod labelled app=web on
+    a; schedule a pod app=web with a zone constraint (DoNotSchedule, maxSkew
+    1, selecting app=web).  Expected: zone x counts 1, zone y 0, so a is
+    rejected (1+1-0 > 1) and b is the one feasible node.  Actual: both
+    feasible.
+    """
+
+    def new_scheduler(
+        self,
+        config: SchedulerConfig,
+        claims: Mapping[str, tuple[str, ...]] | None = None,
+        objects: ClusterObjects | None = None,
+    ) -> Scheduler:
+        return _SpreadOverNodes(self, config, claims, objects)
+
+
 #: every decision-visible seeded bug, by name
 DECISION_BUGS: dict[str, type[Cache]] = {
     bug.__name__: bug
-    for bug in (StaleRequestedAfterSnapshotUpdate, PortLeftAfterRemoval, NodeMissingFromList)
+    for bug in (
+        StaleRequestedAfterSnapshotUpdate,
+        PortLeftAfterRemoval,
+        NodeMissingFromList,
+        SkewOverTheWrongDomain,
+    )
 }

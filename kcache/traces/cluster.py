@@ -7,7 +7,9 @@ then `add_pod` for every pod bound to a node.  Pods the scheduler's
 informer never hands the cache are set aside with the reason: no
 `spec.nodeName` yet, or finished (`Succeeded`/`Failed`, which the
 scheduler's pod informer filters out).  Objects of other kinds are counted
-and left out; PersistentVolumeClaims are kept for a scheduling cycle.
+and left out; PersistentVolumeClaims, and the kinds of the cycle's object
+channel (`kcache.spec.cluster_objects.OBJECT_KINDS`: Services, ReplicaSets, ...),
+are kept for a scheduling cycle, each checked (a bad one names file, line and field).
 
 `observe` runs those steps on one target's cache and reads what it holds
 (every step's outcome, `Dump()`, and a snapshot taken at the end);
@@ -29,8 +31,9 @@ import attrs
 from kcache import documents, targets
 from kcache.documents import DocumentError
 from kcache.ops import Outcome, Run, perform
+from kcache.spec.cluster_objects import OBJECT_KINDS, check_object
 from kcache.spec.errors import ObjectError
-from kcache.spec.manifests import ItemError, objects_of_kind, read_document
+from kcache.spec.manifests import LIST_KINDS, ItemError, objects_of_kind, read_document
 from kcache.spec.objects import Node, Pod
 from kcache.spec.protocol import CacheFactory
 from kcache.spec.releases import Release
@@ -62,6 +65,8 @@ class ClusterInput:
     sources: tuple[str, ...]
     #: the PersistentVolumeClaim objects of the files, as decoded (a scheduling cycle reads them)
     claims: tuple[Mapping[str, Any], ...] = ()
+    #: the objects of the cycle's object channel (`OBJECT_KINDS`), checked, in the order read
+    objects: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -87,8 +92,9 @@ def read_cluster(paths: Sequence[str], stdin: BinaryIO | None = None) -> Cluster
     ignored: Counter[str] = Counter()
     objects: list[Pod | Node] = []
     claims: list[Mapping[str, Any]] = []
+    kept: list[Mapping[str, Any]] = []
     for path in paths:
-        objects.extend(_read_file(path, stdin, ignored, claims))
+        objects.extend(_read_file(path, stdin, ignored, claims, kept))
     nodes = [obj for obj in objects if isinstance(obj, Node)]
     pods: list[Pod] = []
     left_out: dict[str, str] = {}
@@ -107,18 +113,24 @@ def read_cluster(paths: Sequence[str], stdin: BinaryIO | None = None) -> Cluster
         ignored=dict(sorted(ignored.items())),
         sources=tuple(paths),
         claims=tuple(claims),
+        objects=tuple(kept),
     )
 
 
 def read_pods(path: str) -> list[Pod]:
     """The pods of one file, bound or not (`schedule --pod`), read as `read_cluster` reads."""
-    return [obj for obj in _read_file(path, None, Counter(), []) if isinstance(obj, Pod)]
+    return [obj for obj in _read_file(path, None, Counter(), [], []) if isinstance(obj, Pod)]
 
 
 def _read_file(
-    path: str, stdin: BinaryIO | None, ignored: Counter[str], claims: list[Mapping[str, Any]]
+    path: str,
+    stdin: BinaryIO | None,
+    ignored: Counter[str],
+    claims: list[Mapping[str, Any]],
+    kept: list[Mapping[str, Any]],
 ) -> list[Pod | Node]:
-    """The pods and nodes of one file, counting other kinds and keeping the claims."""
+    """The pods and nodes of one file, counting other kinds, keeping the claims and the
+    object channel's kinds."""
     if path == STDIN:
         source = "<stdin>"
         text = documents.read_stream(stdin, source) if stdin is not None else ""
@@ -133,7 +145,31 @@ def _read_file(
         except ObjectError as error:
             raise _placed(error, source, text, number, document) from None
         claims.extend(objects_of_kind(document.value, "PersistentVolumeClaim"))
+        for index, item in _channel_objects(document.value):
+            try:
+                kept.append(check_object(item))
+            except ObjectError as error:
+                raise _placed(_in_item(error, index), source, text, number, document) from None
     return objects
+
+
+def _channel_objects(document: object) -> list[tuple[int | None, Mapping[str, Any]]]:
+    """The objects of a kind in `OBJECT_KINDS`, each with its index among a list's items."""
+    if not isinstance(document, Mapping):
+        return []
+    if document.get("kind") not in LIST_KINDS:
+        return [(None, document)] if document.get("kind") in OBJECT_KINDS else []
+    items = document.get("items")
+    return [
+        (index, item)
+        for index, item in enumerate(items if isinstance(items, list) else [])
+        if isinstance(item, Mapping) and item.get("kind") in OBJECT_KINDS
+    ]
+
+
+def _in_item(error: ObjectError, index: int | None) -> ObjectError:
+    """`error` placed on a list's item, so that its line is found."""
+    return error if index is None else ItemError(f"items[{index}]: {error}", index)
 
 
 def _placed(

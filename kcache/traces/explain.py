@@ -128,7 +128,7 @@ def tell(
     cache = targets.build_cache(
         factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
     )
-    run = Run(cache, scheduler_config=trace.scheduler, claims=trace.claims)
+    run = Run(cache, scheduler_config=trace.scheduler, claims=trace.claims, objects=trace.objects)
     return Story(trace, target, tuple(_chapters(trace, run, scenes=scenes)))
 
 
@@ -483,7 +483,7 @@ def write_story(trace: Trace, factory: CacheFactory, target: str, out: TextIO) -
     cache = targets.build_cache(
         factory, ttl=trace.ttl, release=trace.release, who=f"--impl {target}"
     )
-    run = Run(cache, scheduler_config=trace.scheduler, claims=trace.claims)
+    run = Run(cache, scheduler_config=trace.scheduler, claims=trace.claims, objects=trace.objects)
     _write(out, header_lines(trace, target))
     if not scenes:
         _write(

@@ -87,7 +87,7 @@ def _replayed(trace: Trace, factory: CacheFactory) -> TraceResult:
     cache = targets.build_cache(
         factory, ttl=trace.ttl, release=trace.release, who=f"trace {trace.name!r}"
     )
-    run = Run(cache, scheduler_config=trace.scheduler, claims=trace.claims)
+    run = Run(cache, scheduler_config=trace.scheduler, claims=trace.claims, objects=trace.objects)
     for index, step in enumerate(trace.steps):
         try:
             mismatch, outcome = _run_step(run, index, step)

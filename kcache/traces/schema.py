@@ -17,6 +17,7 @@ from typing import Any
 from kcache import ops
 from kcache.bundle import TRACE_SCHEMA
 from kcache.ops import TRACE_OPS, Op
+from kcache.spec.cluster_objects import OBJECT_KINDS
 from kcache.spec.releases import RELEASES
 from kcache.traces.expectations import allowed_keys
 
@@ -98,6 +99,16 @@ def generated(schema: Mapping[str, Any]) -> dict[str, Any]:
     steps = [step_schema(op, expect_keys) for op in TRACE_OPS.values()]
     header = dict(schema["properties"])
     header["release"] = {**header["release"], "enum": list(RELEASES)}
+    header["objects"] = {
+        "type": "array",
+        "description": "objects of the scheduling cycle's object channel, one row per kind: "
+        + ", ".join(f"{row.kind} ({row.read_by})" for row in OBJECT_KINDS.values()),
+        "items": {
+            "type": "object",
+            "required": ["kind"],
+            "properties": {"kind": {"enum": list(OBJECT_KINDS)}},
+        },
+    }
     return {
         **schema,
         "properties": header,

@@ -25,6 +25,7 @@ from kcache.documents import DocumentError, parse_json, parse_json_lines, parse_
 from kcache.errors import TraceError
 from kcache.files import write_atomically
 from kcache.ops import TRACE_OPS, read_seconds
+from kcache.spec.cluster_objects import OBJECT_KINDS, check_object
 from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, V1_35, Release
 from kcache.spec.scheduler.config import SchedulerConfig, config_to_json, read_config
@@ -86,6 +87,9 @@ class Trace:
     scheduler: SchedulerConfig | None = None
     #: the trace's `claims`: PersistentVolumeClaim manifests, as VolumeRestrictions reads them
     claims: tuple[Any, ...] = ()
+    #: the trace's `objects`: manifests of the cycle's object channel (Services, ReplicaSets,
+    #: ...: `kcache.spec.cluster_objects.OBJECT_KINDS`)
+    objects: tuple[Any, ...] = ()
     #: where the trace was read ("file:line"), for messages; not part of the trace
     source: str = attrs.field(default="", eq=False)
 
@@ -101,6 +105,7 @@ _TRACE_KEYS = (
     "upstream_defect",
     "scheduler",
     "claims",
+    "objects",
     "steps",
 )
 
@@ -160,6 +165,7 @@ def _read_header(data: Mapping[str, Any]) -> dict[str, Any]:
         "upstream_defect": defect,
         "scheduler": None if scheduler is None else read_config(scheduler, configured),
         "claims": _claims(data.get("claims", [])),
+        "objects": _objects(data.get("objects", [])),
     }
 
 
@@ -172,6 +178,18 @@ def _claims(data: Any) -> tuple[Any, ...]:
             claim_from_manifest(item)
         except ObjectError as error:
             raise ValueError(f"claims[{index}]: {error}") from None
+    return tuple(data)
+
+
+def _objects(data: Any) -> tuple[Any, ...]:
+    """The `objects` list, each item checked as its kind's row says (ValueError names it)."""
+    if not isinstance(data, list):
+        raise ValueError(f'"objects" must be a list of objects of kinds {", ".join(OBJECT_KINDS)}')
+    for index, item in enumerate(data):
+        try:
+            check_object(item)
+        except ObjectError as error:
+            raise ValueError(f"objects[{index}]: {error}") from None
     return tuple(data)
 
 
@@ -312,6 +330,8 @@ def to_json(trace: Trace) -> dict[str, Any]:
         document["scheduler"] = config_to_json(trace.scheduler)
     if trace.claims:
         document["claims"] = list(trace.claims)
+    if trace.objects:
+        document["objects"] = list(trace.objects)
     document["steps"] = [step_to_json(step) for step in trace.steps]
     return exact_json.plain(document)  # type: ignore[no-any-return]
 

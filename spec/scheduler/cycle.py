@@ -28,11 +28,13 @@ listed entry always holds the node's latest object.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Mapping
 from decimal import Decimal
 
 import attrs
 
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import CacheError
 from kcache.spec.objects import Node, Pod, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
@@ -64,6 +66,8 @@ class Scheduler:
     nodes: dict[str, Node] = attrs.field(factory=dict)
     #: "namespace/name" -> access modes of each PersistentVolumeClaim (VolumeRestrictions)
     claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    #: the cluster's Services, ReplicaSets, ... (what upstream's listers hold)
+    objects: ClusterObjects = attrs.field(factory=ClusterObjects)
     snapshot: Snapshot = attrs.field(
         default=attrs.Factory(lambda self: self.cache.new_snapshot(), takes_self=True)
     )
@@ -116,15 +120,29 @@ class Scheduler:
     def _decide(self, pod: SchedulingPod, profile: Profile) -> Decision:
         view = self.snapshot.view()
         listed = [
-            Candidate(scheduling_node(self.nodes[name]), view.nodes[name])
+            Candidate(
+                scheduling_node(self.nodes[name]),
+                view.nodes[name],
+                tuple(self.cache.get_pod(probe(uid)) for uid in view.nodes[name].pods),
+            )
             for name in view.node_list
         ]
         if not listed:
             return self._ended(CycleOutcome.UNSCHEDULABLE, NO_NODES_MESSAGE)
         used = view.used_pvcs | {key for key, count in view.used_pvc_ref_counts.items() if count}
-        cycle = Cycle(self.cache.release, len(listed), self.claims, frozenset(used))
+        cycle = Cycle(
+            self.cache.release,
+            len(listed),
+            self.claims,
+            frozenset(used),
+            nodes=tuple(listed),
+            objects=self.objects,
+        )
         plugins = [PLUGINS[name] for name, _ in profile.plugins]
         skipped, restricted_by, names, held = _pre_filter(pod, plugins, cycle)
+        if held is not None and held.code is Code.ERROR:
+            message = f"running PreFilter plugin {go_quoted(held.plugin)}: {held.message}"
+            return self._ended(CycleOutcome.ERROR, message)
         if held is not None:
             rejecting = restricted_by if not held.plugin else {held.plugin}
             return self._fit_error(len(listed), {}, held, held.message, rejecting)
@@ -236,7 +254,7 @@ def _pre_filter(
             skipped.add(plugin.name)
         elif isinstance(result, Status):
             held = result.by(plugin.name)
-            if held.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            if held.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
                 break
         elif result is not None:
             restricted_by.add(plugin.name)
@@ -253,6 +271,12 @@ def _no_common_node(plugins: set[str]) -> str:
     if len(plugins) == 1:
         return f"node(s) didn't satisfy plugin {next(iter(plugins))}"
     return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}] simultaneously"
+
+
+@functools.lru_cache(maxsize=4096)
+def probe(uid: str) -> Pod:
+    """A pod carrying only `uid`: how the cycle asks the cache for the object it holds."""
+    return pod_from_manifest({"metadata": {"uid": uid}})
 
 
 def on_host(pod: Pod, host: str) -> Pod:

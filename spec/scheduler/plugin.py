@@ -10,9 +10,12 @@ Score for this cycle, as upstream's `Skip` does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
+from kcache.spec.cluster_objects import ClusterObjects
+from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.objects import SchedulingNode, SchedulingPod
 from kcache.spec.scheduler.status import Status
@@ -25,6 +28,8 @@ class Candidate:
 
     node: SchedulingNode
     info: NodeView
+    #: the pods the snapshot holds on the node, as the cache was given them
+    pods: tuple[Pod, ...] = ()
 
     @property
     def name(self) -> str:
@@ -42,6 +47,14 @@ class Cycle:
     claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     #: the claims the snapshot's listed pods use (`IsPVCUsedByPods`)
     used_claims: frozenset[str] = frozenset()
+    #: every node of the snapshot's list, in its order (what PreFilter and PreScore are given)
+    nodes: tuple[Candidate, ...] = ()
+    #: the cluster's Services, ReplicaSets, ... (what upstream's listers hold)
+    objects: ClusterObjects = attrs.field(factory=ClusterObjects)
+    #: the nodes that passed the filters, set for PreScore and Score
+    feasible: tuple[Candidate, ...] = ()
+    #: plugin name -> its args from the profile's pluginConfig, as JSON (absent: the defaults)
+    plugin_args: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
 
 
 #: PreFilter: None (go on), a Status (skip, reject, error) or the node names it restricts to

@@ -40,6 +40,7 @@ def score(
     cycle: Cycle,
 ) -> Scores | Status:
     """The nodes' scores, or the Error status a PreScore plugin failed with."""
+    cycle = attrs.evolve(cycle, feasible=tuple(nodes))
     skipped = set()
     for plugin in plugins:
         if plugin.pre_score is None:

@@ -20,6 +20,7 @@ import attrs
 
 from kcache import exact_json
 from kcache.ops import OPS, Outcome, Run, call
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import Fatal
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import SchedulerCache
@@ -423,11 +424,16 @@ class SchedulingAdapterCache(AdapterCache):
         self._schedulers = 0
 
     def new_scheduler(
-        self, config: SchedulerConfig, claims: Mapping[str, tuple[str, ...]]
+        self,
+        config: SchedulerConfig,
+        claims: Mapping[str, tuple[str, ...]],
+        objects: ClusterObjects | None = None,
     ) -> AdapterScheduler:
         """A scheduler of the adapter's own over this cache, with a snapshot of its own."""
         self._schedulers += 1
-        return AdapterScheduler(self, config, claims, f"c{self._schedulers}")
+        return AdapterScheduler(
+            self, config, claims, f"c{self._schedulers}", objects or ClusterObjects()
+        )
 
 
 def _read_key(op: str, values: tuple[Any, ...]) -> tuple[Any, ...] | None:

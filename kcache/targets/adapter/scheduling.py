@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import Snapshot
 from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig, config_to_json
@@ -40,6 +41,7 @@ class AdapterScheduler:
         config: SchedulerConfig,
         claims: Mapping[str, tuple[str, ...]],
         name: str,
+        objects: ClusterObjects | None = None,
     ) -> None:
         self.cache = cache
         self.config = config
@@ -53,6 +55,11 @@ class AdapterScheduler:
             scheduler=name,
             config=config_to_json(config),
             claims=[claim_manifest(key, modes) for key, modes in sorted(claims.items())],
+            objects=[
+                dict(manifest)
+                for manifests in (objects or ClusterObjects()).by_kind.values()
+                for manifest in manifests
+            ],
         )
         snapshot = answer.get("snapshot")
         if not isinstance(snapshot, str):

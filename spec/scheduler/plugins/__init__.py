@@ -13,6 +13,7 @@ from kcache.spec.scheduler.plugins import (
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    pod_topology_spread,
     taint_toleration,
     volume_restrictions,
 )
@@ -27,6 +28,7 @@ PLUGINS: Mapping[str, Plugin] = {
         node_ports,
         node_resources_fit,
         volume_restrictions,
+        pod_topology_spread,
         balanced_allocation,
         image_locality,
     )

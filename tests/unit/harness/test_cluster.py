@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kcache.documents import DocumentError
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import Pod
 from kcache.traces.cluster import read_cluster, read_pods
 
@@ -96,3 +97,31 @@ def test_a_bad_object_of_a_later_document_is_named_by_its_line(tmp_path: Path) -
 def test_a_pending_pods_file_keeps_its_unbound_pod(tmp_path: Path) -> None:
     (pod,) = read_pods(file(tmp_path, "pod.yaml", "kind: Pod\nmetadata: {name: w, uid: u}\n"))
     assert isinstance(pod, Pod) and pod.node_name == ""
+
+
+def test_the_cycles_object_kinds_are_kept_by_kind_and_checked(tmp_path: Path) -> None:
+    """Services, ReplicationControllers, ReplicaSets and StatefulSets reach the cycle's object
+    channel, single or in lists; a later object of the same name replaces an earlier one."""
+    text = (
+        "kind: Service\nmetadata: {name: web, namespace: d}\nspec: {selector: {app: web}}\n"
+        "---\nkind: List\nitems:\n"
+        "- {kind: ReplicaSet, apiVersion: apps/v1, metadata: {name: rs, namespace: d},"
+        " spec: {selector: {matchLabels: {app: web}}}}\n"
+        "- {kind: StatefulSet, metadata: {name: db, namespace: d}}\n"
+        "- {kind: Service, metadata: {name: web, namespace: d}, spec: {selector: {app: v2}}}\n"
+    )
+    cluster = read_cluster([file(tmp_path, "c.yaml", text)])
+    objects = ClusterObjects.of(cluster.objects)
+    assert sorted(objects.by_kind) == ["ReplicaSet", "Service", "StatefulSet"]
+    service = objects.get("Service", "d", "web")
+    assert service is not None and service["spec"]["selector"] == {"app": "v2"}
+    assert objects.get("ReplicaSet", "other", "rs") is None
+
+
+def test_a_replica_set_of_another_api_version_is_refused_with_its_line(tmp_path: Path) -> None:
+    text = (
+        "kind: List\nitems:\n- {kind: Node, metadata: {name: n1}}\n"
+        "- {kind: ReplicaSet, apiVersion: extensions/v1beta1, metadata: {name: rs}}\n"
+    )
+    with pytest.raises(DocumentError, match=r"line 4: items\[1\]: ReplicaSet rs: apiVersion: "):
+        read_cluster([file(tmp_path, "c.yaml", text)])

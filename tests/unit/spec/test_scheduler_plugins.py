@@ -6,15 +6,19 @@ docstrings cite the files); reason texts are upstream's.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 import pytest
 from helpers.scheduling import candidates, cycle, node, pod
 
+from kcache.spec.cluster_objects import ClusterObjects
+from kcache.spec.objects import pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36, V1_37
 from kcache.spec.scheduler.objects import scheduling_pod
 from kcache.spec.scheduler.plugin import Cycle
 from kcache.spec.scheduler.plugins import PLUGINS
+from kcache.spec.scheduler.plugins import pod_topology_spread as pts
 from kcache.spec.scheduler.plugins.image_locality import normalized_image_name, priority
 from kcache.spec.scheduler.plugins.node_ports import conflicts
 from kcache.spec.scheduler.status import Code, Status
@@ -475,3 +479,126 @@ class TestVolumeRestrictions:
         used = self.context(frozenset({"default/solo"}))
         assert check(self.claiming("solo"), entry, used) == Status(Code.UNSCHEDULABLE, (self.RWOP,))
         assert check(self.claiming("shared"), entry, used) is None
+
+
+class TestPodTopologySpread:
+    """Upstream's `podtopologyspread/` and `helper/spread.go`; the vectors in
+    tests/vectors/scheduling/PodTopologySpread.jsonl pin the cycle's figures."""
+
+    @staticmethod
+    def spread_cycle(*objects: dict[str, Any]) -> Cycle:
+        return Cycle(release=V1_37, num_nodes=1, objects=ClusterObjects.of(objects))
+
+    @staticmethod
+    def owned(kind: str, api_version: str, **labels: str) -> Any:
+        wanted = pod("p")
+        manifest = {**wanted.manifest}
+        manifest["metadata"] = {
+            **manifest["metadata"],
+            "labels": labels,
+            "ownerReferences": [
+                {"apiVersion": api_version, "kind": kind, "name": "owner", "controller": True}
+            ],
+        }
+        return pod_from_manifest(manifest)
+
+    SERVICE: ClassVar[dict[str, Any]] = {
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}},
+    }
+
+    def test_default_selector_merges_services_and_the_controllers_selector(self) -> None:
+        replica_set = {
+            "kind": "ReplicaSet",
+            "metadata": {"name": "owner", "namespace": "default"},
+            "spec": {"selector": {"matchExpressions": [{"key": "tier", "operator": "Exists"}]}},
+        }
+        found = pts.default_selector(
+            self.owned("ReplicaSet", "apps/v1", app="web"),
+            self.spread_cycle(self.SERVICE, replica_set),
+        )
+        assert found == pts.Selector(
+            (
+                pts.Requirement("app", "In", frozenset({"web"})),
+                pts.Requirement("tier", "Exists", frozenset()),
+            )
+        )
+        assert found.matches({"app": "web", "tier": "x"})
+        assert not found.matches({"app": "web"})
+
+    def test_a_replication_controllers_map_overrides_and_an_unknown_owner_adds_nothing(
+        self,
+    ) -> None:
+        controller = {
+            "kind": "ReplicationController",
+            "metadata": {"name": "owner", "namespace": "default"},
+            "spec": {"selector": {"app": "web", "track": "stable"}},
+        }
+        subject = self.owned("ReplicationController", "v1", app="web")
+        assert pts.default_selector(subject, self.spread_cycle(controller)) == pts.Selector(
+            pts.equal_to({"app": "web", "track": "stable"})
+        )
+        # a ReplicaSet of another API group is not one DefaultSelector knows
+        other = self.owned("ReplicaSet", "extensions/v1beta1", app="web")
+        assert pts.default_selector(other, self.spread_cycle()).empty()
+
+    def test_no_service_and_no_controller_skip_prefilter_and_prescore(self) -> None:
+        lone = scheduling_pod(self.owned("Job", "batch/v1", app="web"))
+        plugin = PLUGINS["PodTopologySpread"]
+        assert plugin.pre_filter is not None and plugin.pre_score is not None
+        assert plugin.pre_filter(lone, self.spread_cycle(self.SERVICE)) == SKIP
+        # the Service selects it: the system defaults are ScheduleAnyway, so PreFilter still
+        # skips and PreScore runs
+        assert plugin.pre_score(lone, self.spread_cycle(self.SERVICE)) is None
+        assert plugin.pre_score(lone, self.spread_cycle()) == SKIP
+
+    def test_rounding_is_half_away_from_zero_and_normalisation_reverses(self) -> None:
+        assert [pts.go_round(x) for x in (2.5, 3.4999, 0.5, 12.62)] == [3, 3, 1, 13]
+        normalize = PLUGINS["PodTopologySpread"].normalize
+        assert normalize is not None
+        # max 14, min 2: 100 x (16 - s) / 14; an ignored node scores 0
+        assert normalize([14, 13, 6, 2, pts.IGNORED]) == [14, 21, 71, 100, 0]
+        assert normalize([0, 0]) == [100, 100]
+
+    @pytest.mark.parametrize(
+        ("args", "problem"),
+        [
+            (
+                {"defaultingType": "Zone"},
+                'defaultingType: Unsupported value: "Zone": supported values: "System", "List"',
+            ),
+            (
+                {
+                    "defaultingType": "System",
+                    "defaultConstraints": [
+                        {"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}
+                    ],
+                },
+                'defaultingType: Invalid value: "System": when .defaultConstraints are not empty',
+            ),
+            (
+                {
+                    "defaultingType": "List",
+                    "defaultConstraints": [
+                        {"maxSkew": 0, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}
+                    ],
+                },
+                "defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)",
+            ),
+        ],
+        ids=["unknown-type", "system-with-constraints", "zero-skew"],
+    )
+    def test_args_are_validated_as_upstream(self, args: dict[str, Any], problem: str) -> None:
+        with pytest.raises(ValueError, match=re.escape(problem)):
+            pts.PodTopologySpreadArgs.from_json(args)
+
+    def test_args_default_to_system_defaulting(self) -> None:
+        args = pts.PodTopologySpreadArgs.from_json({})
+        assert args.system_defaulted
+        assert [(c["topologyKey"], c["maxSkew"]) for c in args.defaults] == [
+            ("kubernetes.io/hostname", 3),
+            ("topology.kubernetes.io/zone", 5),
+        ]
+        listed = pts.PodTopologySpreadArgs.from_json({"defaultingType": "List"})
+        assert listed.defaults == ()
