@@ -540,11 +540,15 @@ class Cache:
     # Snapshots -------------------------------------------------------------
 
     def new_scheduler(
-        self, config: SchedulerConfig, claims: Mapping[str, tuple[str, ...]] | None = None
+        self,
+        config: SchedulerConfig,
+        claims: Mapping[str, tuple[str, ...]] | None = None,
+        namespaces: Mapping[str, Mapping[str, str]] | None = None,
     ) -> Scheduler:
         """A scheduler whose cycles run over this cache with impl's own plugins; `claims`:
-        the cluster's PersistentVolumeClaims by "namespace/name", with their access modes."""
-        return Scheduler(self, config, claims)
+        the cluster's PersistentVolumeClaims by "namespace/name", with their access modes;
+        `namespaces`: the cluster's Namespace objects' labels by name."""
+        return Scheduler(self, config, claims, namespaces)
 
     def new_snapshot(self) -> Snapshot:
         """An empty snapshot for `update_snapshot` to fill (upstream `NewEmptySnapshot`)."""

@@ -21,6 +21,11 @@ from typing import TYPE_CHECKING
 import attrs
 
 from kcache.impl.node_info import NodeInfo
+from kcache.impl.scheduling.inter_pod_affinity import (
+    AffinityCycle,
+    InterPodAffinityArgs,
+    TermsCache,
+)
 from kcache.impl.scheduling.node_fields import NodeFieldsCache
 from kcache.impl.scheduling.plugins import (
     PLUGINS,
@@ -75,11 +80,16 @@ class Scheduler:
         cache: Cache,
         config: SchedulerConfig,
         claims: Mapping[str, tuple[str, ...]] | None = None,
+        namespaces: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self.cache = cache
         self.config = config
         #: "namespace/name" -> access modes of the cluster's PersistentVolumeClaims
         self.claims = dict(claims or {})
+        #: namespace name -> labels of the cluster's Namespace objects
+        self.namespaces = dict(namespaces or {})
+        self._terms = TermsCache()
+        self._affinity_args = InterPodAffinityArgs()
         self.snapshot = cache.new_snapshot()
         self.next_start_node_index = 0
         self._points = {profile.scheduler_name: _Points.of(profile) for profile in config.profiles}
@@ -130,6 +140,14 @@ class Scheduler:
                 CycleOutcome.UNSCHEDULABLE, self.next_start_node_index, message=_NO_NODES
             )
         plan.claim_conflicts = self._claim_conflicts(plan)
+        plan.inter_pod_affinity = AffinityCycle(
+            self.snapshot,
+            release=self.cache.release,
+            namespaces=self.namespaces,
+            args=self._affinity_args,
+            fields_of=self._fields.of,
+            terms_of=self._terms.of,
+        )
         skipped: set[str] = set()
         restricted_by: list[str] = []
         names: frozenset[str] | None = None
@@ -250,6 +268,7 @@ class Scheduler:
             else:
                 feasible.append(info)
         self._fields.keep_only([info.node for info in nodes if info.node is not None])
+        self._terms.keep_only(sum(len(info.pods) for info in self.snapshot.node_list))
         return feasible, rejected
 
     def _score(

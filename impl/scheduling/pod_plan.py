@@ -8,7 +8,7 @@ comparisons and lookups.  Selectors are compiled into `Term`s once.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcache.impl.pod_info import (
     Fields,
@@ -22,6 +22,9 @@ from kcache.impl.pod_info import (
 from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Status
+
+if TYPE_CHECKING:
+    from kcache.impl.scheduling.inter_pod_affinity import AffinityCycle
 
 #: (key, operator, value, effect) of a toleration, as the API spells them
 Toleration = tuple[str, str, str, str]
@@ -67,6 +70,7 @@ class PodPlan:
         "host_ports",
         "images",
         "init_images",
+        "inter_pod_affinity",
         "memory",
         "named_node_only",
         "node_name",
@@ -142,6 +146,8 @@ class PodPlan:
         self.claims = list(pvc_keys(manifest))
         #: set per cycle: the pod's ReadWriteOncePod claims in use, or the NotFound rejection
         self.claim_conflicts: int | Status = 0
+        #: set per cycle: InterPodAffinity's state over the cycle's snapshot
+        self.inter_pod_affinity: AffinityCycle | None = None
         self.volume_images = [
             (volume.get("image") or _EMPTY).get("reference") or ""
             for volume in spec.get("volumes") or []

@@ -86,6 +86,7 @@ MODELLED = frozenset(
         "VolumeRestrictions",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
+        "InterPodAffinity",
     }
 )
 #: plugins of no extension point a cycle's decision reads (queue sort, gates, bind)

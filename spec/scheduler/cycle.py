@@ -64,6 +64,8 @@ class Scheduler:
     nodes: dict[str, Node] = attrs.field(factory=dict)
     #: "namespace/name" -> access modes of each PersistentVolumeClaim (VolumeRestrictions)
     claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    #: namespace name -> labels of each Namespace object the cluster has (InterPodAffinity)
+    namespaces: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
     snapshot: Snapshot = attrs.field(
         default=attrs.Factory(lambda self: self.cache.new_snapshot(), takes_self=True)
     )
@@ -122,7 +124,15 @@ class Scheduler:
         if not listed:
             return self._ended(CycleOutcome.UNSCHEDULABLE, NO_NODES_MESSAGE)
         used = view.used_pvcs | {key for key, count in view.used_pvc_ref_counts.items() if count}
-        cycle = Cycle(self.cache.release, len(listed), self.claims, frozenset(used))
+        cycle = Cycle(
+            self.cache.release,
+            len(listed),
+            self.claims,
+            frozenset(used),
+            nodes=tuple(listed),
+            node_pods=_entry_pods(self.snapshot),
+            namespaces=self.namespaces,
+        )
         plugins = [PLUGINS[name] for name, _ in profile.plugins]
         skipped, restricted_by, names, held = _pre_filter(pod, plugins, cycle)
         if held is not None:
@@ -253,6 +263,15 @@ def _no_common_node(plugins: set[str]) -> str:
     if len(plugins) == 1:
         return f"node(s) didn't satisfy plugin {next(iter(plugins))}"
     return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}] simultaneously"
+
+
+def _entry_pods(snapshot: Snapshot) -> Mapping[str, tuple[Pod, ...]]:
+    """The pods of each snapshot entry, which the model's own snapshot holds (a cache of
+    another kind brings its own cycle, `new_scheduler`)."""
+    held: Mapping[str, tuple[Pod, ...]] | None = getattr(snapshot, "entry_pods", None)
+    if held is None:
+        raise TypeError("the model's cycle runs over the model's own snapshot")
+    return held
 
 
 def on_host(pod: Pod, host: str) -> Pod:

@@ -10,9 +10,11 @@ Score for this cycle, as upstream's `Skip` does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
+from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.objects import SchedulingNode, SchedulingPod
 from kcache.spec.scheduler.status import Status
@@ -42,6 +44,14 @@ class Cycle:
     claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     #: the claims the snapshot's listed pods use (`IsPVCUsedByPods`)
     used_claims: frozenset[str] = frozenset()
+    #: every listed node, in the snapshot's order (InterPodAffinity reads them all)
+    nodes: tuple[Candidate, ...] = ()
+    #: node name -> the pods its snapshot entry holds
+    node_pods: Mapping[str, tuple[Pod, ...]] = attrs.field(factory=dict)
+    #: namespace name -> its labels, for the Namespace objects the cluster has
+    namespaces: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
+    #: plugin name -> its args object (pluginConfig), where not the plugin's defaults
+    plugin_args: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 #: PreFilter: None (go on), a Status (skip, reject, error) or the node names it restricts to

@@ -8,6 +8,7 @@ from kcache.spec.scheduler.plugin import Plugin
 from kcache.spec.scheduler.plugins import (
     balanced_allocation,
     image_locality,
+    inter_pod_affinity,
     node_affinity,
     node_name,
     node_ports,
@@ -27,6 +28,7 @@ PLUGINS: Mapping[str, Plugin] = {
         node_ports,
         node_resources_fit,
         volume_restrictions,
+        inter_pod_affinity,
         balanced_allocation,
         image_locality,
     )
