@@ -24,9 +24,9 @@ def test_impl_passes_and_the_summary_says_what_was_checked(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("PASS impl: 300 pods on 20 nodes in ")
     assert lines[1] == (
-        "profile default-scheduler: 9 of its 20 plugins modelled, 3 of no part in the "
+        "profile default-scheduler: 10 of its 20 plugins modelled, 3 of no part in the "
         "decision; not modelled: NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread, "
-        "InterPodAffinity, DynamicResources, DefaultPreemption, NodeDeclaredFeatures"
+        "DynamicResources, DefaultPreemption, NodeDeclaredFeatures"
     )
     unschedulable = int(re.search(r"(\d+) unschedulable", lines[4]).group(1))  # type: ignore[union-attr]
     assert lines[2] == (
