@@ -43,7 +43,7 @@ from kcache.spec.releases import DEFAULT_RELEASE
 from kcache.spec.scheduler.config import SchedulerConfig, default_config
 from kcache.spec.scheduler.cycle import Scheduler
 from kcache.spec.scheduler.decision import Binding, Decision
-from kcache.spec.scheduler.objects import claim_from_manifest
+from kcache.spec.scheduler.objects import claim_from_manifest, namespace_from_manifest
 from kcache.spec.views import (
     CompositePodGroupView,
     Dump,
@@ -273,6 +273,8 @@ class Run:
     nodes: dict[str, Node] = attrs.field(factory=dict)
     #: PersistentVolumeClaim manifests of the cluster (a trace's `claims`)
     claims: tuple[Any, ...] = ()
+    #: Namespace manifests of the cluster (InterPodAffinity's namespace selectors read them)
+    namespaces: tuple[Any, ...] = ()
     _scheduler: CycleRunner | None = None
 
     @property
@@ -284,14 +286,16 @@ class Run:
 
     def new_scheduler(self) -> CycleRunner:
         """A scheduler with a snapshot of its own over this run's cache: the cache's own
-        (`new_scheduler(config, claims)`, as impl offers) or else the model's cycle."""
+        (`new_scheduler(config, claims, namespaces)`, as impl offers) or else the model's
+        cycle."""
         config = self.scheduler_config or default_config(self.cache.release)
         claims = dict(claim_from_manifest(claim) for claim in self.claims)
+        namespaces = dict(namespace_from_manifest(item) for item in self.namespaces)
         own = getattr(self.cache, "new_scheduler", None)
         if own is not None:
-            made: CycleRunner = own(config, claims)
+            made: CycleRunner = own(config, claims, namespaces)
             return made
-        return Scheduler(self.cache, config, nodes=self.nodes, claims=claims)
+        return Scheduler(self.cache, config, nodes=self.nodes, claims=claims, namespaces=namespaces)
 
     def snapshot(self, name: str) -> Snapshot:
         """The snapshot called `name`; its first use makes it with the cache's `new_snapshot()`."""

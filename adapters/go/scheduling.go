@@ -59,8 +59,8 @@ func (c *clockedFinish) FinishBinding(logger klog.Logger, pod *v1.Pod) error {
 }
 
 // newScheduler answers `new_scheduler`: upstream's scheduler built from the
-// trace's configuration (KubeSchedulerConfiguration v1), with the claims in
-// its informers, over this session's cache.
+// trace's configuration (KubeSchedulerConfiguration v1), with the claims and
+// namespaces in its informers, over this session's cache.
 func (s *session) newScheduler(r request) (map[string]any, error) {
 	var versioned configv1.KubeSchedulerConfiguration
 	if err := r.decode("config", &versioned); err != nil {
@@ -69,6 +69,12 @@ func (s *session) newScheduler(r request) (map[string]any, error) {
 	var claims []v1.PersistentVolumeClaim
 	if _, ok := r.present("claims"); ok {
 		if err := r.decode("claims", &claims); err != nil {
+			return nil, err
+		}
+	}
+	var namespaces []v1.Namespace
+	if _, ok := r.present("namespaces"); ok {
+		if err := r.decode("namespaces", &namespaces); err != nil {
 			return nil, err
 		}
 	}
@@ -89,6 +95,12 @@ func (s *session) newScheduler(r request) (map[string]any, error) {
 	for i := range claims {
 		if err := claimStore.Add(&claims[i]); err != nil {
 			return nil, protocolErrorf("new_scheduler: claims[%d]: %v", i, err)
+		}
+	}
+	namespaceStore := factory.Core().V1().Namespaces().Informer().GetStore()
+	for i := range namespaces {
+		if err := namespaceStore.Add(&namespaces[i]); err != nil {
+			return nil, protocolErrorf("new_scheduler: namespaces[%d]: %v", i, err)
 		}
 	}
 	name, err := r.str("scheduler")

@@ -63,7 +63,7 @@ from kcache.spec.scheduler.config import (
     read_configuration_file,
 )
 from kcache.spec.scheduler.decision import CycleOutcome, Decision
-from kcache.spec.scheduler.objects import claim_from_manifest
+from kcache.spec.scheduler.objects import claim_from_manifest, namespace_from_manifest
 from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
 from kcache.unmodelled import Gap, PlacedPods, gaps, preempts, profile_line
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         cache = targets.build_cache(
             factory, ttl=Decimal(0), release=release, who=f"--impl {args.impl}"
         )
-        run_ = Run(cache, scheduler_config=config, claims=claims)
+        run_ = Run(cache, scheduler_config=config, claims=claims, namespaces=_namespaces(cluster))
         for step in cluster.steps:
             perform(run_, step.op, step.args)
         decision = run_.scheduler.schedule_one(pod)
@@ -158,6 +158,16 @@ def _claims(cluster: ClusterInput) -> tuple[Any, ...]:
         except ObjectError as error:
             raise KcacheError(f"{', '.join(cluster.sources)}: {error}") from None
     return cluster.claims
+
+
+def _namespaces(cluster: ClusterInput) -> tuple[Any, ...]:
+    """The Namespace objects of the cluster files, each checked to read as one."""
+    for namespace in cluster.namespaces:
+        try:
+            namespace_from_manifest(namespace)
+        except ObjectError as error:
+            raise KcacheError(f"{', '.join(cluster.sources)}: {error}") from None
+    return cluster.namespaces
 
 
 def _pending_pod(path: Path) -> Pod:

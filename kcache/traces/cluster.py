@@ -62,6 +62,8 @@ class ClusterInput:
     sources: tuple[str, ...]
     #: the PersistentVolumeClaim objects of the files, as decoded (a scheduling cycle reads them)
     claims: tuple[Mapping[str, Any], ...] = ()
+    #: the Namespace objects of the files, as decoded (InterPodAffinity's namespace selectors)
+    namespaces: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -87,8 +89,9 @@ def read_cluster(paths: Sequence[str], stdin: BinaryIO | None = None) -> Cluster
     ignored: Counter[str] = Counter()
     objects: list[Pod | Node] = []
     claims: list[Mapping[str, Any]] = []
+    namespaces: list[Mapping[str, Any]] = []
     for path in paths:
-        objects.extend(_read_file(path, stdin, ignored, claims))
+        objects.extend(_read_file(path, stdin, ignored, claims, namespaces))
     nodes = [obj for obj in objects if isinstance(obj, Node)]
     pods: list[Pod] = []
     left_out: dict[str, str] = {}
@@ -107,18 +110,24 @@ def read_cluster(paths: Sequence[str], stdin: BinaryIO | None = None) -> Cluster
         ignored=dict(sorted(ignored.items())),
         sources=tuple(paths),
         claims=tuple(claims),
+        namespaces=tuple(namespaces),
     )
 
 
 def read_pods(path: str) -> list[Pod]:
     """The pods of one file, bound or not (`schedule --pod`), read as `read_cluster` reads."""
-    return [obj for obj in _read_file(path, None, Counter(), []) if isinstance(obj, Pod)]
+    return [obj for obj in _read_file(path, None, Counter(), [], []) if isinstance(obj, Pod)]
 
 
 def _read_file(
-    path: str, stdin: BinaryIO | None, ignored: Counter[str], claims: list[Mapping[str, Any]]
+    path: str,
+    stdin: BinaryIO | None,
+    ignored: Counter[str],
+    claims: list[Mapping[str, Any]],
+    namespaces: list[Mapping[str, Any]],
 ) -> list[Pod | Node]:
-    """The pods and nodes of one file, counting other kinds and keeping the claims."""
+    """The pods and nodes of one file, counting other kinds and keeping the claims and
+    namespaces."""
     if path == STDIN:
         source = "<stdin>"
         text = documents.read_stream(stdin, source) if stdin is not None else ""
@@ -133,6 +142,7 @@ def _read_file(
         except ObjectError as error:
             raise _placed(error, source, text, number, document) from None
         claims.extend(objects_of_kind(document.value, "PersistentVolumeClaim"))
+        namespaces.extend(objects_of_kind(document.value, "Namespace"))
     return objects
 
 

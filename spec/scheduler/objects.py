@@ -182,3 +182,14 @@ def claim_from_manifest(obj: object) -> tuple[str, tuple[str, ...]]:
         raise metadata.fail("name", "a claim needs a name")
     modes = tuple(manifest.mapping("spec").strings("accessModes"))
     return f"{metadata.string('namespace')}/{name}", modes
+
+
+def namespace_from_manifest(obj: object) -> tuple[str, dict[str, str]]:
+    """A `v1.Namespace`: its name and labels (what InterPodAffinity's namespace selectors read)."""
+    manifest = Fields.top("namespace", obj)
+    manifest.expect_kind("Namespace")
+    metadata = manifest.mapping("metadata")
+    name = metadata.string("name")
+    if not name:
+        raise metadata.fail("name", "a namespace needs a name")
+    return name, metadata.string_map("labels")

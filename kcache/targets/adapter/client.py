@@ -423,11 +423,14 @@ class SchedulingAdapterCache(AdapterCache):
         self._schedulers = 0
 
     def new_scheduler(
-        self, config: SchedulerConfig, claims: Mapping[str, tuple[str, ...]]
+        self,
+        config: SchedulerConfig,
+        claims: Mapping[str, tuple[str, ...]],
+        namespaces: Mapping[str, Mapping[str, str]] | None = None,
     ) -> AdapterScheduler:
         """A scheduler of the adapter's own over this cache, with a snapshot of its own."""
         self._schedulers += 1
-        return AdapterScheduler(self, config, claims, f"c{self._schedulers}")
+        return AdapterScheduler(self, config, claims, f"c{self._schedulers}", namespaces or {})
 
 
 def _read_key(op: str, values: tuple[Any, ...]) -> tuple[Any, ...] | None:

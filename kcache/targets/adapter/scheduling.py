@@ -40,6 +40,7 @@ class AdapterScheduler:
         config: SchedulerConfig,
         claims: Mapping[str, tuple[str, ...]],
         name: str,
+        namespaces: Mapping[str, Mapping[str, str]],
     ) -> None:
         self.cache = cache
         self.config = config
@@ -53,6 +54,9 @@ class AdapterScheduler:
             scheduler=name,
             config=config_to_json(config),
             claims=[claim_manifest(key, modes) for key, modes in sorted(claims.items())],
+            namespaces=[
+                namespace_manifest(name, labels) for name, labels in sorted(namespaces.items())
+            ],
         )
         snapshot = answer.get("snapshot")
         if not isinstance(snapshot, str):
@@ -112,4 +116,13 @@ def claim_manifest(key: str, modes: tuple[str, ...]) -> dict[str, Any]:
         "kind": "PersistentVolumeClaim",
         "metadata": {"namespace": namespace, "name": name},
         "spec": {"accessModes": list(modes)},
+    }
+
+
+def namespace_manifest(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
+    """The Namespace a `namespaces` entry stands for: what InterPodAffinity's selectors read."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": dict(labels)},
     }

@@ -381,3 +381,47 @@ def test_upstream_runs_the_whole_default_profile(
         "  small  feasible",
         "host: small",
     ]
+
+
+AFFINITY = TESTS / "data" / "cluster" / "affinity"
+#: the InterPodAffinity figures of affinity/pod.yaml on affinity/cluster.yaml, by hand: web
+#: needs a zone holding an app=cache pod of a team=b namespace (cache, in tools, on n2: zone
+#: a), so n3 (zone b) fails; its preferred anti-affinity (5, hostname) to app=db of its own
+#: namespace gives n1 (db) -5; cache's preferred affinity (3, hostname) to app=web of team=a
+#: namespaces (shop is) gives n2 +3; min-max scaling: n1 0, n2 100 * 8 / 8 = 100, weight 2
+AFFINITY_SCORES = {
+    "n1": {"TaintToleration": 300, "NodeResourcesFit": 62, "InterPodAffinity": 0},
+    "n2": {"TaintToleration": 300, "NodeResourcesFit": 62, "InterPodAffinity": 200},
+}
+
+
+@pytest.mark.parametrize("impl", ["spec", "impl"])
+def test_pod_affinity_with_namespace_selectors_on_a_cluster_file(
+    capsys: pytest.CaptureFixture[str], impl: str
+) -> None:
+    """The cluster file's Namespace objects decide both namespace selectors.  Besides
+    InterPodAffinity: LeastAllocated (4000-2000)/4000 = 50 and (8-2)/8 = 75: 62; v1.37's
+    BalancedAllocation 50 + (50 + 87 - 93) / 2 = 72 on both; so n2 wins 634 to 434."""
+    status, out, _ = schedule(
+        capsys,
+        str(AFFINITY / "cluster.yaml"),
+        "--pod",
+        str(AFFINITY / "pod.yaml"),
+        "--impl",
+        impl,
+        "--format",
+        "json",
+    )
+    decision = json.loads(out)["decision"]
+    assert status == 3  # PodTopologySpread, not modelled, reads the pod's labels
+    assert decision["host"] == "n2"
+    assert decision["node_status"] == {
+        "n3": {
+            "code": "UnschedulableAndUnresolvable",
+            "reasons": ["node(s) didn't match pod affinity rules"],
+            "plugin": "InterPodAffinity",
+        }
+    }
+    assert decision["scores"] == {"n1": 434, "n2": 634}
+    for node, figures in AFFINITY_SCORES.items():
+        assert decision["plugin_scores"][node].items() >= figures.items()
