@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from kcache.machine import coverage
+from kcache.machine.affinity_pods import HOSTNAME, POD_LABELS, pod_affinity, with_pod_affinity
 from kcache.machine.lockstep import LockstepMachine
 from kcache.machine.recorder import FailureRecorder
 from kcache.spec.cache import Cache as SpecCache
@@ -68,7 +69,7 @@ def node(name: str, flavour: int) -> Node:
     zone, cpu, memory, pods = CAPACITIES[name]
     manifest: dict[str, Any] = {
         "kind": "Node",
-        "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}},
+        "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone, HOSTNAME: name}},
         "spec": {},
         "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": pods}},
     }
@@ -122,7 +123,7 @@ def pending_pods(draw: st.DrawFn) -> dict[str, Any]:
                 ]
             }
         }
-    return spec
+    return with_pod_affinity(spec, draw(pod_affinity()))
 
 
 BINDINGS = st.sampled_from((None, None, None, None, None, None, *FailurePoint)).map(
@@ -187,14 +188,14 @@ class SchedulerMachine(LockstepMachine):
 
     # -- cycles ---------------------------------------------------------------------------------
 
-    @rule(spec=pending_pods(), binding=BINDINGS)
-    def schedule_one(self, spec: dict[str, Any], binding: Binding) -> None:
+    @rule(spec=pending_pods(), binding=BINDINGS, labels=POD_LABELS)
+    def schedule_one(self, spec: dict[str, Any], binding: Binding, labels: dict[str, str]) -> None:
         self.serial += 1
         uid = f"p{self.serial}"
         pod = pod_from_manifest(
             {
                 "kind": "Pod",
-                "metadata": {"name": uid, "namespace": "default", "uid": uid},
+                "metadata": {"name": uid, "namespace": "default", "uid": uid, "labels": labels},
                 "spec": spec,
             }
         )
