@@ -2,22 +2,27 @@
 
 Each class is `impl.cache.Cache` with one bug a scheduler would pay for:
 a pod over-commits a node, a freed host port stays taken, a node is never
-considered.  `tests/stateful/test_scheduler_teeth.py` requires
-`kcache conform --workload scheduler` to catch each in every one of ten
-seeds.  Like `kcache.seeded.bugs`, they patch impl's internals on purpose.
+considered, a placed pod's anti-affinity or preference goes unread.
+`tests/stateful/test_scheduler_machine.py` requires `kcache conform
+--workload scheduler` to catch each in every one of ten seeds.  Like
+`kcache.seeded.bugs`, they patch impl's internals on purpose.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import kcache.impl.snapshot
 from kcache.impl.cache import Cache
 from kcache.impl.node_tree import NodeTree
+from kcache.impl.pod_info import PodInfo
+from kcache.impl.scheduling.cycle import Scheduler
+from kcache.impl.scheduling.inter_pod_affinity import PodTerms, TermsCache
 from kcache.impl.snapshot import Snapshot
 from kcache.spec.objects import Pod
 from kcache.spec.protocol import Snapshot as SnapshotProtocol
+from kcache.spec.scheduler.config import SchedulerConfig
 
 
 class StaleRequestedAfterSnapshotUpdate(Cache):
@@ -107,8 +112,65 @@ class NodeMissingFromList(Cache):
             super().update_snapshot(snapshot)
 
 
+class StaleAffinityListRead(Cache):
+    """A snapshot update leaves the list of nodes with required anti-affinity pods as the
+    previous update made it.
+
+    InterPodAffinity's PreFilter reads that list for existing pods' anti-affinity, so a pod
+    placed since, whose term refuses the next pod, is not seen, and the pod it refuses is
+    placed beside it.
+
+    Smallest story: one node; schedule a pod with required anti-affinity to app=web by
+    hostname (placed); schedule an app=web pod.  Expected: unschedulable, `node(s) didn't
+    satisfy existing pods anti-affinity rules`.  Actual: placed on the node.
+    """
+
+    def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
+        assert isinstance(snapshot, Snapshot)
+        kept = snapshot.have_pods_with_required_anti_affinity
+        super().update_snapshot(snapshot)
+        snapshot.have_pods_with_required_anti_affinity = kept
+
+
+class _IgnoringPlacedPreferredTerms(TermsCache):
+    def of(self, held: PodInfo | Pod) -> PodTerms:
+        terms = super().of(held)
+        if isinstance(held, PodInfo):
+            terms.preferred_affinity = []
+            terms.preferred_anti_affinity = []
+        return terms
+
+
+class PlacedPodsPreferredTermsIgnored(Cache):
+    """InterPodAffinity's PreScore reads no preferred term of a placed pod.
+
+    A placed pod's preferred affinity (or anti-affinity) to the pending pod adds nothing to
+    the score of its topology domain, so the pod goes where upstream would not put it.
+
+    Smallest story: nodes a and b; a pod on a prefers (weight 100, hostname) app=web pods;
+    schedule an app=web pod.  Expected: InterPodAffinity scores a 100 (times its weight 2),
+    b 0, host a.  Actual: PreScore skips, both score 0.
+    """
+
+    def new_scheduler(
+        self,
+        config: SchedulerConfig,
+        claims: Mapping[str, tuple[str, ...]] | None = None,
+        namespaces: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> Scheduler:
+        scheduler = super().new_scheduler(config, claims, namespaces)
+        scheduler._terms = _IgnoringPlacedPreferredTerms()
+        return scheduler
+
+
 #: every decision-visible seeded bug, by name
 DECISION_BUGS: dict[str, type[Cache]] = {
     bug.__name__: bug
-    for bug in (StaleRequestedAfterSnapshotUpdate, PortLeftAfterRemoval, NodeMissingFromList)
+    for bug in (
+        StaleRequestedAfterSnapshotUpdate,
+        PortLeftAfterRemoval,
+        NodeMissingFromList,
+        StaleAffinityListRead,
+        PlacedPodsPreferredTermsIgnored,
+    )
 }
