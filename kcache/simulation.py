@@ -2,7 +2,8 @@
 
 `simulate` builds N nodes in up to five zones with a few capacity classes,
 then runs M pending pods through the target's scheduler (its own, as impl
-has, or the model's over its cache): each pod's binding fails at a random
+has, or the model's over its cache), each of one of a few apps and a quarter
+with pod affinity or anti-affinity to an app: each pod's binding fails at a random
 point with the given rate, the informer confirms bound pods a few cycles
 later in shuffled order, and with the churn rate a node is cordoned or
 uncordoned, or a confirmed pod deleted.  Along the way it checks what a
@@ -136,7 +137,10 @@ def cluster_node(index: int, *, cordoned: bool = False) -> Node:
             "kind": "Node",
             "metadata": {
                 "name": f"node-{index:05}",
-                "labels": {"topology.kubernetes.io/zone": ZONES[index % len(ZONES)]},
+                "labels": {
+                    "topology.kubernetes.io/zone": ZONES[index % len(ZONES)],
+                    "kubernetes.io/hostname": f"node-{index:05}",
+                },
             },
             "spec": {"unschedulable": cordoned},
             "status": {
@@ -157,11 +161,54 @@ def pending_pod(index: int, chooser: random.Random) -> dict[str, Any]:
     if chooser.random() < 0.05:
         port = chooser.choice((8080, 9090))
         container["ports"] = [{"containerPort": port, "hostPort": port}]
+    app = APPS[index % len(APPS)]
+    spec: dict[str, Any] = {"containers": [container]}
+    if chooser.random() < AFFINITY_SHARE:
+        spec["affinity"] = chooser.choice(_AFFINITIES)(app)
     return {
         "kind": "Pod",
-        "metadata": {"name": f"pod-{index:06}", "namespace": "sim", "uid": f"sim-{index:06}"},
-        "spec": {"containers": [container]},
+        "metadata": {
+            "name": f"pod-{index:06}",
+            "namespace": "sim",
+            "uid": f"sim-{index:06}",
+            "labels": {"app": app},
+        },
+        "spec": spec,
     }
+
+
+#: the apps pending pods belong to, and the share of pods with pod (anti-)affinity among them
+APPS = ("web", "api", "cache", "db", "queue", "batch", "auth", "search")
+AFFINITY_SHARE = 0.25
+
+
+def _term(app: str, key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}
+
+
+#: what a pod with pod affinity asks: spread from its own app (preferred, or one per node
+#: required), or to be near a cache in its zone
+_AFFINITIES = (
+    lambda app: {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 50, "podAffinityTerm": _term(app, "kubernetes.io/hostname")}
+            ]
+        }
+    },
+    lambda app: {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_term(app, "kubernetes.io/hostname")]
+        }
+    },
+    lambda app: {
+        "podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 20, "podAffinityTerm": _term("cache", "topology.kubernetes.io/zone")}
+            ]
+        }
+    },
+)
 
 
 def simulate(
