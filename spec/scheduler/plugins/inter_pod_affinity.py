@@ -37,8 +37,8 @@ a node without the key is in no domain of that term.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
@@ -49,6 +49,7 @@ from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
 from kcache.spec.scheduler.pod_affinity_terms import (
     AffinityTerm,
+    PodAffinity,
     pod_affinity,
     term_selects,
     with_namespaces_merged,
@@ -60,6 +61,7 @@ AFFINITY_REASON = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY_REASON = "node(s) didn't match pod anti-affinity rules"
 EXISTING_ANTI_AFFINITY_REASON = "node(s) didn't satisfy existing pods anti-affinity rules"
 FAST_PATH_GATE = "InterPodAffinityHostnameFastPath"
+_T = TypeVar("_T")
 
 
 @attrs.frozen
@@ -98,6 +100,34 @@ def _args(cycle: Cycle) -> InterPodAffinityArgs:
 
 # -- what the cycle holds -------------------------------------------------------------------------
 
+#: memos, not semantics: a pod object's parsed terms, and what one cycle gathered for its pod
+#: (the last cycle's only), so the per-node points read sets instead of re-walking the pods
+_PARSED: dict[int, tuple[Pod, PodAffinity]] = {}
+_SEEN: list[Any] = [None, None, None]
+_SCORES: list[Any] = [None, None, None]
+
+
+def _parsed(pod: Pod) -> PodAffinity:
+    found = _PARSED.get(id(pod))
+    if found is not None and found[0] is pod:
+        return found[1]
+    if len(_PARSED) > _PARSED_KEPT:
+        _PARSED.clear()
+    parsed = pod_affinity(pod)
+    _PARSED[id(pod)] = (pod, parsed)
+    return parsed
+
+
+_PARSED_KEPT = 100_000
+
+
+def _once(memo: list[Any], pod: SchedulingPod, cycle: Cycle, work: Callable[[], _T]) -> _T:
+    """`work()` once per (pod, cycle) pair, by identity: both are made afresh every cycle."""
+    if memo[0] is not pod or memo[1] is not cycle:
+        memo[:] = [pod, cycle, work()]
+    result: _T = memo[2]
+    return result
+
 
 def _placed(cycle: Cycle) -> Iterator[tuple[Pod, Candidate]]:
     """Every pod of every listed node, with its node."""
@@ -111,7 +141,7 @@ def _namespace_labels(pod: Pod, cycle: Cycle) -> Mapping[str, str]:
 
 
 def _own_terms(pod: SchedulingPod, cycle: Cycle, kind: str) -> tuple[AffinityTerm, ...]:
-    terms: tuple[AffinityTerm, ...] = getattr(pod_affinity(pod.pod), kind)
+    terms: tuple[AffinityTerm, ...] = getattr(_parsed(pod.pod), kind)
     return tuple(with_namespaces_merged(term, cycle.namespaces) for term in terms)
 
 
@@ -135,59 +165,100 @@ def _selects_all(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
 
 
 def _pre_filter(pod: SchedulingPod, cycle: Cycle) -> Status | frozenset[str] | None:
-    parsed = pod_affinity(pod.pod)
+    parsed = _parsed(pod.pod)
     if parsed.errors:
         return unresolvable(f"parsing pod: {parsed.error}")
     return None
 
 
-def _affinity_holds(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> bool:
+@attrs.frozen
+class _Seen:
+    """What Filter reads of the cycle for the pod, gathered once per cycle."""
+
+    #: the pod's required affinity terms, whether only node-local pods count for them
+    #: (fast path), and per term the domains holding a pod that matches all of them
+    affinity: tuple[AffinityTerm, ...]
+    local: bool
+    matched: tuple[frozenset[tuple[str, str] | None], ...]
+    #: some pod matching all the terms was counted (sits in a domain of a term)
+    counted: bool
+    #: the pod matches all its own terms (the first pod of a group)
+    selects_itself: bool
+    #: per required anti-affinity term: its key, locality, and the domains of pods it selects
+    avoided: tuple[tuple[str, bool, frozenset[tuple[str, str] | None]], ...]
+    #: (key, locality) -> the domains where a placed pod's required anti-affinity term
+    #: selects the pod
+    refused: Mapping[tuple[str, bool], frozenset[tuple[str, str]]]
+
+
+def _seen(pod: SchedulingPod, cycle: Cycle) -> _Seen:
+    """`_Seen` for this pod and cycle, worked out at the first Filter of the cycle."""
+    return _once(_SEEN, pod, cycle, lambda: _gather(pod, cycle))
+
+
+def _gather(pod: SchedulingPod, cycle: Cycle) -> _Seen:
     terms = _own_terms(pod, cycle, "required_affinity")
-    if not terms:
-        return True
-    if any(term.topology_key not in node.node.labels for term in terms):
-        return False
     local = all(_host_scoped(term.topology_key, cycle) for term in terms)
-    matching = [(other, where) for other, where in _placed(cycle) if _selects_all(terms, other)]
+    placed = list(_placed(cycle))
+    matching = [where for other, where in placed if _selects_all(terms, other)]
+    avoided = []
+    for term in _own_terms(pod, cycle, "required_anti_affinity"):
+        near = _host_scoped(term.topology_key, cycle)
+        domains = frozenset(
+            _domain(term.topology_key, where, near)
+            for other, where in placed
+            if term_selects(term, other, {})
+        )
+        avoided.append((term.topology_key, near, domains))
+    labels = _namespace_labels(pod.pod, cycle)
+    refused: dict[tuple[str, bool], set[tuple[str, str]]] = {}
+    for other, where in placed:
+        for term in _parsed(other).required_anti_affinity:
+            near = _host_scoped(term.topology_key, cycle)
+            domain = _domain(term.topology_key, where, near)
+            if domain is not None and term_selects(term, pod.pod, labels):
+                refused.setdefault((term.topology_key, near), set()).add(domain)
+    return _Seen(
+        affinity=terms,
+        local=local,
+        matched=tuple(
+            frozenset(_domain(term.topology_key, where, local) for where in matching)
+            for term in terms
+        ),
+        counted=any(
+            local or any(term.topology_key in where.node.labels for term in terms)
+            for where in matching
+        ),
+        selects_itself=_selects_all(terms, pod.pod),
+        avoided=tuple(avoided),
+        refused={key: frozenset(domains) for key, domains in refused.items()},
+    )
+
+
+def _affinity_holds(seen: _Seen, node: Candidate) -> bool:
+    if not seen.affinity:
+        return True
+    if any(term.topology_key not in node.node.labels for term in seen.affinity):
+        return False
     if all(
-        _domain(term.topology_key, node, local)
-        in {_domain(term.topology_key, where, local) for _, where in matching}
-        for term in terms
+        _domain(term.topology_key, node, seen.local) in domains
+        for term, domains in zip(seen.affinity, seen.matched, strict=True)
     ):
         return True
-    counted = [
-        where
-        for _, where in matching
-        if local or any(term.topology_key in where.node.labels for term in terms)
-    ]
-    return not counted and _selects_all(terms, pod.pod)
+    return not seen.counted and seen.selects_itself
 
 
-def _anti_affinity_holds(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> bool:
-    for term in _own_terms(pod, cycle, "required_anti_affinity"):
-        local = _host_scoped(term.topology_key, cycle)
-        here = _domain(term.topology_key, node, local)
-        if here is not None and any(
-            _domain(term.topology_key, where, local) == here and term_selects(term, other, {})
-            for other, where in _placed(cycle)
-        ):
-            return False
-    return True
+def _anti_affinity_holds(seen: _Seen, node: Candidate) -> bool:
+    return not any(
+        (here := _domain(key, node, near)) is not None and here in domains
+        for key, near, domains in seen.avoided
+    )
 
 
-def _existing_anti_affinity_holds(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> bool:
-    labels = _namespace_labels(pod.pod, cycle)
-    for other, where in _placed(cycle):
-        for term in pod_affinity(other).required_anti_affinity:
-            local = _host_scoped(term.topology_key, cycle)
-            here = _domain(term.topology_key, node, local)
-            if (
-                here is not None
-                and _domain(term.topology_key, where, local) == here
-                and term_selects(term, pod.pod, labels)
-            ):
-                return False
-    return True
+def _existing_anti_affinity_holds(seen: _Seen, node: Candidate) -> bool:
+    return not any(
+        _domain(key, node, near) in domains for (key, near), domains in seen.refused.items()
+    )
 
 
 #: the checks in upstream's order, with the status each failure gives
@@ -199,14 +270,19 @@ _CHECKS = (
 
 
 def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
+    seen = _seen(pod, cycle)
     for holds, failure in _CHECKS:
-        if not holds(pod, node, cycle):
+        if not holds(seen, node):
             return failure
     return None
 
 
 def _domain_scores(pod: SchedulingPod, cycle: Cycle) -> Counter[tuple[str, str]] | None:
     """PreScore's topology score per (key, value); None when nothing was added anywhere."""
+    return _once(_SCORES, pod, cycle, lambda: _add_scores(pod, cycle))
+
+
+def _add_scores(pod: SchedulingPod, cycle: Cycle) -> Counter[tuple[str, str]] | None:
     args = _args(cycle)
     labels = _namespace_labels(pod.pod, cycle)
     preferred = _own_terms(pod, cycle, "preferred_affinity")
@@ -216,7 +292,7 @@ def _domain_scores(pod: SchedulingPod, cycle: Cycle) -> Counter[tuple[str, str]]
     for other, where in _placed(cycle):
         if not where.node.labels:
             continue
-        theirs = pod_affinity(other)
+        theirs = _parsed(other)
         hard = theirs.required_affinity if args.hard_pod_affinity_weight > 0 else ()
         for terms, selected, sign, weight in (
             (preferred, other, 1, None),
@@ -235,10 +311,7 @@ def _domain_scores(pod: SchedulingPod, cycle: Cycle) -> Counter[tuple[str, str]]
 
 
 def _pre_score(pod: SchedulingPod, cycle: Cycle) -> Status | None:
-    if (
-        _args(cycle).ignore_preferred_terms_of_existing_pods
-        and not pod_affinity(pod.pod).has_preferred
-    ):
+    if _args(cycle).ignore_preferred_terms_of_existing_pods and not _parsed(pod.pod).has_preferred:
         return Status(Code.SKIP, ())
     return Status(Code.SKIP, ()) if _domain_scores(pod, cycle) is None else None
 
