@@ -139,6 +139,7 @@ class PodTerms:
     """A pod's labels and compiled terms of the four kinds (`framework.NewPodInfo`)."""
 
     __slots__ = (
+        "_toward",
         "error",
         "has_preferred",
         "labels",
@@ -183,6 +184,19 @@ class PodTerms:
         distinct = list(dict.fromkeys(errors))
         joined = distinct[0] if len(distinct) == 1 else f"[{', '.join(distinct)}]"
         self.error = joined if distinct else ""
+        self._toward: tuple[int, list[tuple[Term, int]]] | None = None
+
+    def toward_others(self, hard_weight: int) -> list[tuple[Term, int]]:
+        """The terms by which this placed pod scores a pending one, with their signed
+        weights: its required affinity at `hard_weight` (when above 0), its preferred terms
+        at theirs (anti-affinity negative); worked out once per weight."""
+        known = self._toward
+        if known is None or known[0] != hard_weight:
+            weighed = [(term, hard_weight) for term in self.required_affinity if hard_weight > 0]
+            weighed += [(term, term.weight) for term in self.preferred_affinity]
+            weighed += [(term, -term.weight) for term in self.preferred_anti_affinity]
+            known = self._toward = (hard_weight, weighed)
+        return known[1]
 
 
 class InterPodAffinityArgs:
@@ -367,8 +381,10 @@ class AffinityCycle:
 
     def _existing_anti_affinity_conflicts(self, info: NodeInfo, labels: Mapping[str, str]) -> bool:
         counts = self.existing_anti_counts
-        if counts and any(counts.get(pair, 0) > 0 for pair in labels.items()):
-            return True
+        if counts:
+            for pair in labels.items():
+                if counts.get(pair, 0) > 0:
+                    return True
         if not self.fast_path or _HOSTNAME not in labels:
             return False
         incoming = self.incoming
@@ -425,30 +441,21 @@ class AffinityCycle:
         ns_labels = self.namespaces.get(pod.namespace, _EMPTY)
         hard_weight = args.hard_pod_affinity_weight
         scores: dict[str, dict[str, int]] = {}
+        mine = [(term, term.weight) for term in preferred]
+        mine += [(term, -term.weight) for term in avoided]
+        labels_in = incoming.labels
         for info in infos:
             labels = self._labels(info)
             if not labels:
                 continue
             for held in info.pods if constrained else info.pods_with_affinity:
                 theirs = self.terms_of(held)
-                weighed = [
-                    (term, sign * term.weight)
-                    for terms, sign in ((preferred, 1), (avoided, -1))
-                    for term in terms
-                    if term.matches(theirs.pod, theirs.labels, _EMPTY)
-                ]
-                # their required terms weigh hardPodAffinityWeight, their preferred ones their own
-                weighed += [
-                    (term, hard or sign * term.weight)
-                    for terms, hard, sign in (
-                        (theirs.required_affinity if hard_weight > 0 else [], hard_weight, 1),
-                        (theirs.preferred_affinity, 0, 1),
-                        (theirs.preferred_anti_affinity, 0, -1),
-                    )
-                    for term in terms
-                    if term.matches(pod, incoming.labels, ns_labels)
-                ]
-                _record(scores, weighed, labels)
+                for term, weight in mine:
+                    if term.matches(theirs.pod, theirs.labels, _EMPTY):
+                        _record(scores, term.topology_key, weight, labels)
+                for term, weight in theirs.toward_others(hard_weight):
+                    if term.matches(pod, labels_in, ns_labels):
+                        _record(scores, term.topology_key, weight, labels)
         self.topology_score = scores
         return None if scores else _SKIP
 
@@ -463,14 +470,13 @@ class AffinityCycle:
 
 
 def _record(
-    scores: dict[str, dict[str, int]], weighed: list[tuple[Term, int]], labels: Mapping[str, str]
+    scores: dict[str, dict[str, int]], key: str, weight: int, labels: Mapping[str, str]
 ) -> None:
-    """Add each term's weight to its pair on the node with `labels` (`scoreMap.processTerm`)."""
-    for term, weight in weighed:
-        value = labels.get(term.topology_key)
-        if value is not None:
-            by_value = scores.setdefault(term.topology_key, {})
-            by_value[value] = by_value.get(value, 0) + weight
+    """Add a matched term's weight to its pair on the node with `labels` (`processTerm`)."""
+    value = labels.get(key)
+    if value is not None:
+        by_value = scores.setdefault(key, {})
+        by_value[value] = by_value.get(value, 0) + weight
 
 
 def normalize(scores: list[int]) -> list[int]:
