@@ -52,6 +52,7 @@ from kcache.spec.scheduler.status import (
     go_quoted,
     unresolvable,
 )
+from kcache.spec.views import NodeView
 
 
 @attrs.define
@@ -62,6 +63,9 @@ class Scheduler:
     config: SchedulerConfig
     #: the last object of each node name given to the cache
     nodes: dict[str, Node] = attrs.field(factory=dict)
+    #: the last object of each pod UID given to the cache: the pods on nodes InterPodAffinity
+    #: reads when the snapshot is not the model's own (a cache served through an adapter)
+    pods: dict[str, Pod] = attrs.field(factory=dict)
     #: "namespace/name" -> access modes of each PersistentVolumeClaim (VolumeRestrictions)
     claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     #: namespace name -> labels of each Namespace object the cluster has (InterPodAffinity)
@@ -130,7 +134,7 @@ class Scheduler:
             self.claims,
             frozenset(used),
             nodes=tuple(listed),
-            node_pods=_entry_pods(self.snapshot),
+            node_pods=self._node_pods(view.nodes, view.node_list),
             namespaces=self.namespaces,
         )
         plugins = [PLUGINS[name] for name, _ in profile.plugins]
@@ -188,6 +192,19 @@ class Scheduler:
             filtered, host=select_host(scored.totals()), plugin_scores=scored.by_node
         )
 
+    def _node_pods(
+        self, entries: Mapping[str, NodeView], listed: tuple[str, ...]
+    ) -> Mapping[str, tuple[Pod, ...]]:
+        """The pods of each listed entry: the model's own snapshot holds them; another cache's
+        snapshot names them by UID, each read as the object last given to the cache."""
+        held: Mapping[str, tuple[Pod, ...]] | None = getattr(self.snapshot, "entry_pods", None)
+        if held is not None:
+            return held
+        return {
+            name: tuple(self.pods[uid] for uid in entries[name].pods if uid in self.pods)
+            for name in listed
+        }
+
     def _percentage(self, profile: Profile) -> int:
         if profile.percentage_of_nodes_to_score is not None:
             return profile.percentage_of_nodes_to_score
@@ -220,6 +237,7 @@ class Scheduler:
             self.cache.assume_pod(assumed)
         except CacheError as error:
             return attrs.evolve(decision, outcome=CycleOutcome.ERROR, message=str(error))
+        self.pods[assumed.uid] = assumed
         reached_bind = binding.fails_at in (None, FailurePoint.BIND)
         if reached_bind and self.cache.release.has_expiry:
             self.cache.finish_binding(assumed, now)
@@ -263,15 +281,6 @@ def _no_common_node(plugins: set[str]) -> str:
     if len(plugins) == 1:
         return f"node(s) didn't satisfy plugin {next(iter(plugins))}"
     return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}] simultaneously"
-
-
-def _entry_pods(snapshot: Snapshot) -> Mapping[str, tuple[Pod, ...]]:
-    """The pods of each snapshot entry, which the model's own snapshot holds (a cache of
-    another kind brings its own cycle, `new_scheduler`)."""
-    held: Mapping[str, tuple[Pod, ...]] | None = getattr(snapshot, "entry_pods", None)
-    if held is None:
-        raise TypeError("the model's cycle runs over the model's own snapshot")
-    return held
 
 
 def on_host(pod: Pod, host: str) -> Pod:
