@@ -272,6 +272,9 @@ class Run:
     scheduler_config: SchedulerConfig | None = None
     #: the last object of each node name given to the cache: what the scheduler's plugins read
     nodes: dict[str, Node] = attrs.field(factory=dict)
+    #: the last object of each pod UID given to the cache: what the model's cycle reads of
+    #: the pods on nodes when the cache's snapshot is not the model's own
+    pods: dict[str, Pod] = attrs.field(factory=dict)
     #: PersistentVolumeClaim manifests of the cluster (a trace's `claims`)
     claims: tuple[Any, ...] = ()
     #: the cluster's objects of the cycle's object channel (a trace's `objects`)
@@ -295,7 +298,9 @@ class Run:
         if own is not None:
             made: CycleRunner = own(config, claims, objects)
             return made
-        return Scheduler(self.cache, config, nodes=self.nodes, claims=claims, objects=objects)
+        return Scheduler(
+            self.cache, config, nodes=self.nodes, pods=self.pods, claims=claims, objects=objects
+        )
 
     def snapshot(self, name: str) -> Snapshot:
         """The snapshot called `name`; its first use makes it with the cache's `new_snapshot()`."""
@@ -384,6 +389,9 @@ class Op:
         if self.gives_node:
             node = args[self.gives_node]
             run.nodes[node.name] = node
+        for value in args.values():
+            if isinstance(value, Pod):
+                run.pods[value.uid] = value
         return result
 
 

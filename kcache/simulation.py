@@ -2,7 +2,8 @@
 
 `simulate` builds N nodes in up to five zones with a few capacity classes,
 then runs M pending pods through the target's scheduler (its own, as impl
-has, or the model's over its cache): each pod's binding fails at a random
+has, or the model's over its cache), each of one of a few apps and a quarter
+with pod affinity or anti-affinity to an app: each pod's binding fails at a random
 point with the given rate, the informer confirms bound pods a few cycles
 later in shuffled order, and with the churn rate a node is cordoned or
 uncordoned, or a confirmed pod deleted.  Along the way it checks what a
@@ -184,16 +185,59 @@ def pending_pod(index: int, chooser: random.Random, spread_every: int = 0) -> di
     if chooser.random() < 0.05:
         port = chooser.choice((8080, 9090))
         container["ports"] = [{"containerPort": port, "hostPort": port}]
+    app = APPS[index % len(APPS)]
+    spec: dict[str, Any] = {"containers": [container]}
+    if chooser.random() < AFFINITY_SHARE:
+        spec["affinity"] = chooser.choice(_AFFINITIES)(app)
     made: dict[str, Any] = {
         "kind": "Pod",
-        "metadata": {"name": f"pod-{index:06}", "namespace": "sim", "uid": f"sim-{index:06}"},
-        "spec": {"containers": [container]},
+        "metadata": {
+            "name": f"pod-{index:06}",
+            "namespace": "sim",
+            "uid": f"sim-{index:06}",
+            "labels": {"app": app},
+        },
+        "spec": spec,
     }
     if spread_every and index % spread_every == 0:
         app = chooser.choice(SPREAD_APPS)
         made["metadata"]["labels"] = {"app": app}
         made["spec"]["topologySpreadConstraints"] = _spread(app)
     return made
+
+
+#: the apps pending pods belong to, and the share of pods with pod (anti-)affinity among them
+APPS = ("web", "api", "cache", "db", "queue", "batch", "auth", "search")
+AFFINITY_SHARE = 0.25
+
+
+def _term(app: str, key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}
+
+
+#: what a pod with pod affinity asks: spread from its own app (preferred, or one per node
+#: required), or to be near a cache in its zone
+_AFFINITIES = (
+    lambda app: {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 50, "podAffinityTerm": _term(app, "kubernetes.io/hostname")}
+            ]
+        }
+    },
+    lambda app: {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_term(app, "kubernetes.io/hostname")]
+        }
+    },
+    lambda app: {
+        "podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 20, "podAffinityTerm": _term("cache", "topology.kubernetes.io/zone")}
+            ]
+        }
+    },
+)
 
 
 def simulate(

@@ -95,17 +95,6 @@ class _Cycle:
         return [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
 
 
-def _inter_pod_affinity(cycle: _Cycle) -> str | None:
-    affinity = cycle.spec.get("affinity") or {}
-    if affinity.get("podAffinity") or affinity.get("podAntiAffinity"):
-        return "the pod has pod affinity or anti-affinity"
-    if cycle.placed.with_affinity:
-        first, *others = cycle.placed.with_affinity
-        more = f" and {len(others)} more" if others else ""
-        return f"placed pod {first}{more} has pod affinity or anti-affinity terms"
-    return None
-
-
 def _claimed_volumes(cycle: _Cycle) -> list[str]:
     return [
         str(volume.get("name"))
@@ -173,7 +162,6 @@ def _default_preemption(cycle: _Cycle) -> str | None:
 #: each plugin the model lacks -> what of the pod or the cluster it reads, or None when
 #: upstream's plugin is neutral for this cycle (its PreFilter and PreScore Skip)
 READS: Mapping[str, Callable[[_Cycle], str | None]] = {
-    "InterPodAffinity": _inter_pod_affinity,
     "VolumeBinding": _volumes_bound,
     "VolumeZone": _volumes_bound,
     "NodeVolumeLimits": _node_volume_limits,

@@ -3,7 +3,8 @@
 Some plugins read objects the scheduler's cache never holds, through the
 informers' listers: PodTopologySpread's default selector reads Services,
 ReplicationControllers, ReplicaSets and StatefulSets (upstream's
-`helper.DefaultSelector`).  Cluster files and traces carry them as one list
+`helper.DefaultSelector`); InterPodAffinity's namespace selectors read the
+Namespaces' labels.  Cluster files and traces carry them as one list
 of manifests (a trace's `objects`); `OBJECT_KINDS` says, one row per kind,
 which API version it has and which of its fields the model reads, checked
 when it is read.  A kind joins the channel by joining the table.
@@ -23,6 +24,11 @@ from kcache.spec.objects import Fields
 def _string_selector(manifest: Fields) -> None:
     """`spec.selector` as a map of label key -> value (Services, ReplicationControllers)."""
     manifest.mapping("spec").string_map("selector")
+
+
+def _labels(manifest: Fields) -> None:
+    """`metadata.labels` (Namespaces: what a term's namespaceSelector matches)."""
+    manifest.mapping("metadata").string_map("labels")
 
 
 def _label_selector(manifest: Fields) -> None:
@@ -55,6 +61,7 @@ OBJECT_KINDS: Mapping[str, ObjectKind] = {
         ObjectKind("ReplicationController", "v1", _string_selector, "PodTopologySpread"),
         ObjectKind("ReplicaSet", "apps/v1", _label_selector, "PodTopologySpread"),
         ObjectKind("StatefulSet", "apps/v1", _label_selector, "PodTopologySpread"),
+        ObjectKind("Namespace", "v1", _labels, "InterPodAffinity"),
     )
 }
 
@@ -95,6 +102,13 @@ class ClusterObjects:
             key = (metadata.get("namespace") or "", metadata["name"])
             by_kind.setdefault(checked["kind"], {})[key] = checked
         return cls({kind: tuple(found.values()) for kind, found in by_kind.items()})
+
+    def namespace_labels(self) -> Mapping[str, Mapping[str, str]]:
+        """Namespace name -> its labels, for the cluster's Namespace objects."""
+        return {
+            _metadata(manifest)["name"]: _metadata(manifest).get("labels") or {}
+            for manifest in self.by_kind.get("Namespace", ())
+        }
 
     def in_namespace(self, kind: str, namespace: str) -> tuple[Mapping[str, Any], ...]:
         """The objects of `kind` in `namespace` (a lister's `List`)."""

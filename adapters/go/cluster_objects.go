@@ -39,6 +39,9 @@ var clusterObjectKinds = map[string]clusterObjectKind{
 	"StatefulSet": {decodeAs[appsv1.StatefulSet], func(f informers.SharedInformerFactory) toolscache.Store {
 		return f.Apps().V1().StatefulSets().Informer().GetStore()
 	}},
+	"Namespace": {decodeAs[v1.Namespace], func(f informers.SharedInformerFactory) toolscache.Store {
+		return f.Core().V1().Namespaces().Informer().GetStore()
+	}},
 }
 
 // addClusterObjects puts the request's `objects` into the informer stores

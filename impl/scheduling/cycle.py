@@ -21,6 +21,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from kcache.impl.node_info import NodeInfo
+from kcache.impl.scheduling.inter_pod_affinity import (
+    AffinityCycle,
+    InterPodAffinityArgs,
+    TermsCache,
+)
 from kcache.impl.scheduling.node_fields import NodeFieldsCache
 from kcache.impl.scheduling.plugins import (
     PLUGINS,
@@ -82,10 +87,11 @@ class Scheduler:
         self.config = config
         #: "namespace/name" -> access modes of the cluster's PersistentVolumeClaims
         self.claims = dict(claims or {})
-        #: the cluster's Services, ReplicaSets, ... (the listers' objects)
+        #: the cluster's Services, ReplicaSets, Namespaces, ... (the listers' objects)
         self.objects = objects or ClusterObjects()
         #: plugin name -> its pluginConfig args as configured (none: upstream's defaults)
         self.plugin_args: Mapping[str, Mapping[str, Any]] = {}
+        self._terms = TermsCache()
         self.snapshot = cache.new_snapshot()
         self.next_start_node_index = 0
         self._points = {profile.scheduler_name: _Points.of(profile) for profile in config.profiles}
@@ -137,6 +143,14 @@ class Scheduler:
             )
         plan.claim_conflicts = self._claim_conflicts(plan)
         plan.cycle = CycleInputs(listed, self._fields.of, self.objects, self.plugin_args)
+        plan.inter_pod_affinity = AffinityCycle(
+            self.snapshot,
+            release=self.cache.release,
+            namespaces=self.objects.namespace_labels(),
+            args=InterPodAffinityArgs(self.plugin_args.get("InterPodAffinity")),
+            fields_of=self._fields.of,
+            terms_of=self._terms.of,
+        )
         skipped: set[str] = set()
         restricted_by: list[str] = []
         names: frozenset[str] | None = None
@@ -264,6 +278,7 @@ class Scheduler:
             else:
                 feasible.append(info)
         self._fields.keep_only([info.node for info in nodes if info.node is not None])
+        self._terms.keep_only(sum(len(info.pods) for info in self.snapshot.node_list))
         return feasible, rejected
 
     def _score(

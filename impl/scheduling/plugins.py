@@ -13,6 +13,7 @@ import attrs
 
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.scheduling import pod_topology_spread
+from kcache.impl.scheduling.inter_pod_affinity import AffinityCycle, normalize
 from kcache.impl.scheduling.node_fields import NodeFields, Taint
 from kcache.impl.scheduling.pod_plan import PodPlan, Toleration
 from kcache.spec.releases import Release
@@ -335,6 +336,31 @@ def _claims(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
     return _CLAIM_IN_USE if isinstance(conflicts, int) and conflicts > 0 else None
 
 
+# -- InterPodAffinity (its state per cycle: inter_pod_affinity.py) ------------------------------
+
+
+def _cycle_state(plan: PodPlan) -> AffinityCycle:
+    state = plan.inter_pod_affinity
+    assert state is not None, "the scheduler sets InterPodAffinity's state before PreFilter"
+    return state
+
+
+def _inter_pod_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
+    return _cycle_state(plan).pre_filter(plan.pod)
+
+
+def _inter_pod(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+    return _cycle_state(plan).filter(info, node)
+
+
+def _inter_pod_pre_score(plan: PodPlan) -> Status | None:
+    return _cycle_state(plan).pre_score(plan.pod)
+
+
+def _inter_pod_score(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
+    return _cycle_state(plan).score(node)
+
+
 PLUGINS: Mapping[str, Plugin] = {
     plugin.name: plugin
     for plugin in (
@@ -358,6 +384,14 @@ PLUGINS: Mapping[str, Plugin] = {
         Plugin("NodeResourcesFit", filter=_fit, score=_least_allocated),
         Plugin("VolumeRestrictions", pre_filter=_claims_pre_filter, filter=_claims),
         Plugin(pod_topology_spread.NAME, *pod_topology_spread.POINTS),
+        Plugin(
+            "InterPodAffinity",
+            pre_filter=_inter_pod_pre_filter,
+            filter=_inter_pod,
+            pre_score=_inter_pod_pre_score,
+            score=_inter_pod_score,
+            normalize=normalize,
+        ),
         Plugin("NodeResourcesBalancedAllocation", pre_score=_balanced_pre_score, score=_balanced),
         Plugin("ImageLocality", score=_images),
     )

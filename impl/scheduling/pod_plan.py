@@ -26,6 +26,7 @@ from kcache.spec.scheduler.status import Status
 
 if TYPE_CHECKING:
     from kcache.impl.node_info import NodeInfo
+    from kcache.impl.scheduling.inter_pod_affinity import AffinityCycle
     from kcache.impl.scheduling.node_fields import NodeFields
 
 #: (key, operator, value, effect) of a toleration, as the API spells them
@@ -93,6 +94,7 @@ class PodPlan:
         "host_ports",
         "images",
         "init_images",
+        "inter_pod_affinity",
         "memory",
         "named_node_only",
         "node_name",
@@ -176,6 +178,8 @@ class PodPlan:
         self.cycle: CycleInputs | None = None
         #: set per cycle: what plugins keep from PreFilter and PreScore (upstream's CycleState)
         self.state: dict[str, Any] = {}
+        #: set per cycle: InterPodAffinity's state over the cycle's snapshot
+        self.inter_pod_affinity: AffinityCycle | None = None
         self.volume_images = [
             (volume.get("image") or _EMPTY).get("reference") or ""
             for volume in spec.get("volumes") or []

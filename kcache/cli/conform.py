@@ -31,7 +31,7 @@ equal the spec's, and the run checks that a decision from the incremental
 snapshot equals one from a fresh snapshot where both show the same, that no
 node is over-committed, that a cycle that did not bind changed nothing, and
 that the cache converges to the cluster once every pod is confirmed.  The
-model runs 10 of the default profile's plugins: a line names the others, and
+model runs 11 of the default profile's plugins: a line names the others, and
 `beyond the model` counts the cycles whose pod used what one of them reads
 (a pod no node fits: DefaultPreemption).  Against --impl go, upstream's
 cycle runs the whole profile and is compared on what the model covers (the

@@ -5,15 +5,16 @@ json|yaml`; pods bound to a node are added, as the informers would), then
 runs one scheduling cycle of the pending pod in --pod over the target's
 cache: kcache's model of upstream's ScheduleOne with the release's default
 profile (or the `scheduler` object of --config), evaluated one node at a
-time.  The model runs 10 of the default profile's 19 plugins (20 from v1.36):
+time.  The model runs 11 of the default profile's 19 plugins (20 from v1.36):
 NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
 NodeResourcesFit, VolumeRestrictions, PodTopologySpread (its default
 selector reads the Services, ReplicaSets, ReplicationControllers and
-StatefulSets of the input), NodeResourcesBalancedAllocation and
-ImageLocality.  The first lines name the plugins it lacks; when the pod or
-the cluster uses what one of them reads (pod affinity, claimed volumes,
-resource claims, preemption of a pod no node fits, ...), a `may differ
-from kube-scheduler` line says which and why, and the exit
+StatefulSets of the input), InterPodAffinity (its namespace selectors read
+the input's Namespaces), NodeResourcesBalancedAllocation and ImageLocality.
+The first lines name the plugins it lacks; when the pod or the cluster uses
+what one of them reads (claimed volumes, resource claims, preemption of a
+pod no node fits, ...), a `may differ from kube-scheduler` line says which
+and why, and the exit
 status is 3.  --impl go runs upstream's own ScheduleOne with the whole
 profile instead: its answer is kube-scheduler's for these objects (Services,
 controllers, volumes and resource claims not in the input are absent for
@@ -24,7 +25,9 @@ the evaluated and feasible counts (`--format html`: the same as a page, a
 table of verdicts per node and of scores per plugin).  PersistentVolumeClaim objects in the
 files (`kubectl get nodes,pods,pvc -A -o yaml`) are what VolumeRestrictions
 reads; a pod whose claim is not among them is turned away with upstream's
-NotFound text.
+NotFound text.  Namespace objects in the files (`kubectl get
+nodes,pods,namespaces -A -o yaml`) are what InterPodAffinity's namespace
+selectors match.
 
     kcache schedule cluster.yaml --pod pod.yaml
     kubectl get nodes,pods -A -o yaml | kcache schedule - --pod web.yaml --format json

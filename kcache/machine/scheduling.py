@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from kcache.machine import coverage, spreading
+from kcache.machine.affinity_pods import pod_affinity, with_pod_affinity
 from kcache.machine.lockstep import LockstepMachine
 from kcache.machine.recorder import FailureRecorder
 from kcache.machine.spreading import Spreading
@@ -123,7 +124,7 @@ def pending_pods(draw: st.DrawFn) -> dict[str, Any]:
                 ]
             }
         }
-    return spec
+    return with_pod_affinity(spec, draw(pod_affinity()))
 
 
 BINDINGS = st.sampled_from((None, None, None, None, None, None, *FailurePoint)).map(

@@ -56,6 +56,7 @@ LABELS = st.sampled_from(
         {"app": "web"},
         {"app": "web", "version": "v1"},
         {"app": "web", "version": "v2"},
+        {"app": "web", "tier": "front"},
         {"app": "api"},
         {"app": "db"},
         {"app": "cache"},

@@ -2,7 +2,8 @@
 
 Each class is `impl.cache.Cache` with one bug a scheduler would pay for:
 a pod over-commits a node, a freed host port stays taken, a node is never
-considered, a spread constraint's skew is counted over the wrong domain.
+considered, a spread constraint's skew is counted over the wrong domain, a
+placed pod's anti-affinity or preference goes unread.
 `tests/stateful/test_scheduler_machine.py` requires
 `kcache conform --workload scheduler` to catch each in every one of ten
 seeds.  Like `kcache.seeded.bugs`, they patch impl's internals on purpose.
@@ -17,8 +18,10 @@ from typing import Any
 import kcache.impl.snapshot
 from kcache.impl.cache import Cache
 from kcache.impl.node_tree import NodeTree
+from kcache.impl.pod_info import PodInfo
 from kcache.impl.scheduling import pod_topology_spread
 from kcache.impl.scheduling.cycle import Scheduler
+from kcache.impl.scheduling.inter_pod_affinity import PodTerms, TermsCache
 from kcache.impl.scheduling.node_fields import NodeFields
 from kcache.impl.scheduling.pod_plan import PodPlan
 from kcache.impl.scheduling.pod_topology_spread import Constraint
@@ -155,6 +158,57 @@ class SkewOverTheWrongDomain(Cache):
         return _SpreadOverNodes(self, config, claims, objects)
 
 
+class StaleAffinityListRead(Cache):
+    """A snapshot update leaves the list of nodes with required anti-affinity pods as the
+    previous update made it.
+
+    InterPodAffinity's PreFilter reads that list for existing pods' anti-affinity, so a pod
+    placed since, whose term refuses the next pod, is not seen, and the pod it refuses is
+    placed beside it.
+
+    Smallest story: one node; schedule a pod with required anti-affinity to app=web by
+    hostname (placed); schedule an app=web pod.  Expected: unschedulable, `node(s) didn't
+    satisfy existing pods anti-affinity rules`.  Actual: placed on the node.
+    """
+
+    def update_snapshot(self, snapshot: SnapshotProtocol) -> None:
+        assert isinstance(snapshot, Snapshot)
+        kept = snapshot.have_pods_with_required_anti_affinity
+        super().update_snapshot(snapshot)
+        snapshot.have_pods_with_required_anti_affinity = kept
+
+
+class _IgnoringPlacedPreferredTerms(TermsCache):
+    def of(self, held: PodInfo | Pod) -> PodTerms:
+        terms = super().of(held)
+        if isinstance(held, PodInfo):
+            terms.preferred_affinity = []
+            terms.preferred_anti_affinity = []
+        return terms
+
+
+class PlacedPodsPreferredTermsIgnored(Cache):
+    """InterPodAffinity's PreScore reads no preferred term of a placed pod.
+
+    A placed pod's preferred affinity (or anti-affinity) to the pending pod adds nothing to
+    the score of its topology domain, so the pod goes where upstream would not put it.
+
+    Smallest story: nodes a and b; a pod on a prefers (weight 100, hostname) app=web pods;
+    schedule an app=web pod.  Expected: InterPodAffinity scores a 100 (times its weight 2),
+    b 0, host a.  Actual: PreScore skips, both score 0.
+    """
+
+    def new_scheduler(
+        self,
+        config: SchedulerConfig,
+        claims: Mapping[str, tuple[str, ...]] | None = None,
+        objects: ClusterObjects | None = None,
+    ) -> Scheduler:
+        scheduler = super().new_scheduler(config, claims, objects)
+        scheduler._terms = _IgnoringPlacedPreferredTerms()
+        return scheduler
+
+
 #: every decision-visible seeded bug, by name
 DECISION_BUGS: dict[str, type[Cache]] = {
     bug.__name__: bug
@@ -163,5 +217,7 @@ DECISION_BUGS: dict[str, type[Cache]] = {
         PortLeftAfterRemoval,
         NodeMissingFromList,
         SkewOverTheWrongDomain,
+        StaleAffinityListRead,
+        PlacedPodsPreferredTermsIgnored,
     )
 }

@@ -87,6 +87,7 @@ MODELLED = frozenset(
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
         "PodTopologySpread",
+        "InterPodAffinity",
     }
 )
 #: plugins of no extension point a cycle's decision reads (queue sort, gates, bind)

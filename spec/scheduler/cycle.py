@@ -54,6 +54,7 @@ from kcache.spec.scheduler.status import (
     go_quoted,
     unresolvable,
 )
+from kcache.spec.views import NodeView
 
 
 @attrs.define
@@ -64,9 +65,12 @@ class Scheduler:
     config: SchedulerConfig
     #: the last object of each node name given to the cache
     nodes: dict[str, Node] = attrs.field(factory=dict)
+    #: the last object of each pod UID given to the cache: the pods on nodes InterPodAffinity
+    #: reads when the snapshot is not the model's own (a cache served through an adapter)
+    pods: dict[str, Pod] = attrs.field(factory=dict)
     #: "namespace/name" -> access modes of each PersistentVolumeClaim (VolumeRestrictions)
     claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
-    #: the cluster's Services, ReplicaSets, ... (what upstream's listers hold)
+    #: the cluster's Services, ReplicaSets, Namespaces, ... (what upstream's listers hold)
     objects: ClusterObjects = attrs.field(factory=ClusterObjects)
     snapshot: Snapshot = attrs.field(
         default=attrs.Factory(lambda self: self.cache.new_snapshot(), takes_self=True)
@@ -119,12 +123,9 @@ class Scheduler:
 
     def _decide(self, pod: SchedulingPod, profile: Profile) -> Decision:
         view = self.snapshot.view()
+        node_pods = self._node_pods(view.nodes, view.node_list)
         listed = [
-            Candidate(
-                scheduling_node(self.nodes[name]),
-                view.nodes[name],
-                tuple(self.cache.get_pod(probe(uid)) for uid in view.nodes[name].pods),
-            )
+            Candidate(scheduling_node(self.nodes[name]), view.nodes[name], node_pods.get(name, ()))
             for name in view.node_list
         ]
         if not listed:
@@ -137,6 +138,8 @@ class Scheduler:
             frozenset(used),
             nodes=tuple(listed),
             objects=self.objects,
+            node_pods=node_pods,
+            namespaces=self.objects.namespace_labels(),
         )
         plugins = [PLUGINS[name] for name, _ in profile.plugins]
         skipped, restricted_by, names, held = _pre_filter(pod, plugins, cycle)
@@ -196,6 +199,19 @@ class Scheduler:
             filtered, host=select_host(scored.totals()), plugin_scores=scored.by_node
         )
 
+    def _node_pods(
+        self, entries: Mapping[str, NodeView], listed: tuple[str, ...]
+    ) -> Mapping[str, tuple[Pod, ...]]:
+        """The pods of each listed entry: the model's own snapshot holds them; another cache's
+        snapshot names them by UID, each read as the object last given to the cache."""
+        held: Mapping[str, tuple[Pod, ...]] | None = getattr(self.snapshot, "entry_pods", None)
+        if held is not None:
+            return held
+        return {
+            name: tuple(self.pods[uid] for uid in entries[name].pods if uid in self.pods)
+            for name in listed
+        }
+
     def _percentage(self, profile: Profile) -> int:
         if profile.percentage_of_nodes_to_score is not None:
             return profile.percentage_of_nodes_to_score
@@ -228,6 +244,7 @@ class Scheduler:
             self.cache.assume_pod(assumed)
         except CacheError as error:
             return attrs.evolve(decision, outcome=CycleOutcome.ERROR, message=str(error))
+        self.pods[assumed.uid] = assumed
         reached_bind = binding.fails_at in (None, FailurePoint.BIND)
         if reached_bind and self.cache.release.has_expiry:
             self.cache.finish_binding(assumed, now)
@@ -274,11 +291,6 @@ def _no_common_node(plugins: set[str]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def probe(uid: str) -> Pod:
-    """A pod carrying only `uid`: how the cycle asks the cache for the object it holds."""
-    return pod_from_manifest({"metadata": {"uid": uid}})
-
-
 def on_host(pod: Pod, host: str) -> Pod:
     """The assumed copy: the pod with `spec.nodeName` set to the host."""
     manifest = dict(pod.manifest)

@@ -49,12 +49,16 @@ class Cycle:
     used_claims: frozenset[str] = frozenset()
     #: every node of the snapshot's list, in its order (what PreFilter and PreScore are given)
     nodes: tuple[Candidate, ...] = ()
-    #: the cluster's Services, ReplicaSets, ... (what upstream's listers hold)
+    #: the cluster's Services, ReplicaSets, Namespaces, ... (what upstream's listers hold)
     objects: ClusterObjects = attrs.field(factory=ClusterObjects)
     #: the nodes that passed the filters, set for PreScore and Score
     feasible: tuple[Candidate, ...] = ()
     #: plugin name -> its args from the profile's pluginConfig, as JSON (absent: the defaults)
     plugin_args: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    #: node name -> the pods its snapshot entry holds
+    node_pods: Mapping[str, tuple[Pod, ...]] = attrs.field(factory=dict)
+    #: namespace name -> its labels, for the Namespace objects the cluster has
+    namespaces: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
 
 
 #: PreFilter: None (go on), a Status (skip, reject, error) or the node names it restricts to

@@ -8,6 +8,7 @@ from kcache.spec.scheduler.plugin import Plugin
 from kcache.spec.scheduler.plugins import (
     balanced_allocation,
     image_locality,
+    inter_pod_affinity,
     node_affinity,
     node_name,
     node_ports,
@@ -29,6 +30,7 @@ PLUGINS: Mapping[str, Plugin] = {
         node_resources_fit,
         volume_restrictions,
         pod_topology_spread,
+        inter_pod_affinity,
         balanced_allocation,
         image_locality,
     )

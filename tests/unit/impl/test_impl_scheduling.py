@@ -80,6 +80,26 @@ PODS = [
     pod("p6", cpu="64"),
     pod("p7"),
     pod("p8", ports=[80]),
+    pod(
+        "p9",
+        affinity={
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {}, "topologyKey": "zone"}
+                ]
+            }
+        },
+    ),
+    pod(
+        "p10",
+        affinity={
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 7, "podAffinityTerm": {"labelSelector": {}, "topologyKey": "zone"}}
+                ]
+            }
+        },
+    ),
 ]
 
 

@@ -24,6 +24,7 @@ V1_35_ORDER = [
     ("NodeResourcesFit", 1),
     ("VolumeRestrictions", 0),
     ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 ]
@@ -81,7 +82,6 @@ V1_35_UNMODELLED = (
     "NodeVolumeLimits",
     "VolumeBinding",
     "VolumeZone",
-    "InterPodAffinity",
     "DynamicResources",
     "DefaultPreemption",
 )
@@ -99,7 +99,7 @@ V1_35_UNMODELLED = (
 def test_the_effective_default_profile_is_upstreams_whole(
     release: Release, effective: list[tuple[str, int]], unmodelled: tuple[str, ...]
 ) -> None:
-    """19 plugins on v1.35, 20 on v1.36 and v1.37; the model runs 10 of them."""
+    """19 plugins on v1.35, 20 on v1.36 and v1.37; the model runs 11 of them."""
     (profile,) = default_config(release).profiles
     assert list(profile.effective) == effective
     assert profile.unmodelled == unmodelled
@@ -107,7 +107,7 @@ def test_the_effective_default_profile_is_upstreams_whole(
 
 
 def test_an_unmodelled_default_plugin_is_kept_and_named() -> None:
-    """Re-enabling InterPodAffinity with a weight is upstream's business: the profile keeps it
+    """Re-enabling PodTopologySpread with a weight is upstream's business: the profile keeps it
     (the Go adapter runs it), the model's list does not, and `unmodelled` names it."""
     config = read_config(
         {
@@ -118,7 +118,7 @@ def test_an_unmodelled_default_plugin_is_kept_and_named() -> None:
                             "disabled": [{"name": "*"}],
                             "enabled": [
                                 {"name": "NodePorts"},
-                                {"name": "InterPodAffinity", "weight": 5},
+                                {"name": "PodTopologySpread", "weight": 5},
                             ],
                         }
                     }
@@ -128,9 +128,9 @@ def test_an_unmodelled_default_plugin_is_kept_and_named() -> None:
         V1_35,
     )
     (profile,) = config.profiles
-    assert profile.effective == (("NodePorts", 0), ("InterPodAffinity", 5))
+    assert profile.effective == (("NodePorts", 0), ("PodTopologySpread", 5))
     assert profile.plugins == (("NodePorts", 0),)
-    assert profile.unmodelled == ("InterPodAffinity",)
+    assert profile.unmodelled == ("PodTopologySpread",)
 
 
 def test_the_written_configuration_reads_back_whole() -> None:

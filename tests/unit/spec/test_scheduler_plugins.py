@@ -15,12 +15,20 @@ from helpers.scheduling import candidates, cycle, node, pod
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36, V1_37
+from kcache.spec.scheduler.config import ConfigError
 from kcache.spec.scheduler.objects import scheduling_pod
 from kcache.spec.scheduler.plugin import Cycle
 from kcache.spec.scheduler.plugins import PLUGINS
 from kcache.spec.scheduler.plugins import pod_topology_spread as pts
 from kcache.spec.scheduler.plugins.image_locality import normalized_image_name, priority
+from kcache.spec.scheduler.plugins.inter_pod_affinity import InterPodAffinityArgs
 from kcache.spec.scheduler.plugins.node_ports import conflicts
+from kcache.spec.scheduler.pod_affinity_terms import (
+    PodAffinity,
+    pod_affinity,
+    term_selects,
+    with_namespaces_merged,
+)
 from kcache.spec.scheduler.status import Code, Status
 
 MIB = 1024 * 1024
@@ -602,3 +610,71 @@ class TestPodTopologySpread:
         ]
         listed = pts.PodTopologySpreadArgs.from_json({"defaultingType": "List"})
         assert listed.defaults == ()
+
+
+class TestInterPodAffinity:
+    """InterPodAffinity's parts a cycle does not show alone; whole cycles are pinned by
+    tests/vectors/scheduling/InterPodAffinity.jsonl on spec, impl and upstream."""
+
+    @staticmethod
+    def terms(*items: dict[str, Any]) -> PodAffinity:
+        required = {"requiredDuringSchedulingIgnoredDuringExecution": list(items)}
+        return pod_affinity(pod("p", affinity={"podAffinity": required}))
+
+    def test_a_term_without_namespaces_or_selector_means_the_pods_own_namespace(self) -> None:
+        (own,) = self.terms({"labelSelector": {}, "topologyKey": "zone"}).required_affinity
+        assert own.namespaces == frozenset({"default"})
+        assert own.namespace_selector is None
+        named = self.terms({"namespaces": ["a", "b"], "topologyKey": "zone"}).required_affinity
+        assert named[0].namespaces == frozenset({"a", "b"})
+        assert named[0].selector is None  # an absent labelSelector selects no pod
+
+    def test_namespace_selectors_merge_into_names_unless_empty(self) -> None:
+        """mergeAffinityTermNamespacesIfNotEmpty: `{}` stays (every namespace); a selector
+        with requirements becomes the names of the namespaces it matches, then matches no
+        namespace by labels."""
+        everything, team = self.terms(
+            {"namespaceSelector": {}, "labelSelector": {}, "topologyKey": "zone"},
+            {
+                "namespaceSelector": {"matchLabels": {"team": "a"}},
+                "labelSelector": {},
+                "topologyKey": "zone",
+            },
+        ).required_affinity
+        namespaces = {"shop": {"team": "a"}, "tools": {"team": "b"}}
+        assert with_namespaces_merged(everything, namespaces) == everything
+        merged = with_namespaces_merged(team, namespaces)
+        assert (merged.namespaces, merged.namespace_selector) == (frozenset({"shop"}), None)
+        placed = pod("q", node="a")
+        assert term_selects(everything, placed, {})
+        assert not term_selects(team, placed, {"team": "b"})
+        assert term_selects(team, placed, {"team": "a"})
+
+    def test_a_bad_selector_drops_its_kind_with_upstreams_text(self) -> None:
+        parsed = self.terms(
+            {"labelSelector": {}, "topologyKey": "zone"},
+            {
+                "labelSelector": {"matchExpressions": [{"key": "k", "operator": "NotIn"}]},
+                "topologyKey": "zone",
+            },
+        )
+        assert parsed.required_affinity == ()
+        assert parsed.error == (
+            "requiredAffinityTerms: values: Invalid value: null: "
+            "for 'in', 'notin' operators, values set can't be empty"
+        )
+
+    def test_normalisation_scales_min_to_max_in_float64(self) -> None:
+        """100 * (29 / 100) is 28.999999999999996 in float64: 28; equal scores give 0."""
+        normalize = PLUGINS["InterPodAffinity"].normalize
+        assert normalize is not None
+        assert normalize([-5, 24, 95]) == [0, 28, 100]
+        assert normalize([7, 7]) == [0, 0]
+
+    def test_args_default_and_validate_as_upstream(self) -> None:
+        assert InterPodAffinityArgs.from_json({}) == InterPodAffinityArgs(1, False)
+        assert InterPodAffinityArgs.from_json(
+            {"hardPodAffinityWeight": 0, "ignorePreferredTermsOfExistingPods": True}
+        ) == InterPodAffinityArgs(0, True)
+        with pytest.raises(ConfigError, match=r"Invalid value: 101: not in valid range \[0, 100\]"):
+            InterPodAffinityArgs.from_json({"hardPodAffinityWeight": 101})

@@ -129,10 +129,9 @@ func (sched *Scheduler) ScheduleOneForKcache(ctx context.Context, pod *v1.Pod) (
 	recording := recordingFramework{Framework: schedFramework, report: &report, mu: &sync.Mutex{}}
 	defer sched.recordSchedulePod(&report)()
 
-	podInfo, err := framework.NewPodInfo(pod)
-	if err != nil {
-		return CycleReport{Err: err}
-	}
+	// The queue keeps a pod whose affinity terms do not parse (newQueuedPodInfo drops
+	// NewPodInfo's error): InterPodAffinity's PreFilter then refuses it with the error.
+	podInfo, _ := framework.NewPodInfo(pod)
 	queued := &framework.QueuedPodInfo{PodInfo: podInfo}
 	start := time.Now()
 	state := framework.NewCycleState()
@@ -171,10 +170,9 @@ func (sched *Scheduler) SchedulePodForKcache(ctx context.Context, pod *v1.Pod) (
 	if err := sched.Cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot); err != nil {
 		return CycleReport{Err: err}
 	}
-	podInfo, err := framework.NewPodInfo(pod)
-	if err != nil {
-		return CycleReport{Err: err}
-	}
+	// The queue keeps a pod whose affinity terms do not parse (newQueuedPodInfo drops
+	// NewPodInfo's error): InterPodAffinity's PreFilter then refuses it with the error.
+	podInfo, _ := framework.NewPodInfo(pod)
 	report.Rejected = map[string]*fwk.Status{}
 	recording := recordingFramework{Framework: schedFramework, report: &report, mu: &sync.Mutex{}}
 	defer sched.recordSchedulePod(&report)()

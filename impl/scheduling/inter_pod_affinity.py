@@ -1,0 +1,513 @@
+"""InterPodAffinity over impl's snapshot, engineered as upstream's plugin is.
+
+PreFilter builds three maps from topology pair (key, value) to a count, as
+upstream's `preFilterState` does: pairs where existing pods' required
+anti-affinity selects the pod (read from the snapshot's list of nodes with
+such pods, or with the hostname fast path from its non-host-scoped list and
+the node's own pods in Filter), and pairs holding pods the pod's own
+required affinity and anti-affinity terms select.  Filter is lookups into
+those maps with the node's labels.  PreScore folds every weighted term into
+one map of pair -> score (reading the snapshot's affinity list when the pod
+has no preferred terms), Score sums a node's pairs, NormalizeScore scales
+min..max in float64.  Terms are compiled once per pod object and kept while
+the pod object lives in the snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kcache.impl.node_info import NodeInfo
+from kcache.impl.pod_info import Fields, PodInfo
+from kcache.impl.scheduling.node_fields import NodeFields
+from kcache.spec.objects import Node, Pod
+from kcache.spec.releases import Release
+from kcache.spec.scheduler.status import Code, Status
+
+_HOSTNAME = "kubernetes.io/hostname"
+_FAST_PATH_GATE = "InterPodAffinityHostnameFastPath"
+_MAX_SCORE = 100
+_EMPTY: Fields = {}
+_SKIP = Status(Code.SKIP, ())
+_AFFINITY = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) didn't match pod affinity rules",)
+)
+_ANTI = Status(Code.UNSCHEDULABLE, ("node(s) didn't match pod anti-affinity rules",))
+_EXISTING = Status(
+    Code.UNSCHEDULABLE, ("node(s) didn't satisfy existing pods anti-affinity rules",)
+)
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+#: a compiled label selector: (key, operator, values); None matches nothing
+Selector = tuple[tuple[str, str, frozenset[str]], ...]
+Pair = tuple[str, str]
+
+
+class _InvalidSelectorError(Exception):
+    """A selector upstream's `LabelSelectorAsSelector` refuses, with its text."""
+
+
+def _matches(selector: Selector | None, labels: Mapping[str, str]) -> bool:
+    if selector is None:
+        return False
+    for key, operator, values in selector:
+        value = labels.get(key)
+        if operator == "In":
+            ok = value is not None and value in values
+        elif operator == "NotIn":
+            ok = value is None or value not in values
+        elif operator == "Exists":
+            ok = value is not None
+        else:
+            ok = value is None
+        if not ok:
+            return False
+    return True
+
+
+def _selector(raw: Fields | None) -> Selector | None:
+    if raw is None:
+        return None
+    labels = raw.get("matchLabels") or {}
+    compiled = [(key, "In", frozenset((value,))) for key, value in labels.items()]
+    for expression in raw.get("matchExpressions") or []:
+        operator = expression.get("operator") or ""
+        values = list(expression.get("values") or [])
+        if operator not in _OPERATORS:
+            quoted = json.dumps(operator, ensure_ascii=False)
+            raise _InvalidSelectorError(f"{quoted} is not a valid label selector operator")
+        if operator in ("In", "NotIn") and not values:
+            raise _InvalidSelectorError(
+                "values: Invalid value: null: "
+                "for 'in', 'notin' operators, values set can't be empty"
+            )
+        if operator in ("Exists", "DoesNotExist") and values:
+            shown = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+            shown = shown.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            raise _InvalidSelectorError(
+                f"values: Invalid value: {shown}: "
+                "values set must be empty for exists and does not exist"
+            )
+        compiled.append((expression.get("key") or "", operator, frozenset(values)))
+    return tuple(compiled)
+
+
+class Term:
+    """One compiled `PodAffinityTerm` (upstream's `fwk.AffinityTerm`), with its weight."""
+
+    __slots__ = ("namespace_selector", "namespaces", "selector", "topology_key", "weight")
+
+    def __init__(self, raw: Fields, namespace: str, weight: int) -> None:
+        self.selector = _selector(raw.get("labelSelector"))
+        names = raw.get("namespaces") or []
+        self.namespace_selector = _selector(raw.get("namespaceSelector"))
+        if not names and raw.get("namespaceSelector") is None:
+            names = [namespace]
+        self.namespaces: frozenset[str] = frozenset(names)
+        self.topology_key: str = raw.get("topologyKey") or ""
+        self.weight = weight
+
+    def matches(self, pod: Pod, labels: Mapping[str, str], ns_labels: Mapping[str, str]) -> bool:
+        """`AffinityTerm.Matches` of a pod whose labels are `labels`."""
+        if pod.namespace in self.namespaces or (
+            self.namespace_selector is not None and _matches(self.namespace_selector, ns_labels)
+        ):
+            return _matches(self.selector, labels)
+        return False
+
+    def merged(self, namespaces: Mapping[str, Mapping[str, str]]) -> Term:
+        """`mergeAffinityTermNamespacesIfNotEmpty`: a non-empty namespace selector turned into
+        the names of the namespaces it matches."""
+        selector = self.namespace_selector
+        if selector is None or not selector:
+            return self
+        copy = Term.__new__(Term)
+        copy.selector, copy.topology_key = self.selector, self.topology_key
+        copy.weight = self.weight
+        copy.namespaces = self.namespaces | {
+            name for name, labels in namespaces.items() if _matches(selector, labels)
+        }
+        copy.namespace_selector = None
+        return copy
+
+
+class PodTerms:
+    """A pod's labels and compiled terms of the four kinds (`framework.NewPodInfo`)."""
+
+    __slots__ = (
+        "_toward",
+        "error",
+        "has_preferred",
+        "labels",
+        "pod",
+        "preferred_affinity",
+        "preferred_anti_affinity",
+        "required_affinity",
+        "required_anti_affinity",
+    )
+
+    def __init__(self, pod: Pod) -> None:
+        manifest = pod.manifest
+        self.pod = pod
+        self.labels: dict[str, str] = dict((manifest.get("metadata") or _EMPTY).get("labels") or {})
+        affinity = ((manifest.get("spec") or _EMPTY).get("affinity")) or _EMPTY
+        positive = affinity.get("podAffinity") or _EMPTY
+        negative = affinity.get("podAntiAffinity") or _EMPTY
+        errors: list[str] = []
+        ns = pod.namespace
+
+        def read(kind: str, items: list[Fields], weighted: bool) -> list[Term]:
+            try:
+                return [
+                    Term(item.get("podAffinityTerm") or _EMPTY, ns, item.get("weight") or 0)
+                    if weighted
+                    else Term(item, ns, 0)
+                    for item in items
+                ]
+            except _InvalidSelectorError as error:
+                errors.append(f"{kind}: {error}")
+                return []
+
+        preferred = positive.get(_PREFERRED) or []
+        avoided = negative.get(_PREFERRED) or []
+        self.required_affinity = read("requiredAffinityTerms", positive.get(_REQUIRED) or [], False)
+        self.required_anti_affinity = read(
+            "requiredAntiAffinityTerms", negative.get(_REQUIRED) or [], False
+        )
+        self.preferred_affinity = read("preferredAffinityTerms", preferred, True)
+        self.preferred_anti_affinity = read("preferredAntiAffinityTerms", avoided, True)
+        self.has_preferred = bool(preferred or avoided)
+        distinct = list(dict.fromkeys(errors))
+        joined = distinct[0] if len(distinct) == 1 else f"[{', '.join(distinct)}]"
+        self.error = joined if distinct else ""
+        self._toward: tuple[int, list[tuple[Term, int]]] | None = None
+
+    def toward_others(self, hard_weight: int) -> list[tuple[Term, int]]:
+        """The terms by which this placed pod scores a pending one, with their signed
+        weights: its required affinity at `hard_weight` (when above 0), its preferred terms
+        at theirs (anti-affinity negative); worked out once per weight."""
+        known = self._toward
+        if known is None or known[0] != hard_weight:
+            weighed = [(term, hard_weight) for term in self.required_affinity if hard_weight > 0]
+            weighed += [(term, term.weight) for term in self.preferred_affinity]
+            weighed += [(term, -term.weight) for term in self.preferred_anti_affinity]
+            known = self._toward = (hard_weight, weighed)
+        return known[1]
+
+
+class InterPodAffinityArgs:
+    """The plugin's args as impl reads them from the profile's pluginConfig JSON (validated
+    when the configuration was read), upstream's defaults for what it leaves out."""
+
+    __slots__ = ("hard_pod_affinity_weight", "ignore_preferred_terms_of_existing_pods")
+
+    def __init__(self, args: Mapping[str, Any] | None = None) -> None:
+        given = args or {}
+        self.hard_pod_affinity_weight: int = given.get("hardPodAffinityWeight", 1)
+        self.ignore_preferred_terms_of_existing_pods: bool = given.get(
+            "ignorePreferredTermsOfExistingPods", False
+        )
+
+
+def _add(counts: dict[Pair, int], labels: Mapping[str, str], key: str, value: int) -> None:
+    found = labels.get(key)
+    if found is not None:
+        pair = (key, found)
+        counts[pair] = counts.get(pair, 0) + value
+
+
+def _all_match(terms: list[Term], terms_of: PodTerms) -> bool:
+    if not terms:
+        return False
+    return all(term.matches(terms_of.pod, terms_of.labels, _EMPTY) for term in terms)
+
+
+class AffinityCycle:
+    """One cycle's InterPodAffinity state: what PreFilter and PreScore computed."""
+
+    __slots__ = (
+        "affinity_counts",
+        "anti_counts",
+        "args",
+        "cluster_affinity_terms",
+        "cluster_anti_terms",
+        "existing_anti_counts",
+        "fast_path",
+        "fields_of",
+        "host_affinity_terms",
+        "host_anti_terms",
+        "host_matching_count",
+        "incoming",
+        "namespace_labels",
+        "namespaces",
+        "required_affinity",
+        "snapshot",
+        "terms_of",
+        "topology_score",
+    )
+
+    def __init__(
+        self,
+        snapshot: Any,
+        *,
+        release: Release,
+        namespaces: Mapping[str, Mapping[str, str]],
+        args: InterPodAffinityArgs,
+        fields_of: Callable[[Node], NodeFields],
+        terms_of: Callable[[PodInfo | Pod], PodTerms],
+    ) -> None:
+        self.snapshot = snapshot
+        self.fast_path = release.gate(_FAST_PATH_GATE)
+        self.namespaces = namespaces
+        self.args = args
+        self.fields_of = fields_of
+        self.terms_of = terms_of
+        self.existing_anti_counts: dict[Pair, int] = {}
+        self.affinity_counts: dict[Pair, int] = {}
+        self.anti_counts: dict[Pair, int] = {}
+        self.cluster_affinity_terms: list[Term] = []
+        self.cluster_anti_terms: list[Term] = []
+        self.host_affinity_terms: list[Term] = []
+        self.host_anti_terms: list[Term] = []
+        self.required_affinity: list[Term] = []
+        self.host_matching_count = 0
+        self.topology_score: dict[str, dict[str, int]] = {}
+        self.namespace_labels: Mapping[str, str] = _EMPTY
+        self.incoming: PodTerms | None = None
+
+    def _labels(self, info: NodeInfo) -> dict[str, str]:
+        node = info.node
+        return {} if node is None else self.fields_of(node).labels
+
+    # -- PreFilter ------------------------------------------------------------------------------
+
+    def pre_filter(self, pod: Pod) -> Status | None:
+        incoming = self.terms_of(pod)
+        self.incoming = incoming
+        if incoming.error:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"parsing pod: {incoming.error}",))
+        required = [term.merged(self.namespaces) for term in incoming.required_affinity]
+        anti = [term.merged(self.namespaces) for term in incoming.required_anti_affinity]
+        self.required_affinity = required
+        self.namespace_labels = self.namespaces.get(pod.namespace, _EMPTY)
+        snapshot = self.snapshot
+        must_check_hosts = False
+        if self.fast_path:
+            non_host = snapshot.have_pods_with_required_non_host_scoped_anti_affinity
+            every = snapshot.have_pods_with_required_anti_affinity
+            self.host_anti_terms = [t for t in anti if t.topology_key == _HOSTNAME]
+            self.cluster_anti_terms = [t for t in anti if t.topology_key != _HOSTNAME]
+            if all(t.topology_key == _HOSTNAME for t in required):
+                self.host_affinity_terms = required
+            else:
+                self.cluster_affinity_terms = required
+            must_check_hosts = self._existing_counts(pod, incoming, non_host) or len(every) > len(
+                non_host
+            )
+            self._incoming_counts()
+            if self.host_affinity_terms:
+                self.host_matching_count = sum(
+                    1
+                    for info in snapshot.node_list
+                    for held in info.pods
+                    if _all_match(self.host_affinity_terms, self.terms_of(held))
+                )
+        else:
+            self._existing_counts(pod, incoming, snapshot.have_pods_with_required_anti_affinity)
+            self.cluster_affinity_terms, self.cluster_anti_terms = required, anti
+            self._incoming_counts()
+        if not self.existing_anti_counts and not required and not anti and not must_check_hosts:
+            return _SKIP
+        return None
+
+    def _existing_counts(self, pod: Pod, incoming: PodTerms, infos: list[NodeInfo]) -> bool:
+        """`getExistingAntiAffinityCounts`; whether a host-scoped term was passed over."""
+        counts = self.existing_anti_counts
+        host_scoped = False
+        for info in infos:
+            labels = self._labels(info)
+            for held in info.pods_with_required_anti_affinity:
+                for term in self.terms_of(held).required_anti_affinity:
+                    if self.fast_path and term.topology_key == _HOSTNAME:
+                        host_scoped = True
+                    elif term.matches(pod, incoming.labels, self.namespace_labels):
+                        _add(counts, labels, term.topology_key, 1)
+        return host_scoped
+
+    def _incoming_counts(self) -> None:
+        affinity, anti = self.cluster_affinity_terms, self.cluster_anti_terms
+        if not affinity and not anti:
+            return
+        for info in self.snapshot.node_list:
+            labels = self._labels(info)
+            for held in info.pods:
+                terms_of = self.terms_of(held)
+                if _all_match(affinity, terms_of):
+                    for term in affinity:
+                        _add(self.affinity_counts, labels, term.topology_key, 1)
+                for term in anti:
+                    if term.matches(terms_of.pod, terms_of.labels, _EMPTY):
+                        _add(self.anti_counts, labels, term.topology_key, 1)
+
+    # -- Filter ---------------------------------------------------------------------------------
+
+    def filter(self, info: NodeInfo, node: NodeFields) -> Status | None:
+        labels = node.labels
+        if self.host_affinity_terms:
+            if not self._host_affinity(info, labels):
+                return _AFFINITY
+        elif self.cluster_affinity_terms and not self._cluster_affinity(labels):
+            return _AFFINITY
+        if self._anti_affinity_conflicts(info, labels):
+            return _ANTI
+        if self._existing_anti_affinity_conflicts(info, labels):
+            return _EXISTING
+        return None
+
+    def _anti_affinity_conflicts(self, info: NodeInfo, labels: Mapping[str, str]) -> bool:
+        for term in self.cluster_anti_terms:
+            value = labels.get(term.topology_key)
+            if value is not None and self.anti_counts.get((term.topology_key, value), 0) > 0:
+                return True
+        if self.host_anti_terms and _HOSTNAME in labels:
+            for held in info.pods:
+                terms_of = self.terms_of(held)
+                for term in self.host_anti_terms:
+                    if term.matches(terms_of.pod, terms_of.labels, _EMPTY):
+                        return True
+        return False
+
+    def _existing_anti_affinity_conflicts(self, info: NodeInfo, labels: Mapping[str, str]) -> bool:
+        counts = self.existing_anti_counts
+        if counts:
+            for pair in labels.items():
+                if counts.get(pair, 0) > 0:
+                    return True
+        if not self.fast_path or _HOSTNAME not in labels:
+            return False
+        incoming = self.incoming
+        assert incoming is not None
+        return any(
+            term.topology_key == _HOSTNAME
+            and term.matches(incoming.pod, incoming.labels, self.namespace_labels)
+            for held in info.pods_with_required_anti_affinity
+            for term in self.terms_of(held).required_anti_affinity
+        )
+
+    def _cluster_affinity(self, labels: Mapping[str, str]) -> bool:
+        found = True
+        for term in self.cluster_affinity_terms:
+            value = labels.get(term.topology_key)
+            if value is None:
+                return False
+            if self.affinity_counts.get((term.topology_key, value), 0) <= 0:
+                found = False
+        if found:
+            return True
+        return not self.affinity_counts and self._self_affinity(labels)
+
+    def _host_affinity(self, info: NodeInfo, labels: Mapping[str, str]) -> bool:
+        if _HOSTNAME not in labels:
+            return False
+        for held in info.pods:
+            if _all_match(self.host_affinity_terms, self.terms_of(held)):
+                return True
+        return self._self_affinity(labels)
+
+    def _self_affinity(self, labels: Mapping[str, str]) -> bool:
+        incoming = self.incoming
+        assert incoming is not None
+        if self.fast_path and self.host_matching_count > 0:
+            return False
+        if not _all_match(self.required_affinity, incoming):
+            return False
+        return all(term.topology_key in labels for term in self.required_affinity)
+
+    # -- PreScore, Score ------------------------------------------------------------------------
+
+    def pre_score(self, pod: Pod) -> Status | None:
+        incoming = self.terms_of(pod)
+        self.incoming = incoming
+        constrained = incoming.has_preferred
+        args = self.args
+        if args.ignore_preferred_terms_of_existing_pods and not constrained:
+            return _SKIP
+        snapshot = self.snapshot
+        infos = snapshot.node_list if constrained else snapshot.have_pods_with_affinity
+        preferred = [term.merged(self.namespaces) for term in incoming.preferred_affinity]
+        avoided = [term.merged(self.namespaces) for term in incoming.preferred_anti_affinity]
+        ns_labels = self.namespaces.get(pod.namespace, _EMPTY)
+        hard_weight = args.hard_pod_affinity_weight
+        scores: dict[str, dict[str, int]] = {}
+        mine = [(term, term.weight) for term in preferred]
+        mine += [(term, -term.weight) for term in avoided]
+        labels_in = incoming.labels
+        for info in infos:
+            labels = self._labels(info)
+            if not labels:
+                continue
+            for held in info.pods if constrained else info.pods_with_affinity:
+                theirs = self.terms_of(held)
+                for term, weight in mine:
+                    if term.matches(theirs.pod, theirs.labels, _EMPTY):
+                        _record(scores, term.topology_key, weight, labels)
+                for term, weight in theirs.toward_others(hard_weight):
+                    if term.matches(pod, labels_in, ns_labels):
+                        _record(scores, term.topology_key, weight, labels)
+        self.topology_score = scores
+        return None if scores else _SKIP
+
+    def score(self, node: NodeFields) -> int:
+        total = 0
+        labels = node.labels
+        for key, by_value in self.topology_score.items():
+            value = labels.get(key)
+            if value is not None:
+                total += by_value.get(value, 0)
+        return total
+
+
+def _record(
+    scores: dict[str, dict[str, int]], key: str, weight: int, labels: Mapping[str, str]
+) -> None:
+    """Add a matched term's weight to its pair on the node with `labels` (`processTerm`)."""
+    value = labels.get(key)
+    if value is not None:
+        by_value = scores.setdefault(key, {})
+        by_value[value] = by_value.get(value, 0) + weight
+
+
+def normalize(scores: list[int]) -> list[int]:
+    """Min..max to 0..100 in float64, truncated toward zero."""
+    low, high = min(scores), max(scores)
+    spread = high - low
+    if spread <= 0:
+        return [0] * len(scores)
+    return [int(float(_MAX_SCORE) * (float(score - low) / float(spread))) for score in scores]
+
+
+class TermsCache:
+    """Pod object -> its compiled terms, by identity; forgets pods no snapshot holds any more."""
+
+    __slots__ = ("_read",)
+
+    def __init__(self) -> None:
+        self._read: dict[int, tuple[Pod, PodTerms]] = {}
+
+    def of(self, held: PodInfo | Pod) -> PodTerms:
+        pod = held.pod if isinstance(held, PodInfo) else held
+        found = self._read.get(id(pod))
+        if found is not None and found[0] is pod:
+            return found[1]
+        terms = PodTerms(pod)
+        self._read[id(pod)] = (pod, terms)
+        return terms
+
+    def keep_only(self, live: int) -> None:
+        """Start afresh once it holds far more pods than the snapshot does."""
+        if len(self._read) > 2 * live + 64:
+            self._read = {}
