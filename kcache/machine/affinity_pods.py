@@ -4,7 +4,8 @@ A small vocabulary (two `app` values, a `tier`, hostname and zone topology
 keys, the pod's own namespace) so that terms meet often: a pod is drawn with
 labels from it (`kcache.machine.spreading.LABELS`) and, half the time, one
 or two required or preferred terms of either kind selecting those labels, so
-that placed pods attract, repel and refuse later ones, and groups that select themselves start from nothing.
+that placed pods attract, repel and refuse later ones, and groups that select
+themselves start from nothing.
 """
 
 from __future__ import annotations

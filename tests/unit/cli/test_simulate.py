@@ -29,10 +29,10 @@ def test_impl_passes_and_the_summary_says_what_was_checked(
         "DynamicResources, DefaultPreemption, NodeDeclaredFeatures"
     )
     unschedulable = int(re.search(r"(\d+) unschedulable", lines[4]).group(1))  # type: ignore[union-attr]
-    # every pod is labelled with its app, which PodTopologySpread's defaults would read
+    # only the pods no node fits: preemption would run for them
     assert lines[2] == (
         "beyond the model: cycles whose pod used what a plugin it lacks reads: "
-        f"300 PodTopologySpread, {unschedulable} DefaultPreemption"
+        f"{unschedulable} DefaultPreemption"
     )
     assert lines[3].startswith("cycles alone: ")
     assert lines[4].startswith("outcomes: ")
@@ -66,15 +66,12 @@ def test_json_counts_every_pod(capsys: pytest.CaptureFixture[str]) -> None:
 def test_the_cluster_fills_up_and_pods_stay_pending_for_cpu() -> None:
     """10 nodes of 4, 8 and 16 cpu in turn (4 x 4 + 3 x 8 + 3 x 16 = 88 cpu) cannot hold 400
     pods of 1.5 cpu on average.  Each pod no node fits is one kube-scheduler would go on to
-    preempt for, which the model lacks: counted beyond the model; so is every pod for
-    PodTopologySpread (each is labelled with its app), and nothing else (no claims)."""
+    preempt for, which the model lacks: counted beyond the model, and nothing else (no
+    claims; PodTopologySpread and InterPodAffinity are modelled)."""
     result = simulate(ImplCache, release=V1_37, nodes=10, pods=400, churn=0.0, seed=1)
     assert result.outcomes["unschedulable"] > 0
     assert result.reasons.most_common(1)[0][0] == "Insufficient cpu"
-    assert result.beyond_model == {
-        "DefaultPreemption": result.outcomes["unschedulable"],
-        "PodTopologySpread": 400,
-    }
+    assert result.beyond_model == {"DefaultPreemption": result.outcomes["unschedulable"]}
     cpu_used = sum(row[0] for row in result.zones.values())
     cpu_total = sum(row[1] for row in result.zones.values())
     assert cpu_total == 88_000

@@ -103,7 +103,7 @@ def test_the_effective_default_profile_is_upstreams_whole(
     (profile,) = default_config(release).profiles
     assert list(profile.effective) == effective
     assert profile.unmodelled == unmodelled
-    assert len(profile.plugins) == 10
+    assert len(profile.plugins) == 11
 
 
 def test_an_unmodelled_default_plugin_is_kept_and_named() -> None:
@@ -118,7 +118,7 @@ def test_an_unmodelled_default_plugin_is_kept_and_named() -> None:
                             "disabled": [{"name": "*"}],
                             "enabled": [
                                 {"name": "NodePorts"},
-                                {"name": "PodTopologySpread", "weight": 5},
+                                {"name": "DynamicResources", "weight": 5},
                             ],
                         }
                     }
@@ -128,9 +128,9 @@ def test_an_unmodelled_default_plugin_is_kept_and_named() -> None:
         V1_35,
     )
     (profile,) = config.profiles
-    assert profile.effective == (("NodePorts", 0), ("PodTopologySpread", 5))
+    assert profile.effective == (("NodePorts", 0), ("DynamicResources", 5))
     assert profile.plugins == (("NodePorts", 0),)
-    assert profile.unmodelled == ("PodTopologySpread",)
+    assert profile.unmodelled == ("DynamicResources",)
 
 
 def test_the_written_configuration_reads_back_whole() -> None:
