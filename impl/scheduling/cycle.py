@@ -23,13 +23,14 @@ import attrs
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.scheduling.node_fields import NodeFieldsCache
 from kcache.impl.scheduling.plugins import (
-    PLUGINS,
     Context,
     Filter,
     Normalize,
+    Plugin,
     PreFilter,
     PreScore,
     Score,
+    configured,
 )
 from kcache.impl.scheduling.pod_plan import PodPlan
 from kcache.spec.errors import CacheError
@@ -58,12 +59,23 @@ class _Points:
 
     @classmethod
     def of(cls, profile: Profile) -> _Points:
-        plugins = [(PLUGINS[name], weight or 1) for name, weight in profile.plugins]
+        plugins = {name: configured(name, profile) for name, _ in profile.plugins}
+        weights = {name: weight or 1 for name, weight in profile.plugins}
+
+        def at(pre: str, main: str) -> list[Plugin]:
+            names = list(profile.points[pre])
+            names += [name for name in profile.points[main] if name not in names]
+            return [plugins[name] for name in names]
+
+        filters = [plugins[name] for name in profile.points["filter"]]
+        scores = at("preScore", "score")
         return cls(
-            pre_filter=tuple((p.name, p.pre_filter) for p, _ in plugins if p.pre_filter),
-            filter=tuple((p.name, p.filter) for p, _ in plugins if p.filter),
-            pre_score=tuple((p.name, p.pre_score) for p, _ in plugins if p.pre_score),
-            score=tuple((p.name, p.score, p.normalize, w) for p, w in plugins if p.score),
+            pre_filter=tuple(
+                (p.name, p.pre_filter) for p in at("preFilter", "filter") if p.pre_filter
+            ),
+            filter=tuple((p.name, p.filter) for p in filters if p.filter),
+            pre_score=tuple((p.name, p.pre_score) for p in scores if p.pre_score),
+            score=tuple((p.name, p.score, p.normalize, weights[p.name]) for p in scores if p.score),
         )
 
 

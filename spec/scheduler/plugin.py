@@ -15,6 +15,7 @@ import attrs
 
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.objects import SchedulingNode, SchedulingPod
+from kcache.spec.scheduler.plugin_args import FitArgs
 from kcache.spec.scheduler.status import Status
 from kcache.spec.views import NodeView
 
@@ -42,6 +43,8 @@ class Cycle:
     claims: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     #: the claims the snapshot's listed pods use (`IsPVCUsedByPods`)
     used_claims: frozenset[str] = frozenset()
+    #: the profile's NodeResourcesFit args (`pluginConfig`), defaulted
+    fit_args: FitArgs = attrs.field(factory=FitArgs)
 
 
 #: PreFilter: None (go on), a Status (skip, reject, error) or the node names it restricts to
