@@ -1,23 +1,26 @@
-"""The scheduler's configuration as data: a subset of `KubeSchedulerConfiguration` (v1).
+"""The scheduler's configuration as data: `KubeSchedulerConfiguration` (v1), defaulted.
 
-Read from its JSON spelling and defaulted as kube-scheduler defaults it, for
-the modelled subset: `parallelism` (16), `percentageOfNodesToScore` (0, the
-adaptive rule) and `profiles`, each a scheduler name, an optional percentage
-and its plugins.  A profile's `plugins.multiPoint` is merged into the
-release's default list exactly as `mergePluginSet` merges it: a disabled
-name (or `*`) drops defaults, an enabled default is replaced in place (its
-weight too), other enabled plugins are appended.
+Read as kube-scheduler reads its --config: `parallelism` (16),
+`percentageOfNodesToScore` (0, the adaptive rule) and `profiles`.  Each
+profile's `plugins.multiPoint` is merged into the release's default list as
+`mergePluginSet` merges it; each extension point's own enabled and disabled
+lists are then expanded as the framework's `expandMultiPointPlugins` does
+(`_expand`), and Score weights taken as `getValidScoreWeights` takes them.
+`pluginConfig` is kept per plugin (`Profile.args`); the args the model reads
+are validated when read (`plugin_args`).  Fields that take no part in a
+decision are read past; `extenders` are accepted and named in
+`SchedulerConfig.not_modelled`; what the model cannot follow is refused by
+name (docs/semantics.md §21.14).
 
 The default list is upstream's `getDefaultPlugins` for the release with its
 default feature gates applied (`applyFeatureGates`), in upstream's order.
 Each profile keeps that effective list whole (`Profile.effective`: what
-kube-scheduler, and the Go adapter, run) and the part of it this model has
-(`Profile.plugins`, the `MODELLED` ones).  Plugins that take no part in
-Filter or Score (queue sorting, scheduling gates, binding) have no effect
-here; the rest of the effective list is `Profile.unmodelled`, which
-`kcache.unmodelled` tells users about.  A plugin that is neither modelled
-nor of upstream's default profile is refused with its name.
-OpportunisticBatching is off: its hint depends on the wall clock.
+kube-scheduler, and the Go adapter, run), the modelled part of it
+(`Profile.plugins`) and the modelled plugins at each deciding point
+(`Profile.points`).  Plugins that take no part in Filter or Score have no
+effect here; the rest of the effective list is `Profile.unmodelled`, which
+`kcache.unmodelled` tells users about.  OpportunisticBatching is off: its
+hint depends on the wall clock.
 """
 
 from __future__ import annotations
