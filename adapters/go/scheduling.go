@@ -66,6 +66,11 @@ func (s *session) newScheduler(r request) (map[string]any, error) {
 	if err := r.decode("config", &versioned); err != nil {
 		return nil, err
 	}
+	// pluginConfig args arrive as raw JSON: decoded into their typed args as
+	// kube-scheduler's own --config reading does, so upstream defaults them
+	if err := versioned.DecodeNestedObjects(scheme.Codecs.UniversalDeserializer()); err != nil {
+		return nil, protocolErrorf("new_scheduler: config: %v", err)
+	}
 	var claims []v1.PersistentVolumeClaim
 	if _, ok := r.present("claims"); ok {
 		if err := r.decode("claims", &claims); err != nil {

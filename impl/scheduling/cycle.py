@@ -16,7 +16,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -28,13 +28,14 @@ from kcache.impl.scheduling.inter_pod_affinity import (
 )
 from kcache.impl.scheduling.node_fields import NodeFieldsCache
 from kcache.impl.scheduling.plugins import (
-    PLUGINS,
     Context,
     Filter,
     Normalize,
+    Plugin,
     PreFilter,
     PreScore,
     Score,
+    configured,
 )
 from kcache.impl.scheduling.pod_plan import CycleInputs, PodPlan
 from kcache.spec.cluster_objects import ClusterObjects
@@ -64,12 +65,23 @@ class _Points:
 
     @classmethod
     def of(cls, profile: Profile) -> _Points:
-        plugins = [(PLUGINS[name], weight or 1) for name, weight in profile.plugins]
+        plugins = {name: configured(name, profile) for name, _ in profile.plugins}
+        weights = {name: weight or 1 for name, weight in profile.plugins}
+
+        def at(pre: str, main: str) -> list[Plugin]:
+            names = list(profile.points[pre])
+            names += [name for name in profile.points[main] if name not in names]
+            return [plugins[name] for name in names]
+
+        filters = [plugins[name] for name in profile.points["filter"]]
+        scores = at("preScore", "score")
         return cls(
-            pre_filter=tuple((p.name, p.pre_filter) for p, _ in plugins if p.pre_filter),
-            filter=tuple((p.name, p.filter) for p, _ in plugins if p.filter),
-            pre_score=tuple((p.name, p.pre_score) for p, _ in plugins if p.pre_score),
-            score=tuple((p.name, p.score, p.normalize, w) for p, w in plugins if p.score),
+            pre_filter=tuple(
+                (p.name, p.pre_filter) for p in at("preFilter", "filter") if p.pre_filter
+            ),
+            filter=tuple((p.name, p.filter) for p in filters if p.filter),
+            pre_score=tuple((p.name, p.pre_score) for p in scores if p.pre_score),
+            score=tuple((p.name, p.score, p.normalize, weights[p.name]) for p in scores if p.score),
         )
 
 
@@ -89,8 +101,6 @@ class Scheduler:
         self.claims = dict(claims or {})
         #: the cluster's Services, ReplicaSets, Namespaces, ... (the listers' objects)
         self.objects = objects or ClusterObjects()
-        #: plugin name -> its pluginConfig args as configured (none: upstream's defaults)
-        self.plugin_args: Mapping[str, Mapping[str, Any]] = {}
         self._terms = TermsCache()
         self.snapshot = cache.new_snapshot()
         self.next_start_node_index = 0
@@ -142,12 +152,12 @@ class Scheduler:
                 CycleOutcome.UNSCHEDULABLE, self.next_start_node_index, message=_NO_NODES
             )
         plan.claim_conflicts = self._claim_conflicts(plan)
-        plan.cycle = CycleInputs(listed, self._fields.of, self.objects, self.plugin_args)
+        plan.cycle = CycleInputs(listed, self._fields.of, self.objects, profile.plugin_config)
         plan.inter_pod_affinity = AffinityCycle(
             self.snapshot,
             release=self.cache.release,
             namespaces=self.objects.namespace_labels(),
-            args=InterPodAffinityArgs(self.plugin_args.get("InterPodAffinity")),
+            args=InterPodAffinityArgs(profile.plugin_config.get("InterPodAffinity")),
             fields_of=self._fields.of,
             terms_of=self._terms.of,
         )

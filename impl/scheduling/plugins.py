@@ -17,6 +17,15 @@ from kcache.impl.scheduling.inter_pod_affinity import AffinityCycle, normalize
 from kcache.impl.scheduling.node_fields import NodeFields, Taint
 from kcache.impl.scheduling.pod_plan import PodPlan, Toleration
 from kcache.spec.releases import Release
+from kcache.spec.scheduler.config import Profile
+from kcache.spec.scheduler.plugin_args import (
+    LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    FitArgs,
+    label_name_problem,
+)
 from kcache.spec.scheduler.status import Code, Status
 
 MAX_SCORE = 100
@@ -214,38 +223,58 @@ def _ports(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
 # -- NodeResourcesFit ----------------------------------------------------------------------------
 
 
-def _fit(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
-    allocatable, requested = info.allocatable, info.requested
-    reasons: list[str] = []
-    unresolvable = False
-    if len(info.pods) + 1 > allocatable.allowed_pod_number:
-        reasons.append("Too many pods")
-    if not plan.requests_nothing:
-        for name, wanted, capacity, used in (
-            ("cpu", plan.cpu, allocatable.milli_cpu, requested.milli_cpu),
-            ("memory", plan.memory, allocatable.memory, requested.memory),
-            (
-                "ephemeral-storage",
-                plan.ephemeral_storage,
-                allocatable.ephemeral_storage,
-                requested.ephemeral_storage,
-            ),
-        ):
-            if wanted > 0 and wanted > capacity - used:
-                reasons.append(f"Insufficient {name}")
-                unresolvable |= wanted > capacity
-        if plan.scalars:
-            capacities = dict(allocatable.scalars)
-            used_scalars = requested.scalars or {}
-            for name, wanted in plan.scalars:
-                capacity = capacities.get(name, 0)
-                if wanted > 0 and wanted > capacity - used_scalars.get(name, 0):
+def _is_extended(name: str) -> bool:
+    """`IsExtendedResourceName`, the quota name's syntax checked as a qualified name."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return label_name_problem("requests." + name) is None
+
+
+def fit_filter(args: FitArgs) -> Filter:
+    """NodeResourcesFit's Filter, skipping the extended resources its args ignore."""
+    ignored, groups = args.ignored_resources, args.ignored_resource_groups
+
+    def skipped(name: str) -> bool:
+        if not (ignored or groups) or not _is_extended(name):
+            return False
+        return name in ignored or name.split("/", maxsplit=1)[0] in groups
+
+    def fit(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+        allocatable, requested = info.allocatable, info.requested
+        reasons: list[str] = []
+        unresolvable = False
+        if len(info.pods) + 1 > allocatable.allowed_pod_number:
+            reasons.append("Too many pods")
+        if not plan.requests_nothing:
+            for name, wanted, capacity, used in (
+                ("cpu", plan.cpu, allocatable.milli_cpu, requested.milli_cpu),
+                ("memory", plan.memory, allocatable.memory, requested.memory),
+                (
+                    "ephemeral-storage",
+                    plan.ephemeral_storage,
+                    allocatable.ephemeral_storage,
+                    requested.ephemeral_storage,
+                ),
+            ):
+                if wanted > 0 and wanted > capacity - used:
                     reasons.append(f"Insufficient {name}")
                     unresolvable |= wanted > capacity
-    if not reasons:
-        return None
-    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
-    return Status(code, tuple(reasons))
+            if plan.scalars:
+                capacities = dict(allocatable.scalars)
+                used_scalars = requested.scalars or {}
+                for name, wanted in plan.scalars:
+                    if skipped(name):
+                        continue
+                    capacity = capacities.get(name, 0)
+                    if wanted > 0 and wanted > capacity - used_scalars.get(name, 0):
+                        reasons.append(f"Insufficient {name}")
+                        unresolvable |= wanted > capacity
+        if not reasons:
+            return None
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+        return Status(code, tuple(reasons))
+
+    return fit
 
 
 def _least_requested(requested: int, capacity: int) -> int:
@@ -254,16 +283,87 @@ def _least_requested(requested: int, capacity: int) -> int:
     return _quotient((capacity - requested) * MAX_SCORE, capacity)
 
 
-def _least_allocated(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
-    total = weights = 0
-    cpu, memory = info.allocatable.milli_cpu, info.allocatable.memory
-    if cpu:
-        total += _least_requested(info.non_zero_requested.milli_cpu + plan.non_zero_cpu, cpu)
-        weights += 1
-    if memory:
-        total += _least_requested(info.non_zero_requested.memory + plan.non_zero_memory, memory)
-        weights += 1
-    return _quotient(total, weights) if weights else 0
+def _most_requested(requested: int, capacity: int) -> int:
+    if capacity == 0:
+        return 0
+    return _quotient(min(requested, capacity) * MAX_SCORE, capacity)
+
+
+def _broken_linear(shape: tuple[tuple[int, int], ...]) -> Callable[[int], int]:
+    """`BuildBrokenLinearFunction`: linear between the shape's points, flat outside."""
+
+    def value(utilization: int) -> int:
+        for index, (point, score) in enumerate(shape):
+            if utilization <= point:
+                if index == 0:
+                    return score
+                before, before_score = shape[index - 1]
+                rise = (score - before_score) * (utilization - before)
+                return before_score + _quotient(rise, point - before)
+        return shape[-1][1]
+
+    return value
+
+
+def _scored_amounts(plan: PodPlan, info: NodeInfo, name: str) -> tuple[int, int]:
+    """(used with the pod, allocatable) of a scored resource; allocatable 0: left out."""
+    allocatable, requested = info.allocatable, info.requested
+    if name == "cpu":
+        used, wanted, capacity = (
+            info.non_zero_requested.milli_cpu,
+            plan.non_zero_cpu,
+            allocatable.milli_cpu,
+        )
+    elif name == "memory":
+        used, wanted, capacity = (
+            info.non_zero_requested.memory,
+            plan.non_zero_memory,
+            allocatable.memory,
+        )
+    elif name == "ephemeral-storage":
+        used, wanted = requested.ephemeral_storage, plan.ephemeral_storage
+        capacity = allocatable.ephemeral_storage
+    else:
+        wanted = dict(plan.scalars).get(name, 0)
+        if wanted == 0:
+            return 0, 0
+        used = (requested.scalars or {}).get(name, 0)
+        capacity = dict(allocatable.scalars).get(name, 0)
+    return used + wanted, capacity
+
+
+def fit_score(args: FitArgs) -> Score:
+    """NodeResourcesFit's Score under the args' scoring strategy (`resource_allocation.go`)."""
+    strategy = args.scoring_strategy
+    resources = strategy.resources
+    rounds = strategy.type == REQUESTED_TO_CAPACITY_RATIO
+    if strategy.type == LEAST_ALLOCATED:
+        per_resource = _least_requested
+    elif strategy.type == MOST_ALLOCATED:
+        per_resource = _most_requested
+    else:
+        scale = MAX_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+        curve = _broken_linear(tuple((u, s * scale) for u, s in strategy.shape))
+
+        def per_resource(requested: int, capacity: int) -> int:
+            return curve(100 if requested > capacity else requested * 100 // capacity)
+
+    def score(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
+        total = weights = 0
+        for name, weight in resources:
+            used, capacity = _scored_amounts(plan, info, name)
+            if capacity == 0:
+                continue
+            value = per_resource(used, capacity)
+            if rounds and value <= 0:
+                continue
+            total += value * weight
+            weights += weight
+        if not weights:
+            return 0
+        return (2 * total + weights) // (2 * weights) if rounds else _quotient(total, weights)
+
+    return score
 
 
 # -- NodeResourcesBalancedAllocation -------------------------------------------------------------
@@ -381,7 +481,7 @@ PLUGINS: Mapping[str, Plugin] = {
             normalize=lambda scores: _normalize(scores, reverse=False),
         ),
         Plugin("NodePorts", pre_filter=_ports_pre_filter, filter=_ports),
-        Plugin("NodeResourcesFit", filter=_fit, score=_least_allocated),
+        Plugin("NodeResourcesFit", filter=fit_filter(FitArgs()), score=fit_score(FitArgs())),
         Plugin("VolumeRestrictions", pre_filter=_claims_pre_filter, filter=_claims),
         Plugin(pod_topology_spread.NAME, *pod_topology_spread.POINTS),
         Plugin(
@@ -396,3 +496,12 @@ PLUGINS: Mapping[str, Plugin] = {
         Plugin("ImageLocality", score=_images),
     )
 }
+
+
+def configured(name: str, profile: Profile) -> Plugin:
+    """The plugin as the profile's `pluginConfig` sets it up (its args held by its functions,
+    as upstream's plugin instance holds them)."""
+    if name == "NodeResourcesFit":
+        args = profile.fit_args
+        return attrs.evolve(PLUGINS[name], filter=fit_filter(args), score=fit_score(args))
+    return PLUGINS[name]

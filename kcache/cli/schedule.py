@@ -65,6 +65,7 @@ from kcache.spec.scheduler.config import (
     Profile,
     SchedulerConfig,
     default_config,
+    field_name,
     read_configuration_file,
 )
 from kcache.spec.scheduler.decision import CycleOutcome, Decision
@@ -103,9 +104,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="a JSON or YAML file holding a KubeSchedulerConfiguration "
-        "(kubescheduler.config.k8s.io/v1: parallelism, percentageOfNodesToScore, profiles with "
-        "multiPoint plugin lists; the connection, leader election, profiling and backoff "
-        "fields are read past) or the trace format's `scheduler` object; default: "
+        "(kubescheduler.config.k8s.io/v1) as kube-scheduler reads it: parallelism, "
+        "percentageOfNodesToScore, profiles with enabled/disabled plugins per extension point "
+        "and multiPoint merged with the release's defaults, weights, and pluginConfig "
+        "(NodeResourcesFit's scoring strategies and ignored resources are modelled; other "
+        "plugins' args go to --impl go as written; NodeAffinity's addedAffinity and "
+        "BalancedAllocation's resources are refused as not modelled); the connection, leader "
+        "election, profiling and backoff fields are read past; extenders are accepted, not "
+        "run, and warned about (exit 3); or the trace format's `scheduler` object; default: "
         "kube-scheduler's defaults",
     )
     options.add_format_argument(parser, ("text", "json", "html"))
@@ -150,7 +156,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out.write(placement_page(placed))
     else:
         _print(placed, out)
-    if found:
+    for note in config.not_modelled:
+        sys.stderr.write(f"kcache schedule: --config {args.config}: {note}\n")
+    if found or config.not_modelled:
         return MAY_DIFFER_STATUS
     return 0 if decision.outcome is CycleOutcome.SCHEDULED else 1
 
@@ -182,13 +190,17 @@ def _config(path: Path | None, release: Release) -> SchedulerConfig:
     if path is None:
         return default_config(release)
     source = f"--config {path}"
-    data = documents.parse_any(documents.read_file(path), source)
+    text = documents.read_file(path)
+    data = documents.parse_any(text, source)
     if len(data) != 1:
         raise KcacheError(f"{source}: expected one document, got {len(data)}")
     try:
         return read_configuration_file(data[0].value, release)
     except ConfigError as error:
-        raise KcacheError(f"{source}: {error}") from None
+        line = documents.line_of(text, 0, error.path) if error.path else None
+        raise documents.DocumentError(
+            source, error.problem, line=line, field=field_name(error.path)
+        ) from None
 
 
 def verdicts(decision: Decision, node_list: list[str]) -> dict[str, str]:

@@ -28,7 +28,12 @@ from kcache.ops import TRACE_OPS, read_seconds
 from kcache.spec.cluster_objects import OBJECT_KINDS, check_object
 from kcache.spec.errors import ObjectError
 from kcache.spec.releases import RELEASES, V1_35, Release
-from kcache.spec.scheduler.config import SchedulerConfig, config_to_json, read_config
+from kcache.spec.scheduler.config import (
+    ConfigError,
+    SchedulerConfig,
+    config_to_json,
+    read_config,
+)
 from kcache.spec.scheduler.objects import claim_from_manifest
 from kcache.traces import expectations
 from kcache.traces.defects import UPSTREAM_DEFECTS
@@ -163,10 +168,18 @@ def _read_header(data: Mapping[str, Any]) -> dict[str, Any]:
         "release": configured,
         "description": description,
         "upstream_defect": defect,
-        "scheduler": None if scheduler is None else read_config(scheduler, configured),
+        "scheduler": None if scheduler is None else _scheduler(scheduler, configured),
         "claims": _claims(data.get("claims", [])),
         "objects": _objects(data.get("objects", [])),
     }
+
+
+def _scheduler(data: Any, release: Release) -> SchedulerConfig:
+    """The `scheduler` object read as a configuration; a problem names `scheduler.FIELD`."""
+    try:
+        return read_config(data, release)
+    except ConfigError as error:
+        raise ValueError(f"scheduler.{error}" if error.path else f"scheduler: {error}") from None
 
 
 def _claims(data: Any) -> tuple[Any, ...]:

@@ -140,8 +140,10 @@ class Scheduler:
             objects=self.objects,
             node_pods=node_pods,
             namespaces=self.objects.namespace_labels(),
+            fit_args=profile.fit_args,
+            plugin_args=profile.plugin_config,
         )
-        plugins = [PLUGINS[name] for name, _ in profile.plugins]
+        plugins = [PLUGINS[name] for name in _in_order(profile, "preFilter", "filter")]
         skipped, restricted_by, names, held = _pre_filter(pod, plugins, cycle)
         if held is not None and held.code is Code.ERROR:
             message = f"running PreFilter plugin {go_quoted(held.plugin)}: {held.message}"
@@ -156,9 +158,12 @@ class Scheduler:
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(restricted_by))}]"
             )
         filters = [
-            (p.name, p.filter) for p in plugins if p.filter is not None and p.name not in skipped
+            (name, check)
+            for name in profile.points["filter"]
+            if (check := PLUGINS[name].filter) is not None and name not in skipped
         ]
-        scorers = [p for p in plugins if p.score is not None]
+        scorers = [PLUGINS[name] for name in _in_order(profile, "preScore", "score")]
+        scorers = [p for p in scorers if p.score is not None or p.pre_score is not None]
         wanted = num_feasible_nodes_to_find(len(candidates), self._percentage(profile))
         if not scorers:
             wanted = 1
@@ -174,7 +179,7 @@ class Scheduler:
             candidates,
             self.next_start_node_index,
             wanted,
-            verdict if any(p.filter is not None for p in plugins) else None,
+            verdict if filters else None,
         )
         self.next_start_node_index = (self.next_start_node_index + found.processed) % len(listed)
         rejecting = restricted_by | {status.plugin for status in found.rejected.values()}
@@ -192,7 +197,7 @@ class Scheduler:
         )
         if len(found.feasible) == 1:
             return attrs.evolve(filtered, host=found.feasible[0].name)
-        scored = score(pod, found.feasible, profile, plugins, cycle)
+        scored = score(pod, found.feasible, profile, scorers, cycle)
         if isinstance(scored, Status):
             return attrs.evolve(filtered, outcome=CycleOutcome.ERROR, message=scored.message)
         return attrs.evolve(
@@ -254,6 +259,13 @@ class Scheduler:
         with contextlib.suppress(CacheError):
             self.cache.forget_pod(assumed)
         return attrs.evolve(decision, bound=False, message=binding.message)
+
+
+def _in_order(profile: Profile, pre: str, main: str) -> list[str]:
+    """The plugins enabled at `pre` in its order, then those of `main` that have no `pre`
+    upstream (the configuration keeps a modelled plugin's two points together)."""
+    names = list(profile.points[pre])
+    return names + [name for name in profile.points[main] if name not in names]
 
 
 def _pre_filter(

@@ -18,6 +18,7 @@ from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.objects import SchedulingNode, SchedulingPod
+from kcache.spec.scheduler.plugin_args import FitArgs
 from kcache.spec.scheduler.status import Status
 from kcache.spec.views import NodeView
 
@@ -59,6 +60,8 @@ class Cycle:
     node_pods: Mapping[str, tuple[Pod, ...]] = attrs.field(factory=dict)
     #: namespace name -> its labels, for the Namespace objects the cluster has
     namespaces: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
+    #: the profile's NodeResourcesFit args (`pluginConfig`), defaulted
+    fit_args: FitArgs = attrs.field(factory=FitArgs)
 
 
 #: PreFilter: None (go on), a Status (skip, reject, error) or the node names it restricts to

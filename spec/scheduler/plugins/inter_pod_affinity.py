@@ -43,10 +43,10 @@ from typing import Any, TypeVar
 import attrs
 
 from kcache.spec.objects import HOSTNAME_LABEL, Pod
-from kcache.spec.scheduler.config import ConfigError
 from kcache.spec.scheduler.normalize import MAX_NODE_SCORE
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
+from kcache.spec.scheduler.plugin_args import ArgsError
 from kcache.spec.scheduler.pod_affinity_terms import (
     AffinityTerm,
     PodAffinity,
@@ -77,18 +77,18 @@ class InterPodAffinityArgs:
         known = {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"}
         for key in data:
             if key not in known:
-                raise ConfigError(f"InterPodAffinityArgs: unknown key {key!r}")
+                raise ArgsError((key,), "unknown field")
         weight = data.get("hardPodAffinityWeight", 1)
         ignore = data.get("ignorePreferredTermsOfExistingPods", False)
         if isinstance(weight, bool) or not isinstance(weight, int):
-            raise ConfigError(f"hardPodAffinityWeight: expected an integer, got {weight!r}")
+            raise ArgsError(("hardPodAffinityWeight",), f"expected an integer, got {weight!r}")
         if not 0 <= weight <= 100:
-            raise ConfigError(
-                f"hardPodAffinityWeight: Invalid value: {weight}: not in valid range [0, 100]"
+            raise ArgsError(
+                ("hardPodAffinityWeight",), f"Invalid value: {weight}: not in valid range [0, 100]"
             )
         if not isinstance(ignore, bool):
-            raise ConfigError(
-                f"ignorePreferredTermsOfExistingPods: expected true or false, got {ignore!r}"
+            raise ArgsError(
+                ("ignorePreferredTermsOfExistingPods",), f"expected true or false, got {ignore!r}"
             )
         return cls(weight, ignore)
 

@@ -9,12 +9,20 @@ exceeds the node's whole allocatable; the status is unresolvable when any
 failure is.  A node already over-committed by pods placed elsewhere rejects
 every pod with a positive request in that dimension.
 
-Score, the default LeastAllocated strategy over cpu and memory with weight 1
-each (`least_allocated.go`, `resource_allocation.go`): per resource
-`(allocatable - used - request) * 100 / allocatable` (0 when it does not
-fit), where used and request are the non-zero figures (a container without a
-cpu or memory request counts 100m / 200Mi); resources the node has none of
-are left out; the weighted mean is truncated.
+Resources named in `ignoredResources`, or whose domain is in
+`ignoredResourceGroups`, are not checked when they are extended resources.
+
+Score follows the profile's `scoringStrategy` over its resources and weights
+(`resource_allocation.go`): cpu and memory count the non-zero figures (a
+container without a request counts 100m / 200Mi), other resources their plain
+requests; a resource the node has none of, or a scalar one the pod does not
+request, is left out.  LeastAllocated (the default, cpu and memory weight 1)
+scores `(allocatable - used) * 100 / allocatable` (0 past capacity),
+MostAllocated `min(used, allocatable) * 100 / allocatable`, both as a
+truncated weighted mean; RequestedToCapacityRatio maps the utilization
+through its shape (scores x10, linear between points in integer division,
+full past capacity), leaves out resources scoring 0 and rounds the weighted
+mean half away from zero.
 """
 
 from __future__ import annotations
@@ -22,11 +30,16 @@ from __future__ import annotations
 from kcache.spec.scheduler.normalize import MAX_NODE_SCORE, go_quotient
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
+from kcache.spec.scheduler.plugin_args import (
+    LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    label_name_problem,
+)
 from kcache.spec.scheduler.status import Code, Status
 
 TOO_MANY_PODS = "Too many pods"
-#: the default scoring strategy's resources and weights
-SCORED_RESOURCES = (("cpu", 1), ("memory", 1))
 
 
 def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
@@ -41,7 +54,13 @@ def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
         "ephemeral-storage": wanted.ephemeral_storage,
         **dict(wanted.scalars),
     }
+    ignored = cycle.fit_args
     for name, amount in amounts.items():
+        if is_extended(name) and (
+            name in ignored.ignored_resources
+            or name.split("/")[0] in ignored.ignored_resource_groups
+        ):
+            continue
         free = allocatable.get(name, 0) - requested.get(name, 0)
         if amount > 0 and amount > free:
             failures.append((f"Insufficient {name}", amount > allocatable.get(name, 0)))
@@ -52,6 +71,14 @@ def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
     return Status(code, tuple(reason for reason, _ in failures))
 
 
+def is_extended(name: str) -> bool:
+    """`IsExtendedResourceName`: a domain-prefixed name outside kubernetes.io, not
+    `requests.`-prefixed, whose quota name is a qualified name."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return label_name_problem("requests." + name) is None
+
+
 def least_requested(requested: int, capacity: int) -> int:
     """`leastRequestedScore`: the share left free, in [0, 100]."""
     if capacity == 0 or requested > capacity:
@@ -59,17 +86,68 @@ def least_requested(requested: int, capacity: int) -> int:
     return go_quotient((capacity - requested) * MAX_NODE_SCORE, capacity)
 
 
+def most_requested(requested: int, capacity: int) -> int:
+    """`mostRequestedScore`: the share used, a request beyond capacity counting as full."""
+    if capacity == 0:
+        return 0
+    return go_quotient(min(requested, capacity) * MAX_NODE_SCORE, capacity)
+
+
+def broken_linear(shape: tuple[tuple[int, int], ...], utilization: int) -> int:
+    """`BuildBrokenLinearFunction` over (utilization, score) points, Go's integer division."""
+    for index, (point, value) in enumerate(shape):
+        if utilization <= point:
+            if index == 0:
+                return value
+            before, before_value = shape[index - 1]
+            return before_value + go_quotient(
+                (value - before_value) * (utilization - before), point - before
+            )
+    return shape[-1][1]
+
+
+def _amounts(pod: SchedulingPod, node: Candidate, name: str) -> tuple[int, int] | None:
+    """(used with the pod, allocatable) of one scored resource, or None when it is left
+    out: the node has none, or it is a scalar resource the pod does not request."""
+    if name in ("cpu", "memory"):
+        wanted = pod.pod.non_zero_cpu if name == "cpu" else pod.pod.non_zero_memory
+        used = node.info.non_zero_requested.get(name, 0)
+    else:
+        wanted = pod.pod.requests.as_view().get(name, 0)
+        used = node.info.requested.get(name, 0)
+        if wanted == 0 and name != "ephemeral-storage":
+            return None
+    capacity = node.info.allocatable.get(name, 0)
+    return None if capacity == 0 else (used + wanted, capacity)
+
+
 def _score(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> int:
-    wanted = {"cpu": pod.pod.non_zero_cpu, "memory": pod.pod.non_zero_memory}
+    strategy = cycle.fit_args.scoring_strategy
     total = weights = 0
-    for name, weight in SCORED_RESOURCES:
-        capacity = node.info.allocatable.get(name, 0)
-        if capacity == 0:
+    for name, weight in strategy.resources:
+        amounts = _amounts(pod, node, name)
+        if amounts is None:
             continue
-        used = node.info.non_zero_requested.get(name, 0) + wanted[name]
-        total += least_requested(used, capacity) * weight
+        used, capacity = amounts
+        if strategy.type == LEAST_ALLOCATED:
+            value = least_requested(used, capacity)
+        elif strategy.type == MOST_ALLOCATED:
+            value = most_requested(used, capacity)
+        else:
+            shape = tuple(
+                (u, s * MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE) for u, s in strategy.shape
+            )
+            utilization = 100 if used > capacity else go_quotient(used * 100, capacity)
+            value = broken_linear(shape, utilization)
+            if value <= 0:
+                continue
+        total += value * weight
         weights += weight
-    return go_quotient(total, weights) if weights else 0
+    if not weights:
+        return 0
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        return (2 * total + weights) // (2 * weights)  # math.Round of the mean, both >= 0
+    return go_quotient(total, weights)
 
 
 PLUGIN = Plugin("NodeResourcesFit", filter=_filter, score=_score)

@@ -197,8 +197,8 @@ def test_a_kube_scheduler_configuration_file_is_read_as_kube_scheduler_reads_it(
     [
         ("kind: Pod\nmetadata: {name: p}\n", None, "metadata.uid: empty"),
         ("kind: List\nitems: []\n", None, "--pod needs exactly one pod, the file holds 0"),
-        (None, "parallelism: 0\n", "scheduler.parallelism: should be larger than 0"),
-        (None, "profiles: [{plugins: {filter: {}}}]\n", "only multiPoint is modelled"),
+        (None, "parallelism: 0\n", "line 1: parallelism: Invalid value: 0: should be larger"),
+        (None, "profiles: [{plugins: {filtre: {}}}]\n", 'plugins.filtre: unknown field "filtre"'),
         (
             None,
             "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",

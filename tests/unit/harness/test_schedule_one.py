@@ -74,7 +74,11 @@ def test_the_op_is_no_cache_method_and_no_adapter_request() -> None:
 @pytest.mark.parametrize(
     ("header", "step", "problem"),
     [
-        ({"scheduler": {"parallelism": 0}}, {}, "scheduler.parallelism: should be larger than 0"),
+        (
+            {"scheduler": {"parallelism": 0}},
+            {},
+            "scheduler.parallelism: Invalid value: 0: should be larger than 0",
+        ),
         (
             {
                 "scheduler": {
@@ -82,7 +86,7 @@ def test_the_op_is_no_cache_method_and_no_adapter_request() -> None:
                 }
             },
             {},
-            "plugin 'Nope' is neither modelled nor of upstream's default profile",
+            "plugin 'Nope' is not of kube-scheduler's default profile: not modelled",
         ),
         (
             {},

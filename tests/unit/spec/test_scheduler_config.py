@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from kcache.spec.releases import V1_35, V1_36, V1_37, Release
@@ -134,13 +135,15 @@ def test_an_unmodelled_default_plugin_is_kept_and_named() -> None:
 
 
 def test_the_written_configuration_reads_back_whole() -> None:
-    """config_to_json lists every effective plugin, so the Go adapter runs upstream's profile
-    and a trace reads back the same configuration."""
-    config = default_config(V1_37)
-    written = config_to_json(config)
+    """A profile built in code is written with every effective plugin listed; one read from a
+    file is written as the file wrote it (upstream defaults it); both read back the same."""
+    built = Profile(plugins=(("NodePorts", 0),), effective=(("NodePorts", 0), ("ImageLocality", 4)))
+    written = config_to_json(attrs.evolve(default_config(V1_37), profiles=(built,)))
     enabled = written["profiles"][0]["plugins"]["multiPoint"]["enabled"]
-    assert [item["name"] for item in enabled] == [name for name, _ in V1_37_EFFECTIVE]
-    assert read_config(written, V1_37) == config
+    assert enabled == [{"name": "NodePorts"}, {"name": "ImageLocality", "weight": 4}]
+    config = default_config(V1_37)
+    assert config_to_json(config)["profiles"] == [{}]
+    assert read_config(config_to_json(config), V1_37) == config
 
 
 def test_unset_weight_scores_as_one() -> None:
@@ -215,31 +218,76 @@ def test_profile_percentage_and_names() -> None:
 @pytest.mark.parametrize(
     ("data", "problem"),
     [
-        ({"parallelism": 0}, "scheduler.parallelism: should be larger than 0, got 0"),
-        ({"percentageOfNodesToScore": 101}, "not in valid range [0-100], got 101"),
-        ({"extenders": []}, "scheduler: unknown key 'extenders'"),
-        ({"profiles": []}, "scheduler.profiles: expected a non-empty list"),
+        ({"parallelism": 0}, "parallelism: Invalid value: 0: should be larger than 0"),
         (
-            {"profiles": [{"plugins": {"filter": {}}}]},
-            "scheduler.profiles[0].plugins.filter: only multiPoint is modelled",
+            {"percentageOfNodesToScore": 101},
+            "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]",
+        ),
+        ({"extender": []}, 'extender: unknown field "extender"'),
+        ({"profiles": []}, "profiles: Required value"),
+        (
+            {"profiles": [{"plugins": {"filtre": {}}}]},
+            'profiles[0].plugins.filtre: unknown field "filtre"',
         ),
         (
             {"profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "GangScheduling"}]}}}]},
-            "plugin 'GangScheduling' is neither modelled nor of upstream's default profile",
+            "profiles[0].plugins.multiPoint.enabled[0].name: plugin 'GangScheduling' is not of "
+            "kube-scheduler's default profile: not modelled",
+        ),
+        (
+            {"profiles": [{"plugins": {"score": {"enabled": [{"name": "NodePorts"}]}}}]},
+            'profiles[0].plugins.score.enabled[0]: plugin "NodePorts" does not extend '
+            "ScorePlugin plugin",
         ),
         (
             {
                 "profiles": [
-                    {"plugins": {"multiPoint": {"enabled": [{"name": "NodePorts", "weight": -1}]}}}
+                    {
+                        "plugins": {
+                            "filter": {"enabled": [{"name": "NodePorts"}, {"name": "NodePorts"}]}
+                        }
+                    }
                 ]
             },
-            "scheduler.profiles[0].plugins.multiPoint.enabled[0].weight: must not be negative",
+            'profiles[0].plugins.filter.enabled[1]: plugin "NodePorts" already registered as '
+            '"FilterPlugin"',
+        ),
+        (
+            {
+                "profiles": [
+                    {
+                        "plugins": {
+                            "multiPoint": {
+                                "enabled": [{"name": "NodePorts", "weight": 2**31}],
+                            }
+                        }
+                    }
+                ]
+            },
+            "profiles[0].plugins.multiPoint.enabled[0].weight: 2147483648 does not fit the int32",
         ),
         (
             {"profiles": [{"schedulerName": "x"}, {"schedulerName": "x"}]},
-            "duplicate schedulerName 'x'",
+            "profiles[1].schedulerName: Duplicate value: 'x'",
         ),
-        ({"parallelism": "2"}, 'scheduler.parallelism: expected an integer, got "2"'),
+        ({"parallelism": "2"}, 'parallelism: expected an integer, got "2"'),
+        (
+            {"profiles": [{"plugins": {"preFilter": {"disabled": [{"name": "NodePorts"}]}}}]},
+            "NodePorts: enabled at filter but not at preFilter: not modelled",
+        ),
+        (
+            {
+                "profiles": [
+                    {
+                        "pluginConfig": [
+                            {"name": "NodeResourcesFit", "args": {}},
+                            {"name": "NodeResourcesFit", "args": {}},
+                        ]
+                    }
+                ]
+            },
+            "profiles[0].pluginConfig[1]: Duplicate value: 'NodeResourcesFit'",
+        ),
     ],
 )
 def test_bad_configuration_names_the_field(data: object, problem: str) -> None:
@@ -283,12 +331,17 @@ def test_a_kube_scheduler_configuration_file_loads_as_kube_scheduler_reads_it() 
             "expected kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration",
         ),
         (
-            {**UPSTREAM_DOCS_EXAMPLE, "extenders": [{"urlPrefix": "http://x"}]},
-            "extenders: scheduler extenders are not modelled",
-        ),
-        (
-            {**UPSTREAM_DOCS_EXAMPLE, "profiles": [{"plugins": {"score": {}}}]},
-            "scheduler.profiles[0].plugins.score: only multiPoint is modelled",
+            {
+                **UPSTREAM_DOCS_EXAMPLE,
+                "profiles": [
+                    {
+                        "pluginConfig": [
+                            {"name": "NodeAffinity", "args": {"addedAffinity": {"x": 1}}}
+                        ]
+                    }
+                ],
+            },
+            "profiles[0].pluginConfig[0].args.addedAffinity: not modelled",
         ),
     ],
 )

@@ -15,9 +15,9 @@ from helpers.scheduling import candidates, cycle, node, pod
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36, V1_37
-from kcache.spec.scheduler.config import ConfigError
 from kcache.spec.scheduler.objects import scheduling_pod
 from kcache.spec.scheduler.plugin import Cycle
+from kcache.spec.scheduler.plugin_args import ArgsError
 from kcache.spec.scheduler.plugins import PLUGINS
 from kcache.spec.scheduler.plugins import pod_topology_spread as pts
 from kcache.spec.scheduler.plugins.image_locality import normalized_image_name, priority
@@ -676,5 +676,5 @@ class TestInterPodAffinity:
         assert InterPodAffinityArgs.from_json(
             {"hardPodAffinityWeight": 0, "ignorePreferredTermsOfExistingPods": True}
         ) == InterPodAffinityArgs(0, True)
-        with pytest.raises(ConfigError, match=r"Invalid value: 101: not in valid range \[0, 100\]"):
+        with pytest.raises(ArgsError, match=r"Invalid value: 101: not in valid range \[0, 100\]"):
             InterPodAffinityArgs.from_json({"hardPodAffinityWeight": 101})

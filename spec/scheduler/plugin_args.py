@@ -1,0 +1,244 @@
+"""The `pluginConfig` args the model reads, defaulted and validated as kube-scheduler does.
+
+NodeResourcesFit (`NodeResourcesFitArgs`): `ignoredResources`,
+`ignoredResourceGroups` and a `scoringStrategy` of type LeastAllocated (the
+default, over cpu and memory with weight 1 each), MostAllocated or
+RequestedToCapacityRatio with its `shape`; a resource's unset or zero weight
+becomes 1 (`SetDefaults_NodeResourcesFitArgs`), then the weights must lie in
+(0, 100], the shape's utilizations must rise strictly within [0, 100] and its
+scores lie within [0, 10] (`ValidateNodeResourcesFitArgs`).
+
+NodeResourcesBalancedAllocation (`NodeResourcesBalancedAllocationArgs`): the
+resources whose shares it compares, cpu and memory by default; every weight
+must be 1 and no resource may appear twice.
+
+Other plugins' args are kept raw (`Profile.args`) for the plugins that read
+them.  A problem raises `ArgsError` with the path of the field under `args`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+#: a shape point's highest score (`MaxCustomPriorityScore`); the plugin scales it to 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+#: `defaultResourceSpec`
+DEFAULT_RESOURCES: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
+
+Path = tuple[str | int, ...]
+
+#: a label name as `ValidateLabelName` (a qualified name) takes it
+_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+class ArgsError(ValueError):
+    """A plugin's args are not valid: the field (a path under `args`) and what was wrong."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path, self.problem = path, problem
+        super().__init__(problem)
+
+
+@attrs.frozen
+class ScoringStrategy:
+    """How NodeResourcesFit scores: the strategy, its resources with weights, its shape."""
+
+    type: str = LEAST_ALLOCATED
+    resources: tuple[tuple[str, int], ...] = DEFAULT_RESOURCES
+    #: (utilization, score) points of RequestedToCapacityRatio, scores as written (0-10)
+    shape: tuple[tuple[int, int], ...] = ()
+
+
+@attrs.frozen
+class FitArgs:
+    """NodeResourcesFit's args, defaulted."""
+
+    ignored_resources: frozenset[str] = frozenset()
+    ignored_resource_groups: frozenset[str] = frozenset()
+    scoring_strategy: ScoringStrategy = ScoringStrategy()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FitArgs:
+        _known(data, (), {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"})
+        ignored = _names(data, "ignoredResources")
+        groups = _names(data, "ignoredResourceGroups")
+        for index, group in enumerate(groups):
+            if "/" in group:
+                raise ArgsError(
+                    ("ignoredResourceGroups", index),
+                    f"Invalid value: {group!r}: resource group name can't contain '/'",
+                )
+        strategy = data.get("scoringStrategy")
+        if strategy is None:
+            return cls(frozenset(ignored), frozenset(groups))
+        return cls(frozenset(ignored), frozenset(groups), _strategy(strategy))
+
+
+@attrs.frozen
+class BalancedArgs:
+    """NodeResourcesBalancedAllocation's args, defaulted: the resources it compares."""
+
+    resources: tuple[str, ...] = tuple(name for name, _ in DEFAULT_RESOURCES)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BalancedArgs:
+        _known(data, (), {"resources"})
+        specs = _resources(data.get("resources"), ("resources",))
+        if not specs:
+            return cls()
+        seen: set[str] = set()
+        for index, (name, weight) in enumerate(specs):
+            if name in seen:
+                raise ArgsError(("resources", index, "name"), f"Duplicate value: {name!r}")
+            seen.add(name)
+            if weight != 1:
+                raise ArgsError(
+                    ("resources", index, "weight"), f"Invalid value: {weight}: must be 1"
+                )
+        return cls(tuple(name for name, _ in specs))
+
+
+def _strategy(data: Any) -> ScoringStrategy:
+    where: Path = ("scoringStrategy",)
+    if not isinstance(data, Mapping):
+        raise ArgsError(where, "expected an object")
+    _known(data, where, {"type", "resources", "requestedToCapacityRatio"})
+    kind = data.get("type", "")
+    if kind not in STRATEGIES:
+        supported = ", ".join(f'"{name}"' for name in sorted(STRATEGIES))
+        raise ArgsError(
+            (*where, "type"), f"Unsupported value: {kind!r}: supported values: {supported}"
+        )
+    resources = _resources(data.get("resources"), (*where, "resources")) or DEFAULT_RESOURCES
+    for index, (name, weight) in enumerate(resources):
+        if not 0 < weight <= 100:
+            raise ArgsError(
+                (*where, "resources", index, "weight"),
+                f"Invalid value: {weight}: resource weight of {name} not in valid range (0, 100]",
+            )
+    ratio = data.get("requestedToCapacityRatio")
+    if kind != REQUESTED_TO_CAPACITY_RATIO:
+        if ratio is not None:
+            raise ArgsError(
+                (*where, "requestedToCapacityRatio"),
+                "Forbidden: must be nil when type is not RequestedToCapacityRatio",
+            )
+        return ScoringStrategy(kind, resources)
+    if ratio is None:
+        raise ArgsError(
+            (*where, "requestedToCapacityRatio"),
+            "Required value: must be specified when type is RequestedToCapacityRatio",
+        )
+    return ScoringStrategy(kind, resources, _shape(ratio, (*where, "requestedToCapacityRatio")))
+
+
+def _shape(data: Any, where: Path) -> tuple[tuple[int, int], ...]:
+    if not isinstance(data, Mapping):
+        raise ArgsError(where, "expected an object")
+    _known(data, where, {"shape"})
+    items = data.get("shape") or []
+    at: Path = (*where, "shape")
+    if not isinstance(items, list):
+        raise ArgsError(at, "expected a list")
+    if not items:
+        raise ArgsError(at, "Required value: at least one point must be specified")
+    points = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise ArgsError((*at, index), "expected an object")
+        _known(item, (*at, index), {"utilization", "score"})
+        points.append(
+            (_int32(item, "utilization", (*at, index)), _int32(item, "score", (*at, index)))
+        )
+    for index in range(1, len(points)):
+        if points[index - 1][0] >= points[index][0]:
+            raise ArgsError(
+                (*at, index, "utilization"),
+                f"Invalid value: {points[index][0]}: values must be sorted in increasing order",
+            )
+    for index, (utilization, score) in enumerate(points):
+        if not 0 <= utilization <= 100:
+            raise ArgsError(
+                (*at, index, "utilization"),
+                f"Invalid value: {utilization}: not in valid range [0, 100]",
+            )
+        if not 0 <= score <= MAX_CUSTOM_PRIORITY_SCORE:
+            raise ArgsError(
+                (*at, index, "score"),
+                f"Invalid value: {score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
+            )
+    return tuple(points)
+
+
+def _resources(data: Any, where: Path) -> tuple[tuple[str, int], ...]:
+    """A `[]ResourceSpec`, an unset or zero weight defaulted to 1."""
+    if data is None:
+        return ()
+    if not isinstance(data, list):
+        raise ArgsError(where, "expected a list")
+    specs = []
+    for index, item in enumerate(data):
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            raise ArgsError((*where, index), "expected an object with a name")
+        _known(item, (*where, index), {"name", "weight"})
+        specs.append((item["name"], _int64(item, "weight", (*where, index)) or 1))
+    return tuple(specs)
+
+
+def _names(data: Mapping[str, Any], key: str) -> list[str]:
+    items = data.get(key) or []
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise ArgsError((key,), "expected a list of strings")
+    for index, name in enumerate(items):
+        problem = label_name_problem(name)
+        if problem:
+            raise ArgsError((key, index), f"Invalid value: {name!r}: {problem}")
+    return list(items)
+
+
+def label_name_problem(name: str) -> str | None:
+    """`ValidateLabelName`'s complaint about `name` (a qualified name), if any."""
+    prefix, _, local = name.rpartition("/")
+    if "/" in prefix:
+        return "a qualified name must consist of a name with an optional DNS subdomain prefix"
+    if "/" in name and (not prefix or len(prefix) > 253 or not _PREFIX.match(prefix)):
+        return "prefix part must be a lowercase RFC 1123 subdomain"
+    if not local or len(local) > 63 or not _NAME.match(local):
+        return (
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+            "start and end with an alphanumeric character (at most 63 characters)"
+        )
+    return None
+
+
+def _int32(data: Mapping[str, Any], key: str, where: Path) -> int:
+    value = _int64(data, key, where)
+    if not -(2**31) <= value < 2**31:
+        raise ArgsError((*where, key), f"{value} does not fit an int32")
+    return value
+
+
+def _int64(data: Mapping[str, Any], key: str, where: Path) -> int:
+    value = data.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgsError((*where, key), f"expected an integer, got {value!r}")
+    if not -(2**63) <= value < 2**63:
+        raise ArgsError((*where, key), f"{value} does not fit an int64")
+    return value
+
+
+def _known(data: Any, where: Path, keys: set[str]) -> None:
+    if not isinstance(data, Mapping):
+        raise ArgsError(where, "expected an object")
+    for key in data:
+        if key not in keys:
+            raise ArgsError((*where, key), f'unknown field "{key}"')
