@@ -32,9 +32,13 @@ from typing import Any
 import attrs
 
 from kcache.spec.releases import Release
-from kcache.spec.scheduler.plugin_args import ArgsError, BalancedArgs, FitArgs
-from kcache.spec.scheduler.plugins.inter_pod_affinity import InterPodAffinityArgs
-from kcache.spec.scheduler.plugins.pod_topology_spread import PodTopologySpreadArgs
+from kcache.spec.scheduler.plugin_args import (
+    ArgsError,
+    BalancedArgs,
+    FitArgs,
+    InterPodAffinityArgs,
+    PodTopologySpreadArgs,
+)
 from kcache.spec.scheduler.status import go_quoted
 
 #: upstream's `getDefaultPlugins` MultiPoint list up to v1.36 before its feature gates apply,

@@ -12,6 +12,13 @@ NodeResourcesBalancedAllocation (`NodeResourcesBalancedAllocationArgs`): the
 resources whose shares it compares, cpu and memory by default; every weight
 must be 1 and no resource may appear twice.
 
+InterPodAffinity (`InterPodAffinityArgs`): `hardPodAffinityWeight` in
+[0, 100] (default 1) and `ignorePreferredTermsOfExistingPods`.
+
+PodTopologySpread (`PodTopologySpreadArgs`): `defaultingType` System (the
+default: the system's hostname and zone constraints) or List (its
+`defaultConstraints`, which System forbids).
+
 Other plugins' args are kept raw (`Profile.args`) for the plugins that read
 them.  A problem raises `ArgsError` with the path of the field under `args`.
 """
@@ -24,6 +31,9 @@ from typing import Any
 
 import attrs
 
+from kcache.spec.objects import Fields
+from kcache.spec.scheduler.status import go_quoted
+
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
@@ -34,6 +44,11 @@ MAX_CUSTOM_PRIORITY_SCORE = 10
 DEFAULT_RESOURCES: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
 
 Path = tuple[str | int, ...]
+
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+DO_NOT_SCHEDULE, SCHEDULE_ANYWAY = "DoNotSchedule", "ScheduleAnyway"
+SYSTEM, LIST = "System", "List"
 
 #: a label name as `ValidateLabelName` (a qualified name) takes it
 _NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
@@ -242,3 +257,109 @@ def _known(data: Any, where: Path, keys: set[str]) -> None:
     for key in data:
         if key not in keys:
             raise ArgsError((*where, key), f'unknown field "{key}"')
+
+
+@attrs.frozen
+class InterPodAffinityArgs:
+    """`InterPodAffinityArgs` with upstream's defaults."""
+
+    hard_pod_affinity_weight: int = 1
+    ignore_preferred_terms_of_existing_pods: bool = False
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> InterPodAffinityArgs:
+        """Read `pluginConfig[].args`, validated as `ValidateInterPodAffinityArgs` does."""
+        known = {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"}
+        for key in data:
+            if key not in known:
+                raise ArgsError((key,), "unknown field")
+        weight = data.get("hardPodAffinityWeight", 1)
+        ignore = data.get("ignorePreferredTermsOfExistingPods", False)
+        if isinstance(weight, bool) or not isinstance(weight, int):
+            raise ArgsError(("hardPodAffinityWeight",), f"expected an integer, got {weight!r}")
+        if not 0 <= weight <= 100:
+            raise ArgsError(
+                ("hardPodAffinityWeight",), f"Invalid value: {weight}: not in valid range [0, 100]"
+            )
+        if not isinstance(ignore, bool):
+            raise ArgsError(
+                ("ignorePreferredTermsOfExistingPods",), f"expected true or false, got {ignore!r}"
+            )
+        return cls(weight, ignore)
+
+
+@attrs.frozen
+class PodTopologySpreadArgs:
+    """`PodTopologySpreadArgs` (kubescheduler.config.k8s.io/v1), defaults applied."""
+
+    default_constraints: tuple[Mapping[str, Any], ...] = ()
+    defaulting_type: str = SYSTEM
+
+    @classmethod
+    def from_json(cls, mapping: Mapping[str, Any]) -> PodTopologySpreadArgs:
+        """Read and validate as `ValidatePodTopologySpreadArgs`; ValueError with its text."""
+        fields = Fields.top("PodTopologySpreadArgs", mapping)
+        raw = tuple(item.raw for item in fields.items("defaultConstraints"))
+        for item in fields.items("defaultConstraints"):
+            item.integer("maxSkew", bits=32)
+            item.string("topologyKey")
+            item.string("whenUnsatisfiable")
+        args = cls(raw, fields.string("defaultingType") or SYSTEM)
+        errors = args.problems()
+        if errors:
+            raise ValueError(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+        return args
+
+    def problems(self) -> list[str]:
+        """What upstream's validation says of these args, in its order and words."""
+        errors = []
+        if self.defaulting_type not in (SYSTEM, LIST):
+            errors.append(
+                f"defaultingType: Unsupported value: {go_quoted(self.defaulting_type)}: "
+                f'supported values: "{SYSTEM}", "{LIST}"'
+            )
+        elif self.defaulting_type == SYSTEM and self.default_constraints:
+            errors.append(
+                f'defaultingType: Invalid value: "{SYSTEM}": when .defaultConstraints are not empty'
+            )
+        seen: set[tuple[str, str]] = set()
+        for index, item in enumerate(self.default_constraints):
+            path = f"defaultConstraints[{index}]"
+            skew, key = item.get("maxSkew") or 0, item.get("topologyKey") or ""
+            action = item.get("whenUnsatisfiable") or ""
+            if skew <= 0:
+                errors.append(f"{path}.maxSkew: Invalid value: {skew}: not in valid range (0, inf)")
+            if not key:
+                errors.append(f"{path}.topologyKey: Required value: can not be empty")
+            if not action:
+                errors.append(f"{path}.whenUnsatisfiable: Required value: can not be empty")
+            elif action not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+                errors.append(
+                    f"{path}.whenUnsatisfiable: Unsupported value: {go_quoted(action)}: "
+                    f'supported values: "{DO_NOT_SCHEDULE}", "{SCHEDULE_ANYWAY}"'
+                )
+            if item.get("labelSelector") is not None:
+                errors.append(
+                    f"{path}.labelSelector: Forbidden: constraint must not define a selector, "
+                    "as they deduced for each pod"
+                )
+            if (key, action) in seen:
+                errors.append(f"{path}: Duplicate value: " + go_quoted(f"{{{key}, {action}}}"))
+            seen.add((key, action))
+        return errors
+
+    @property
+    def system_defaulted(self) -> bool:
+        return self.defaulting_type == SYSTEM
+
+    @property
+    def defaults(self) -> tuple[Mapping[str, Any], ...]:
+        """The constraints a pod without its own takes."""
+        return SYSTEM_DEFAULTS if self.system_defaulted else self.default_constraints
+
+
+#: `systemDefaultConstraints`, in upstream's order
+SYSTEM_DEFAULTS: tuple[Mapping[str, Any], ...] = (
+    {"topologyKey": HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
+    {"topologyKey": ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
+)

@@ -46,7 +46,7 @@ from kcache.spec.objects import HOSTNAME_LABEL, Pod
 from kcache.spec.scheduler.normalize import MAX_NODE_SCORE
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
-from kcache.spec.scheduler.plugin_args import ArgsError
+from kcache.spec.scheduler.plugin_args import InterPodAffinityArgs
 from kcache.spec.scheduler.pod_affinity_terms import (
     AffinityTerm,
     PodAffinity,
@@ -62,35 +62,6 @@ ANTI_AFFINITY_REASON = "node(s) didn't match pod anti-affinity rules"
 EXISTING_ANTI_AFFINITY_REASON = "node(s) didn't satisfy existing pods anti-affinity rules"
 FAST_PATH_GATE = "InterPodAffinityHostnameFastPath"
 _T = TypeVar("_T")
-
-
-@attrs.frozen
-class InterPodAffinityArgs:
-    """`InterPodAffinityArgs` with upstream's defaults."""
-
-    hard_pod_affinity_weight: int = 1
-    ignore_preferred_terms_of_existing_pods: bool = False
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> InterPodAffinityArgs:
-        """Read `pluginConfig[].args`, validated as `ValidateInterPodAffinityArgs` does."""
-        known = {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"}
-        for key in data:
-            if key not in known:
-                raise ArgsError((key,), "unknown field")
-        weight = data.get("hardPodAffinityWeight", 1)
-        ignore = data.get("ignorePreferredTermsOfExistingPods", False)
-        if isinstance(weight, bool) or not isinstance(weight, int):
-            raise ArgsError(("hardPodAffinityWeight",), f"expected an integer, got {weight!r}")
-        if not 0 <= weight <= 100:
-            raise ArgsError(
-                ("hardPodAffinityWeight",), f"Invalid value: {weight}: not in valid range [0, 100]"
-            )
-        if not isinstance(ignore, bool):
-            raise ArgsError(
-                ("ignorePreferredTermsOfExistingPods",), f"expected true or false, got {ignore!r}"
-            )
-        return cls(weight, ignore)
 
 
 def _args(cycle: Cycle) -> InterPodAffinityArgs:

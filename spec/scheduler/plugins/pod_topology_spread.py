@@ -45,6 +45,12 @@ import attrs
 from kcache.spec.objects import Fields, Pod
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
+from kcache.spec.scheduler.plugin_args import (
+    DO_NOT_SCHEDULE,
+    HOSTNAME,
+    SCHEDULE_ANYWAY,
+    PodTopologySpreadArgs,
+)
 from kcache.spec.scheduler.plugins.node_affinity import required_matches
 from kcache.spec.scheduler.plugins.taint_toleration import tolerated
 from kcache.spec.scheduler.status import Code, Status, go_quoted, unresolvable
@@ -52,11 +58,7 @@ from kcache.spec.scheduler.status import Code, Status, go_quoted, unresolvable
 NAME = "PodTopologySpread"
 REASON = "node(s) didn't match pod topology spread constraints"
 MISSING_LABEL = REASON + " (missing required label)"
-HOSTNAME = "kubernetes.io/hostname"
-ZONE = "topology.kubernetes.io/zone"
-DO_NOT_SCHEDULE, SCHEDULE_ANYWAY = "DoNotSchedule", "ScheduleAnyway"
 HONOR = "Honor"
-SYSTEM, LIST = "System", "List"
 #: the critical path's start when no domain exists: math.MaxInt32
 NO_DOMAIN = 2**31 - 1
 #: a node PreScore ignored (upstream's `invalidScore`): a real score is never negative
@@ -186,83 +188,6 @@ def _constraints(
             )
         )
     return tuple(found)
-
-
-@attrs.frozen
-class PodTopologySpreadArgs:
-    """`PodTopologySpreadArgs` (kubescheduler.config.k8s.io/v1), defaults applied."""
-
-    default_constraints: tuple[Mapping[str, Any], ...] = ()
-    defaulting_type: str = SYSTEM
-
-    @classmethod
-    def from_json(cls, mapping: Mapping[str, Any]) -> PodTopologySpreadArgs:
-        """Read and validate as `ValidatePodTopologySpreadArgs`; ValueError with its text."""
-        fields = Fields.top("PodTopologySpreadArgs", mapping)
-        raw = tuple(item.raw for item in fields.items("defaultConstraints"))
-        for item in fields.items("defaultConstraints"):
-            item.integer("maxSkew", bits=32)
-            item.string("topologyKey")
-            item.string("whenUnsatisfiable")
-        args = cls(raw, fields.string("defaultingType") or SYSTEM)
-        errors = args.problems()
-        if errors:
-            raise ValueError(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
-        return args
-
-    def problems(self) -> list[str]:
-        """What upstream's validation says of these args, in its order and words."""
-        errors = []
-        if self.defaulting_type not in (SYSTEM, LIST):
-            errors.append(
-                f"defaultingType: Unsupported value: {go_quoted(self.defaulting_type)}: "
-                f'supported values: "{SYSTEM}", "{LIST}"'
-            )
-        elif self.defaulting_type == SYSTEM and self.default_constraints:
-            errors.append(
-                f'defaultingType: Invalid value: "{SYSTEM}": when .defaultConstraints are not empty'
-            )
-        seen: set[tuple[str, str]] = set()
-        for index, item in enumerate(self.default_constraints):
-            path = f"defaultConstraints[{index}]"
-            skew, key = item.get("maxSkew") or 0, item.get("topologyKey") or ""
-            action = item.get("whenUnsatisfiable") or ""
-            if skew <= 0:
-                errors.append(f"{path}.maxSkew: Invalid value: {skew}: not in valid range (0, inf)")
-            if not key:
-                errors.append(f"{path}.topologyKey: Required value: can not be empty")
-            if not action:
-                errors.append(f"{path}.whenUnsatisfiable: Required value: can not be empty")
-            elif action not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-                errors.append(
-                    f"{path}.whenUnsatisfiable: Unsupported value: {go_quoted(action)}: "
-                    f'supported values: "{DO_NOT_SCHEDULE}", "{SCHEDULE_ANYWAY}"'
-                )
-            if item.get("labelSelector") is not None:
-                errors.append(
-                    f"{path}.labelSelector: Forbidden: constraint must not define a selector, "
-                    "as they deduced for each pod"
-                )
-            if (key, action) in seen:
-                errors.append(f"{path}: Duplicate value: " + go_quoted(f"{{{key}, {action}}}"))
-            seen.add((key, action))
-        return errors
-
-    @property
-    def system_defaulted(self) -> bool:
-        return self.defaulting_type == SYSTEM
-
-    @property
-    def defaults(self) -> tuple[Mapping[str, Any], ...]:
-        """The constraints a pod without its own takes."""
-        return SYSTEM_DEFAULTS if self.system_defaulted else self.default_constraints
-
-
-#: `systemDefaultConstraints`, in upstream's order
-SYSTEM_DEFAULTS: tuple[Mapping[str, Any], ...] = (
-    {"topologyKey": HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
-    {"topologyKey": ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
-)
 
 
 def args_of(cycle: Cycle) -> PodTopologySpreadArgs:
