@@ -28,7 +28,7 @@ listed entry always holds the node's latest object.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 import attrs
@@ -43,6 +43,8 @@ from kcache.spec.scheduler.host import select_host
 from kcache.spec.scheduler.objects import SchedulingPod, scheduling_node, scheduling_pod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
 from kcache.spec.scheduler.plugins import PLUGINS
+from kcache.spec.scheduler.post_filter import post_filter
+from kcache.spec.scheduler.preemption import Budget, Preemption
 from kcache.spec.scheduler.scoring import score
 from kcache.spec.scheduler.status import (
     NO_NODES_MESSAGE,
@@ -52,6 +54,7 @@ from kcache.spec.scheduler.status import (
     go_quoted,
     unresolvable,
 )
+from kcache.spec.snapshot import Snapshot as ModelSnapshot
 
 
 @attrs.define
@@ -176,6 +179,47 @@ class Scheduler:
             return attrs.evolve(filtered, outcome=CycleOutcome.ERROR, message=scored.message)
         return attrs.evolve(
             filtered, host=select_host(scored.totals()), plugin_scores=scored.by_node
+        )
+
+    def preemption(self, pod: Pod, failed: Decision, budgets: Sequence[Budget]) -> Preemption:
+        """DefaultPreemption after `failed`, this scheduler's last unschedulable decision for
+        `pod`, over the same snapshot (the model's own snapshot: it lists each entry's pods)."""
+        if not isinstance(self.snapshot, ModelSnapshot):
+            raise TypeError("preemption reads the pods of the model's own snapshot")
+        wanted = scheduling_pod(pod)
+        profile = self.config.profile(wanted.scheduler_name)
+        if profile is None:
+            raise ValueError(f"no profile {wanted.scheduler_name!r}")
+        view = self.snapshot.view()
+        listed = [
+            Candidate(scheduling_node(self.nodes[name]), view.nodes[name])
+            for name in view.node_list
+        ]
+        used = view.used_pvcs | {key for key, count in view.used_pvc_ref_counts.items() if count}
+        cycle = Cycle(self.cache.release, len(listed), self.claims, frozenset(used))
+        plugins = [PLUGINS[name] for name, _ in profile.plugins]
+        skipped = _pre_filter(wanted, plugins, cycle)[0]
+        filters = [
+            (p.name, p.filter) for p in plugins if p.filter is not None and p.name not in skipped
+        ]
+
+        def verdict(node: Candidate) -> Status | None:
+            for name, check in filters:
+                status = check(wanted, node, cycle)
+                if status is not None:
+                    return status.by(name)
+            return None
+
+        absent = failed.absent_node_status or unresolvable()
+        return post_filter(
+            pod,
+            listed,
+            lambda name: failed.node_status.get(name, absent),
+            self.snapshot.entry_pods,
+            budgets,
+            verdict=verdict,
+            non_host_scoped=self.cache.release.has_non_host_scoped_list
+            and self.cache.release.gate("InterPodAffinityHostnameFastPath"),
         )
 
     def _percentage(self, profile: Profile) -> int:
