@@ -44,6 +44,7 @@ def post_filter(
     *,
     verdict: Verdict,
     non_host_scoped: bool,
+    names_placement: bool,
     offset: int = 0,
 ) -> Preemption:
     """Preempt for `pod`; `statuses(name)`: the fit error's status of each listed node."""
@@ -76,6 +77,7 @@ def post_filter(
         budgets,
         fits,
         not_eligible=eligibility(never_preempts(pod), on_nominated, priority),
+        names_placement=names_placement,
         offset=offset,
         fit_error=fit_error,
     )

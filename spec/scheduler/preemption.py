@@ -47,6 +47,13 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 #: what DefaultPreemption's PostFilter puts before every message of the evaluator
 MESSAGE_PREFIX = "preemption: "
+#: the releases whose successful preemption says where (v1.35 and v1.36 say nothing)
+NAMES_PLACEMENT = frozenset({"v1.37", "v1.38"})
+
+
+def placement_message(node: str, victims: int) -> str:
+    """v1.37's status message of a successful preemption."""
+    return f"found a potential placement for pod on node {node}, preempting {victims} victims"
 
 
 @attrs.frozen
@@ -301,7 +308,7 @@ class Preemption:
     #: "" when nothing is nominated
     node: str
     victims: tuple[Resident, ...]
-    #: the PostFilter's status message ("" on success)
+    #: the PostFilter's status message (on success: "" before v1.37, else `placement_message`)
     message: str
     dry_run: DryRun | None = None
     choice: Choice | None = None
@@ -314,6 +321,7 @@ def preempt(
     fits: Fits,
     *,
     not_eligible: str = "",
+    names_placement: bool = False,
     offset: int = 0,
     fit_error: Callable[[Mapping[str, Status]], str] | None = None,
 ) -> Preemption:
@@ -329,4 +337,5 @@ def preempt(
         return Preemption("", (), MESSAGE_PREFIX + text, found)
     choice = pick_node(found.candidates)
     chosen = next(v for v in found.candidates if v.node == choice.node)
-    return Preemption(choice.node, chosen.pods, "", found, choice)
+    said = MESSAGE_PREFIX + placement_message(choice.node, len(chosen.pods))
+    return Preemption(choice.node, chosen.pods, said if names_placement else "", found, choice)

@@ -7,6 +7,7 @@ from typing import Any
 from helpers.scheduling import node, pod, scheduler
 
 from kcache.spec.objects import Pod
+from kcache.spec.releases import V1_35, V1_37, Release
 from kcache.spec.scheduler.cycle import Scheduler
 from kcache.spec.scheduler.decision import CycleOutcome
 from kcache.spec.scheduler.preemption import Preemption
@@ -17,10 +18,10 @@ def placed(uid: str, host: str, priority: int, **spec: Any) -> Pod:
     return pod(uid, cpu="1", node=host, priority=priority, **spec)
 
 
-def cluster(labels: dict[str, str] | None = None) -> Scheduler:
+def cluster(release: Release = V1_35, labels: dict[str, str] | None = None) -> Scheduler:
     """a (2 CPUs) holds low1 (priority 1) and low2 (priority 2), 1 CPU each; b (2 CPUs)
     holds mid (priority 5) with 2 CPUs."""
-    sched = scheduler([node("a", cpu="2"), node("b", cpu="2")])
+    sched = scheduler([node("a", cpu="2"), node("b", cpu="2")], release)
     for uid, priority in (("low1", 1), ("low2", 2)):
         made = placed(uid, "a", priority)
         if labels:
@@ -47,6 +48,15 @@ def test_the_node_whose_highest_victim_is_lowest_wins() -> None:
     assert found.message == ""
 
 
+def test_v1_37_says_where_it_found_a_placement() -> None:
+    """The text go:v1.37 printed for this cluster (`kcache schedule --impl go`)."""
+    found = attempt(cluster(V1_37), 10)
+    assert (
+        found.message
+        == "preemption: found a potential placement for pod on node a, preempting 2 victims"
+    )
+
+
 def test_a_budget_sends_preemption_to_the_other_node() -> None:
     guard = {
         "kind": "PodDisruptionBudget",
@@ -54,7 +64,7 @@ def test_a_budget_sends_preemption_to_the_other_node() -> None:
         "spec": {"selector": {"matchLabels": {"app": "x"}}},
         "status": {"disruptionsAllowed": 0},
     }
-    found = attempt(cluster({"app": "x"}), 10, (guard,))
+    found = attempt(cluster(labels={"app": "x"}), 10, (guard,))
     assert found.dry_run is not None
     # a breaks the budget twice, b not at all: b is listed first and wins the first criterion
     assert [(c.node, c.pdb_violations) for c in found.dry_run.candidates] == [("b", 0), ("a", 2)]
