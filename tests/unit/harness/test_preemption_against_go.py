@@ -52,22 +52,29 @@ def _node(name: str) -> dict[str, object]:
     }
 
 
-#: a: low1 (priority 1) and low2 (priority 2), 1 CPU each; b: mid (priority 5), 2 CPUs
-CLUSTER = {
-    "kind": "List",
-    "items": [
-        _node("a"),
-        _node("b"),
-        _pod("low1", "a", 1, "1"),
-        _pod("low2", "a", 2, "1"),
-        _pod("mid", "b", 5, "2"),
-    ],
-}
+def _cluster(mid: int) -> dict[str, object]:
+    """a: low1 (priority 1) and low2 (priority 2), 1 CPU each; b: mid (priority `mid`), 2 CPUs."""
+    return {
+        "kind": "List",
+        "items": [
+            _node("a"),
+            _node("b"),
+            _pod("low1", "a", 1, "1"),
+            _pod("low2", "a", 2, "1"),
+            _pod("mid", "b", mid, "2"),
+        ],
+    }
 
 
-def _upstream(capsys: pytest.CaptureFixture[str], tmp: Path, priority: int, release: str) -> str:
+def _upstream(
+    capsys: pytest.CaptureFixture[str],
+    tmp: Path,
+    cluster_of: dict[str, object],
+    priority: int,
+    release: str,
+) -> str:
     cluster, pod = tmp / "cluster.json", tmp / "pod.json"
-    cluster.write_text(json.dumps(CLUSTER))
+    cluster.write_text(json.dumps(cluster_of))
     pod.write_text(json.dumps(_pod("hi", "", priority, "2")))
     main(["schedule", str(cluster), "--pod", str(pod), "--impl", f"go:{release}",
           "--release", release, "--format", "json"])  # fmt: skip
@@ -75,10 +82,10 @@ def _upstream(capsys: pytest.CaptureFixture[str], tmp: Path, priority: int, rele
     return message
 
 
-def _model(priority: int, release: str) -> tuple[str, str]:
+def _model(cluster_of: dict[str, object], priority: int, release: str) -> tuple[str, str]:
     cache = Cache(ttl=Decimal(0), release=RELEASES[release])
     run = Run(cache)
-    for item in CLUSTER["items"]:  # type: ignore[attr-defined]
+    for item in cluster_of["items"]:  # type: ignore[attr-defined]
         op = "add_node" if item["kind"] == "Node" else "add_pod"
         perform(run, op, {"node" if op == "add_node" else "pod": _object(item)})
     scheduler = run.scheduler
@@ -107,9 +114,19 @@ DYNAMIC_RESOURCES = {
 def test_the_post_filter_message_is_upstreams(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, release: str, priority: int
 ) -> None:
-    fit, said = _model(priority, release)
+    fit, said = _model(_cluster(5), priority, release)
     assert said  # every case here says something: a placement or why not
     assert (
-        _upstream(capsys, tmp_path, priority, release)
+        _upstream(capsys, tmp_path, _cluster(5), priority, release)
         == f"{fit} {DYNAMIC_RESOURCES[release]}{said}"
     )
+
+
+def test_the_sum_of_priorities_decides_as_upstreams_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """mid at priority 2 ties a and b on the highest victim (2); the sum (a: 1 + 2, b: 2,
+    each plus 2^31) sends the pod to b, evicting mid alone."""
+    fit, said = _model(_cluster(2), 10, "v1.37")
+    assert said == "preemption: found a potential placement for pod on node b, preempting 1 victims"
+    assert _upstream(capsys, tmp_path, _cluster(2), 10, "v1.37") == f"{fit} {said}"
