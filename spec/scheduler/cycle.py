@@ -44,7 +44,7 @@ from kcache.spec.scheduler.objects import SchedulingPod, scheduling_node, schedu
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
 from kcache.spec.scheduler.plugins import PLUGINS
 from kcache.spec.scheduler.post_filter import post_filter
-from kcache.spec.scheduler.preemption import NAMES_PLACEMENT, Budget, Preemption
+from kcache.spec.scheduler.preemption import Budget, Preemption
 from kcache.spec.scheduler.scoring import score
 from kcache.spec.scheduler.status import (
     NO_NODES_MESSAGE,
@@ -220,7 +220,7 @@ class Scheduler:
             verdict=verdict,
             non_host_scoped=self.cache.release.has_non_host_scoped_list
             and self.cache.release.gate("InterPodAffinityHostnameFastPath"),
-            names_placement=self.cache.release.name in NAMES_PLACEMENT,
+            names_placement=self.cache.release.names_preemption_placement,
         )
 
     def _percentage(self, profile: Profile) -> int:

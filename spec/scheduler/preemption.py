@@ -47,8 +47,6 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 #: what DefaultPreemption's PostFilter puts before every message of the evaluator
 MESSAGE_PREFIX = "preemption: "
-#: the releases whose successful preemption says where (v1.35 and v1.36 say nothing)
-NAMES_PLACEMENT = frozenset({"v1.37", "v1.38"})
 
 
 def placement_message(node: str, victims: int) -> str:
