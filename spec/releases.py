@@ -139,6 +139,13 @@ class Release:
             "extended-resource requests from a device class"
         }
     )
+    names_preemption_placement: bool = attrs.field(
+        default=False,
+        metadata={
+            "doc": "a successful DefaultPreemption says where: 'found a potential placement "
+            "for pod on node N, preempting K victims'"
+        },
+    )
     #: the known upstream defects of this release line, by id (kcache.traces.defects)
     upstream_defects: frozenset[str] = frozenset()
     #: feature gates set otherwise than the release's default (a trace's `feature_gates`)
@@ -242,6 +249,7 @@ V1_37 = attrs.evolve(
     upstream="v1.37.2",
     counts_image_volumes=True,
     narrows_to_node_name=True,
+    names_preemption_placement=True,
     has_mutation_sessions=True,
     has_pod_group_objects=True,
     settles_bound_members=True,

@@ -27,7 +27,11 @@ files (`kubectl get nodes,pods,pvc -A -o yaml`) are what VolumeRestrictions
 reads; a pod whose claim is not among them is turned away with upstream's
 NotFound text.  Namespace objects in the files (`kubectl get
 nodes,pods,namespaces -A -o yaml`) are what InterPodAffinity's namespace
-selectors match.
+selectors match.  When no node fits, the model's DefaultPreemption follows
+(not for --impl go, whose message carries upstream's own): each candidate
+node with its victims, the node criteria in order down to the one that
+decided, and the nominated node; the cycle itself still ends unschedulable
+(PodDisruptionBudgets are not read from the files yet).
 
     kcache schedule cluster.yaml --pod pod.yaml
     kubectl get nodes,pods -A -o yaml | kcache schedule - --pod web.yaml --format json
@@ -51,11 +55,12 @@ from typing import Any, TextIO
 
 import attrs
 
-from kcache import documents, exact_json, targets
+from kcache import documents, exact_json, preemption_report, targets
 from kcache.cli import options
 from kcache.cli.pages import placement_page
 from kcache.errors import KcacheError
 from kcache.ops import Run, perform
+from kcache.preemption_report import model_preemption
 from kcache.spec.errors import ObjectError
 from kcache.spec.objects import Pod
 from kcache.spec.releases import RELEASES, Release
@@ -70,6 +75,7 @@ from kcache.spec.scheduler.config import (
 )
 from kcache.spec.scheduler.decision import CycleOutcome, Decision
 from kcache.spec.scheduler.objects import claim_from_manifest
+from kcache.spec.scheduler.preemption import Preemption
 from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
 from kcache.unmodelled import Gap, PlacedPods, gaps, preempts, profile_line
@@ -147,8 +153,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             release,
             unschedulable=preempts(decision),
         )
+    preemption = (
+        model_preemption(cluster.steps, pod, config, release, claims)
+        if preempts(decision) and not own_cycle
+        else None
+    )
     placed = Placement(
-        cluster, pod, decision, node_list, args.impl, release, profile, own_cycle, found
+        cluster, pod, decision, node_list, args.impl, release, profile, own_cycle, found, preemption
     )
     if args.format == "json":
         out.write(exact_json.dumps(placed.to_json()) + "\n")
@@ -243,6 +254,8 @@ class Placement:
     own_cycle: bool = False
     #: the plugins the model lacks that this pod or the cluster uses
     gaps: tuple[Gap, ...] = ()
+    #: the model's DefaultPreemption when no node fit
+    preemption: Preemption | None = None
 
     def profile_line(self) -> str | None:
         """What of the profile ran: every plugin, or the modelled ones (`profile_line`)."""
@@ -278,6 +291,9 @@ class Placement:
                 "unmodelled": [] if self.own_cycle else list(self.profile.unmodelled),
             },
             "may_differ": [gap.to_json() for gap in self.gaps],
+            "preemption": None
+            if self.preemption is None
+            else preemption_report.to_json(self.preemption),
         }
 
 
@@ -295,6 +311,9 @@ def _print(placed: Placement, out: TextIO) -> None:
     if shown is not None:
         say(shown)
     _print_decision(placed, say)
+    if placed.preemption is not None:
+        for line in preemption_report.lines(placed.preemption):
+            say(line)
     if placed.gaps:
         say("may differ from kube-scheduler: plugins the model lacks read what is used here")
         for gap in placed.gaps:

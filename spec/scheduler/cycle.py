@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 import attrs
@@ -45,6 +45,8 @@ from kcache.spec.scheduler.host import select_host
 from kcache.spec.scheduler.objects import SchedulingPod, scheduling_node, scheduling_pod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
 from kcache.spec.scheduler.plugins import PLUGINS
+from kcache.spec.scheduler.post_filter import post_filter
+from kcache.spec.scheduler.preemption import Budget, Preemption
 from kcache.spec.scheduler.scoring import score
 from kcache.spec.scheduler.status import (
     NO_NODES_MESSAGE,
@@ -54,6 +56,7 @@ from kcache.spec.scheduler.status import (
     go_quoted,
     unresolvable,
 )
+from kcache.spec.snapshot import Snapshot as ModelSnapshot
 from kcache.spec.views import NodeView
 
 
@@ -121,28 +124,34 @@ class Scheduler:
     def _ended(self, outcome: CycleOutcome, message: str) -> Decision:
         return Decision(outcome, self.next_start_node_index, message=message)
 
-    def _decide(self, pod: SchedulingPod, profile: Profile) -> Decision:
+    def _cycle(self, profile: Profile) -> Cycle:
+        """What the plugins read of this cycle: the snapshot's listed entries with their pods,
+        the claims, the cluster's objects and the profile's args."""
         view = self.snapshot.view()
         node_pods = self._node_pods(view.nodes, view.node_list)
-        listed = [
+        listed = tuple(
             Candidate(scheduling_node(self.nodes[name]), view.nodes[name], node_pods.get(name, ()))
             for name in view.node_list
-        ]
-        if not listed:
-            return self._ended(CycleOutcome.UNSCHEDULABLE, NO_NODES_MESSAGE)
+        )
         used = view.used_pvcs | {key for key, count in view.used_pvc_ref_counts.items() if count}
-        cycle = Cycle(
+        return Cycle(
             self.cache.release,
             len(listed),
             self.claims,
             frozenset(used),
-            nodes=tuple(listed),
+            nodes=listed,
             objects=self.objects,
             node_pods=node_pods,
             namespaces=self.objects.namespace_labels(),
             fit_args=profile.fit_args,
             plugin_args=profile.plugin_config,
         )
+
+    def _decide(self, pod: SchedulingPod, profile: Profile) -> Decision:
+        cycle = self._cycle(profile)
+        listed = list(cycle.nodes)
+        if not listed:
+            return self._ended(CycleOutcome.UNSCHEDULABLE, NO_NODES_MESSAGE)
         plugins = [PLUGINS[name] for name in _in_order(profile, "preFilter", "filter")]
         skipped, restricted_by, names, held = _pre_filter(pod, plugins, cycle)
         if held is not None and held.code is Code.ERROR:
@@ -216,6 +225,47 @@ class Scheduler:
             name: tuple(self.pods[uid] for uid in entries[name].pods if uid in self.pods)
             for name in listed
         }
+
+    def preemption(self, pod: Pod, failed: Decision, budgets: Sequence[Budget]) -> Preemption:
+        """DefaultPreemption after `failed`, this scheduler's last unschedulable decision for
+        `pod`, over the same snapshot (the model's own snapshot: it lists each entry's pods).
+
+        The victims' removal reaches the Filter plugins through the node copies; the
+        PreFilter state InterPodAffinity and PodTopologySpread keep (upstream's AddPod and
+        RemovePod extensions) is not updated yet."""
+        if not isinstance(self.snapshot, ModelSnapshot):
+            raise TypeError("preemption reads the pods of the model's own snapshot")
+        wanted = scheduling_pod(pod)
+        profile = self.config.profile(wanted.scheduler_name)
+        if profile is None:
+            raise ValueError(f"no profile {wanted.scheduler_name!r}")
+        cycle = self._cycle(profile)
+        listed = list(cycle.nodes)
+        plugins = [PLUGINS[name] for name in _in_order(profile, "preFilter", "filter")]
+        skipped = _pre_filter(wanted, plugins, cycle)[0]
+        filters = [
+            (p.name, p.filter) for p in plugins if p.filter is not None and p.name not in skipped
+        ]
+
+        def verdict(node: Candidate) -> Status | None:
+            for name, check in filters:
+                status = check(wanted, node, cycle)
+                if status is not None:
+                    return status.by(name)
+            return None
+
+        absent = failed.absent_node_status or unresolvable()
+        return post_filter(
+            pod,
+            listed,
+            lambda name: failed.node_status.get(name, absent),
+            self.snapshot.entry_pods,
+            budgets,
+            verdict=verdict,
+            non_host_scoped=self.cache.release.has_non_host_scoped_list
+            and self.cache.release.gate("InterPodAffinityHostnameFastPath"),
+            names_placement=self.cache.release.names_preemption_placement,
+        )
 
     def _percentage(self, profile: Profile) -> int:
         if profile.percentage_of_nodes_to_score is not None:

@@ -134,9 +134,13 @@ def test_an_unplaceable_pod_shows_the_fit_error_and_the_preemption_gap(
     lines = out.splitlines()
     # kube-scheduler would go on to preemption, which the model lacks: status 3, not 1
     assert status == 3
-    assert lines[-4:] == [
+    # every node's status is UnschedulableAndUnresolvable (9 CPUs exceed each node's
+    # allocatable): upstream's cycle (--impl go) appends the same preemption text
+    assert lines[-5:] == [
         "unschedulable: 0/6 nodes are available: 1 node(s) had untolerated taint(s), "
         "1 node(s) were unschedulable, 4 Insufficient cpu.",
+        "preemption (the model's): none (preemption: 0/6 nodes are available: "
+        "6 Preemption is not helpful for scheduling.)",
         "may differ from kube-scheduler: plugins the model lacks read what is used here",
         "  DefaultPreemption: no node fits: kube-scheduler then looks for lower-priority pods "
         "to evict and adds what it found to the message",
@@ -267,15 +271,16 @@ def test_claims_in_the_cluster_files_are_read(
     # node fits (DefaultPreemption): the model may differ from kube-scheduler, status 3
     assert status == 3
     lines = out.splitlines()
-    assert lines[
-        lines.index(
-            "may differ from kube-scheduler: plugins the model lacks read what is used here"
-        )
-        - 1
-    ] == (
-        "unschedulable: 0/1 nodes are available: 1 node(s) unavailable due to "
-        "PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod."
+    gap = lines.index(
+        "may differ from kube-scheduler: plugins the model lacks read what is used here"
     )
+    # db has the pod's priority (0): the model's preemption finds no victim on a
+    assert lines[gap - 2 : gap] == [
+        "unschedulable: 0/1 nodes are available: 1 node(s) unavailable due to "
+        "PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod.",
+        "preemption (the model's): none (preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.)",
+    ]
     assert [line.split(":")[0].strip() for line in lines if line.startswith("  ")][-5:] == [
         "NodeVolumeLimits",
         "VolumeBinding",
