@@ -583,12 +583,19 @@ class Cache:
 
     def _clone(self, name: str) -> tuple[NodeView, tuple[Pod, ...]] | None:
         info = self.nodes.get(name)
-        return (info.view(self._num_nodes), info.pods) if info and info.node else None
+        return (
+            (info.view(self._num_nodes, saturates=self.release.saturates_node_totals), info.pods)
+            if info and info.node
+            else None
+        )
 
     def dump(self) -> Dump:
         """Dump (§8.13): every NodeInfo, ghosts included, freshly cloned; the assumed keys."""
         return Dump(
-            nodes={name: info.view(self._num_nodes) for name, info in self.nodes.items()},
+            nodes={
+                name: info.view(self._num_nodes, saturates=self.release.saturates_node_totals)
+                for name, info in self.nodes.items()
+            },
             assumed_pods=frozenset(k for k, r in self.pods.items() if r.state is State.ASSUMED),
         )
 
@@ -599,7 +606,7 @@ class Cache:
         info = self.nodes.get(name)
         if info is None:
             raise NodeNotFoundError(f"node {name} does not exist in scheduler cache")
-        return info.view(self._num_nodes)
+        return info.view(self._num_nodes, saturates=self.release.saturates_node_totals)
 
     def node_count(self) -> int:
         """NodeCount (§8.12): NodeInfos, ghosts included."""

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from kcache.impl.node_info import NodeInfo
+from kcache.impl.resource import saturating_add
 from kcache.impl.scheduling.node_fields import NodeFields, Taint
 from kcache.impl.scheduling.pod_plan import PodPlan, Toleration
 from kcache.spec.releases import Release
@@ -246,22 +247,37 @@ def _fit(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
     return Status(code, tuple(reasons))
 
 
-def _least_requested(requested: int, capacity: int) -> int:
+def _least_requested(requested: int, capacity: int, clamps: bool) -> int:
     if capacity == 0 or requested > capacity:
         return 0
-    return _quotient((capacity - requested) * MAX_SCORE, capacity)
+    if not clamps:
+        return _quotient((capacity - requested) * MAX_SCORE, capacity)
+    # v1.38's scaledFraction: exact, a negative total as 0, within 0..MAX_SCORE
+    free = capacity - max(requested, 0)
+    if capacity <= 0 or free <= 0:
+        return 0
+    return MAX_SCORE if free >= capacity else free * MAX_SCORE // capacity
 
 
 def _least_allocated(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
     total = weights = 0
     cpu, memory = info.allocatable.milli_cpu, info.allocatable.memory
+    release = context.release
+    add = saturating_add if release.saturates_node_totals else _plain_add
+    clamps = release.clamps_fit_scores
     if cpu:
-        total += _least_requested(info.non_zero_requested.milli_cpu + plan.non_zero_cpu, cpu)
+        used = add(info.non_zero_requested.milli_cpu, plan.non_zero_cpu)
+        total += _least_requested(used, cpu, clamps)
         weights += 1
     if memory:
-        total += _least_requested(info.non_zero_requested.memory + plan.non_zero_memory, memory)
+        used = add(info.non_zero_requested.memory, plan.non_zero_memory)
+        total += _least_requested(used, memory, clamps)
         weights += 1
     return _quotient(total, weights) if weights else 0
+
+
+def _plain_add(total: int, amount: int) -> int:
+    return total + amount
 
 
 # -- NodeResourcesBalancedAllocation -------------------------------------------------------------

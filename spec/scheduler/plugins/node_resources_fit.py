@@ -19,6 +19,7 @@ are left out; the weighted mean is truncated.
 
 from __future__ import annotations
 
+from kcache.spec.quantity import saturating_add
 from kcache.spec.scheduler.normalize import MAX_NODE_SCORE, go_quotient
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
@@ -52,11 +53,22 @@ def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
     return Status(code, tuple(reason for reason, _ in failures))
 
 
-def least_requested(requested: int, capacity: int) -> int:
-    """`leastRequestedScore`: the share left free, in [0, 100]."""
+def least_requested(requested: int, capacity: int, *, clamps: bool = False) -> int:
+    """`leastRequestedScore`: the share left free, in [0, 100].
+
+    With `clamps` (v1.38, §21.7) a negative requested total counts as 0 and
+    the fraction is exact and kept within 0..100; before, the product with
+    100 is taken as it comes (v1.37 overflows int64 there, which the model
+    leaves out, docs/upstream-divergences.md).
+    """
     if capacity == 0 or requested > capacity:
         return 0
-    return go_quotient((capacity - requested) * MAX_NODE_SCORE, capacity)
+    if not clamps:
+        return go_quotient((capacity - requested) * MAX_NODE_SCORE, capacity)
+    free = capacity - max(requested, 0)
+    if capacity < 0 or free <= 0:
+        return 0
+    return min(free * MAX_NODE_SCORE // capacity, MAX_NODE_SCORE)
 
 
 def _score(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> int:
@@ -66,8 +78,12 @@ def _score(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> int:
         capacity = node.info.allocatable.get(name, 0)
         if capacity == 0:
             continue
-        used = node.info.non_zero_requested.get(name, 0) + wanted[name]
-        total += least_requested(used, capacity) * weight
+        used = node.info.non_zero_requested.get(name, 0)
+        if cycle.release.saturates_node_totals:
+            used = saturating_add(used, wanted[name])
+        else:
+            used += wanted[name]
+        total += least_requested(used, capacity, clamps=cycle.release.clamps_fit_scores) * weight
         weights += weight
     return go_quotient(total, weights) if weights else 0
 
