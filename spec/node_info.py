@@ -118,7 +118,7 @@ class NodeInfo:
     def view(self, num_nodes: NodeCounter, *, saturates: bool = False) -> NodeView:
         """A clone (`SnapshotConcrete`): totals from the pods, image node counts as of now.
 
-        With `saturates` (v1.38, §3.7) each total stops at MaxInt64: for the
+        With `saturates` (v1.38, §22.2) each total stops at MaxInt64: for the
         non-negative requests Kubernetes admits, that is upstream's running
         total whatever order pods came and went in.
         """

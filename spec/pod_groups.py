@@ -454,7 +454,7 @@ class PodGroups:
         """RemovePodGroup: unlink from the *argument's* parent, drop the object.
 
         Up to v1.37 a group the cache does not hold is left alone; from v1.38
-        (RemoveGenericPodGroup) the unlinking comes first, held or not (§20.9).
+        (RemoveGenericPodGroup) the unlinking comes first, held or not (§22.1).
         """
         self.require("remove_pod_group", self.release.has_pod_group_objects)
         key = (group.namespace, group.name)
@@ -488,7 +488,7 @@ class PodGroups:
         When that parent has no state, upstream returns early and the object
         stays (§20.5).  From v1.38 (RemoveGenericPodGroup) it is the argument's
         parent, unlinked first whether the composite is held or not, and the
-        object always goes (§20.9).
+        object always goes (§22.1).
         """
         self.require("remove_composite_pod_group", self.release.has_pod_group_objects)
         key = (group.namespace, group.name)

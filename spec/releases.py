@@ -145,7 +145,7 @@ class Release:
             "doc": "the cache takes both pod-group kinds as one GenericPodGroup: a removal "
             "unlinks the group from the removed object's own parent even when the group "
             "is not held, never keeps the object, and the root is found by FindRootGroup "
-            "(its error texts) (§20.9)"
+            "(its error texts) (§22.1)"
         }
     )
     has_scheduling_algorithm: bool = attrs.field(
@@ -158,14 +158,14 @@ class Release:
     saturates_node_totals: bool = attrs.field(
         metadata={
             "doc": "a NodeInfo's request totals stop at the largest int64 instead of "
-            "wrapping, and are counted afresh when a pod leaves a saturated node (§3.7)"
+            "wrapping, and are counted afresh when a pod leaves a saturated node (§22.2)"
         }
     )
     clamps_fit_scores: bool = attrs.field(
         metadata={
             "doc": "NodeResourcesFit's LeastAllocated and MostAllocated scores are exact "
             "fractions of capacity, a negative requested total counting as 0, clamped to "
-            "0..100 (§21.7)"
+            "0..100 (§22.3)"
         }
     )
     #: the known upstream defects of this release line, by id (kcache.traces.defects)

@@ -56,7 +56,7 @@ def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
 def least_requested(requested: int, capacity: int, *, clamps: bool = False) -> int:
     """`leastRequestedScore`: the share left free, in [0, 100].
 
-    With `clamps` (v1.38, §21.7) a negative requested total counts as 0 and
+    With `clamps` (v1.38, §22.3) a negative requested total counts as 0 and
     the fraction is exact and kept within 0..100; before, the product with
     100 is taken as it comes (v1.37 overflows int64 there, which the model
     leaves out, docs/upstream-divergences.md).
