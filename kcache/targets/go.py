@@ -396,11 +396,11 @@ def _fingerprint(go: str, target: Build) -> str:
     return digest.hexdigest()[:16]
 
 
-def _toolchain_environment(target: Build) -> dict[str, str]:
+def toolchain_environment(release: Release) -> dict[str, str]:
     """`GOTOOLCHAIN` for a release whose pin names a newer Go than the machine's (its
     module file's `toolchain` line, which pin.sh writes): the go command fetches that
     toolchain from the module proxy once and keeps it in the module cache."""
-    pinned = SOURCE / pinned_modfile(target.release)
+    pinned = SOURCE / pinned_modfile(release)
     line = _TOOLCHAIN_LINE.search(pinned.read_text(encoding="utf-8"))
     return {"GOTOOLCHAIN": line.group(1)} if line else {}
 
@@ -416,7 +416,7 @@ def _go(go: str, target: Build, *args: str, answers_json: bool = False) -> str:
         done = subprocess.run(
             [go, *args],
             cwd=SOURCE,
-            env={**os.environ, **_toolchain_environment(target)},
+            env={**os.environ, **toolchain_environment(target.release)},
             capture_output=True,
             text=True,
             timeout=BUILD_TIMEOUT,
