@@ -128,6 +128,7 @@ class Cache:
         "_non_host_scoped",
         "_pod_states",
         "_release",
+        "_saturates",
         "_ttl",
     )
 
@@ -154,6 +155,8 @@ class Cache:
         self._non_host_scoped = release.has_non_host_scoped_list and release.gate(
             "InterPodAffinityHostnameFastPath"
         )
+        # Whether NodeInfo totals stop at MaxInt64 and are counted afresh (v1.38).
+        self._saturates = release.saturates_node_totals
 
     @property
     def release(self) -> Release:
@@ -594,7 +597,9 @@ class Cache:
             lock.wait_to_write()
         try:
             if snapshot.assumed_pods:
-                snapshot.forget_all(non_host_scoped=self._non_host_scoped)
+                snapshot.forget_all(
+                    non_host_scoped=self._non_host_scoped, saturates=self._saturates
+                )
             head = self._node_infos.head
             if (
                 head is not None
@@ -624,12 +629,19 @@ class Cache:
         """Count `pod` on its node in `snapshot` only (upstream `Snapshot.AssumePod`, v1.37)."""
         own = self._session_of(snapshot, "snapshot_assume_pod")
         key = _key(pod)
-        own.assume_pod(key, PodInfo(pod, self._release), non_host_scoped=self._non_host_scoped)
+        own.assume_pod(
+            key,
+            PodInfo(pod, self._release),
+            non_host_scoped=self._non_host_scoped,
+            saturates=self._saturates,
+        )
 
     def snapshot_forget_pod(self, snapshot: SnapshotProtocol, pod: Pod) -> None:
         """Take back `snapshot`'s own assume of `pod` (upstream `Snapshot.ForgetPod`, v1.37)."""
         own = self._session_of(snapshot, "snapshot_forget_pod")
-        own.forget_pod(_key(pod), pod, non_host_scoped=self._non_host_scoped)
+        own.forget_pod(
+            _key(pod), pod, non_host_scoped=self._non_host_scoped, saturates=self._saturates
+        )
 
     def snapshot_add_pod(self, snapshot: SnapshotProtocol, pod: Pod, node_name: str) -> None:
         """Add `pod` to `node_name` in `snapshot`'s open session (upstream `Snapshot.AddPod`)."""
@@ -717,7 +729,7 @@ class Cache:
         item = self._node_infos.items.get(pod.node_name)
         if item is None:
             item = self._node_infos.insert(pod.node_name, NodeInfo(next_generation()))
-        item.info.add_pod(info, non_host_scoped=self._non_host_scoped)
+        item.info.add_pod(info, non_host_scoped=self._non_host_scoped, saturates=self._saturates)
         self._node_infos.move_to_head(item)
         self._pod_states[key] = PodState(info)
         if assumed:
@@ -741,7 +753,9 @@ class Cache:
             # its pod state keeps: finding that object is finding the first
             # pod with the UID, and it needs no look at the other pods.
             held = self._pod_states[pod.uid].info if self._contract_kept else None
-            item.info.remove_pod(pod, held, non_host_scoped=self._non_host_scoped)
+            item.info.remove_pod(
+                pod, held, non_host_scoped=self._non_host_scoped, saturates=self._saturates
+            )
             self._drop_or_refresh(item)
         del self._pod_states[pod.uid]
         self._assumed_pods.pop(pod.uid, None)

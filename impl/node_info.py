@@ -12,7 +12,7 @@ from __future__ import annotations
 from kcache.impl.generation import next_generation
 from kcache.impl.image_states import ImageState
 from kcache.impl.pod_info import ContainerPort, PodInfo, affinity_classes
-from kcache.impl.resource import ResourceTotals
+from kcache.impl.resource import ResourceTotals, saturating_add
 from kcache.spec.errors import Fatal, PodNotOnNodeError
 from kcache.spec.objects import Node, Pod, Resource
 from kcache.spec.views import ImageView, NodeView
@@ -67,10 +67,13 @@ class NodeInfo:
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = generation
 
-    def add_pod(self, info: PodInfo, *, non_host_scoped: bool = False) -> None:
+    def add_pod(
+        self, info: PodInfo, *, non_host_scoped: bool = False, saturates: bool = False
+    ) -> None:
         """Append the pod and add its requests, ports and claims (no duplicate check).
 
-        `non_host_scoped`: keep the non-host-scoped anti-affinity list too.
+        `non_host_scoped`: keep the non-host-scoped anti-affinity list too;
+        `saturates`: totals stop at MaxInt64 (v1.38).
         """
         self.pods.append(info)
         affinity = info.affinity
@@ -80,10 +83,15 @@ class NodeInfo:
             self.pods_with_required_anti_affinity.append(info)
         if non_host_scoped and affinity.has_required_non_host_scoped_anti_affinity:
             self.pods_with_required_non_host_scoped_anti_affinity.append(info)
-        self._account(info, 1)
+        self._account(info, 1, saturates)
 
     def remove_pod(
-        self, pod: Pod, held: PodInfo | None = None, *, non_host_scoped: bool = False
+        self,
+        pod: Pod,
+        held: PodInfo | None = None,
+        *,
+        non_host_scoped: bool = False,
+        saturates: bool = False,
     ) -> None:
         """Remove the first pod with `pod`'s UID and subtract the *stored* pod's usage.
 
@@ -126,19 +134,41 @@ class NodeInfo:
             )
         removed = pods[index]
         _swap_remove(pods, index)
-        self._account(removed, -1)
+        self._account(removed, -1, saturates)
 
-    def _account(self, info: PodInfo, sign: int) -> None:
-        """Add (`sign` 1) or withdraw (-1) the pod's usage, then take a new generation."""
-        self.requested.add(info.requests, sign)
-        non_zero = self.non_zero_requested
-        non_zero.milli_cpu += sign * info.non_zero_cpu
-        non_zero.memory += sign * info.non_zero_memory
+    def _account(self, info: PodInfo, sign: int, saturates: bool = False) -> None:
+        """Add (`sign` 1) or withdraw (-1) the pod's usage, then take a new generation.
+
+        `saturates` (v1.38): totals stop at MaxInt64, and a withdrawal from a
+        node with a saturated total counts every total afresh from the pods left.
+        """
+        if not saturates:
+            self.requested.add(info.requests, sign)
+            non_zero = self.non_zero_requested
+            non_zero.milli_cpu += sign * info.non_zero_cpu
+            non_zero.memory += sign * info.non_zero_memory
+        elif sign > 0:
+            self._add_saturating(info)
+        elif self.requested.saturated() or self.non_zero_requested.saturated():
+            self.requested.clear()
+            self.non_zero_requested.clear()
+            for held in self.pods:
+                self._add_saturating(held)
+        else:
+            self.requested.add(info.requests, -1)
+            self.non_zero_requested.milli_cpu -= info.non_zero_cpu
+            self.non_zero_requested.memory -= info.non_zero_memory
         if info.host_ports:
             _update_used_ports(self.used_ports, info, sign > 0)
         if info.pvc_keys:
             _update_pvc_ref_counts(self.pvc_ref_counts, info, sign > 0)
         self.generation = next_generation()
+
+    def _add_saturating(self, info: PodInfo) -> None:
+        self.requested.add_saturating(info.requests)
+        non_zero = self.non_zero_requested
+        non_zero.milli_cpu = saturating_add(non_zero.milli_cpu, info.non_zero_cpu)
+        non_zero.memory = saturating_add(non_zero.memory, info.non_zero_memory)
 
     def set_node(self, node: Node) -> None:
         """Store the node and its allocatable; pods and their usage are untouched."""

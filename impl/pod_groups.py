@@ -186,6 +186,8 @@ class PodGroups:
         "composites_enabled",
         "counts_object",
         "enabled",
+        "generic",
+        "root_lookup",
         "settles",
         "states",
     )
@@ -199,6 +201,9 @@ class PodGroups:
         self.settles = release.settles_bound_members
         #: whether a held PodGroup object keeps a state alive (v1.37's `empty`)
         self.counts_object = release.has_pod_group_objects
+        #: v1.38's RemoveGenericPodGroup and FindRootGroup
+        self.generic = release.has_generic_pod_groups
+        self.root_lookup = "FindRootGroup" if self.generic else "GetRootKeyForGroup"
         self.states: dict[GroupKey, PodGroupState] = {}
         self.composites: dict[GroupKey, CompositePodGroupState] = {}
 
@@ -290,11 +295,13 @@ class PodGroups:
         if not self.enabled:
             return
         key = (pod_group.namespace, pod_group.name)
+        if self.generic and self.composites_enabled and pod_group.parent is not None:
+            self._unlink((pod_group.namespace, pod_group.parent), _pod_group_key(key))
         state = self.states.get(key)
         if state is None:
             _log.info("Pod group state not found for removal")
             return
-        if self.composites_enabled and pod_group.parent is not None:
+        if not self.generic and self.composites_enabled and pod_group.parent is not None:
             self._unlink((pod_group.namespace, pod_group.parent), _pod_group_key(key))
         state.set_pod_group(None)
         self._drop_if_empty(key, state)
@@ -323,6 +330,9 @@ class PodGroups:
         if not self.composites_enabled:
             return
         key = (composite.namespace, composite.name)
+        if self.generic:
+            self._remove_generic_composite(key, composite)
+            return
         state = self.composites.get(key)
         if state is None:
             _log.info("Composite pod group state not found for removal")
@@ -333,6 +343,18 @@ class PodGroups:
             if parent_key not in self.composites:
                 return
             self._unlink(parent_key, _composite_key(key))
+        state.set_composite(None)
+        if state.empty():
+            del self.composites[key]
+
+    def _remove_generic_composite(self, key: GroupKey, composite: CompositePodGroup) -> None:
+        """RemoveGenericPodGroup of a composite: the argument's parent first, then the object."""
+        if composite.parent is not None:
+            self._unlink((composite.namespace, composite.parent), _composite_key(key))
+        state = self.composites.get(key)
+        if state is None:
+            _log.info("Composite pod group state not found for removal")
+            return
         state.set_composite(None)
         if state.empty():
             del self.composites[key]
@@ -400,15 +422,17 @@ class PodGroups:
         return state.composite
 
     def root_key(self, key: str) -> str | None:
-        """GetRootKeyForGroup: climb through the stored objects' parents, as upstream does."""
+        """GetRootKeyForGroup (v1.38: FindRootGroup): climb through the stored objects'
+        parents, as upstream does."""
         kind, namespace, name = key.split("/")
-        visited: set[tuple[str, str, str]] = set()
+        visited: dict[tuple[str, str, str], None] = {}
         while True:
             current = (kind, namespace, name)
             if current in visited:
-                shown = " ".join("/".join(seen) for seen in visited)
+                met = [*visited, current] if self.generic else list(visited)
+                shown = " ".join("/".join(seen) for seen in met)
                 raise PodGroupCycleError(f"cycle detected in the hierarchy: [{shown}]")
-            visited.add(current)
+            visited[current] = None
             parent: str | None
             if kind == "podgroup":
                 state = self.states.get((namespace, name))
@@ -422,7 +446,7 @@ class PodGroups:
                 parent = composite.composite.parent
             else:
                 raise EntityKeyTypeError(
-                    f"pod key type not supported in GetRootKeyForGroup for {key}"
+                    f"pod key type not supported in {self.root_lookup} for {key}"
                 )
             if parent is None:
                 return f"{kind}/{namespace}/{name}"

@@ -9,6 +9,18 @@ from __future__ import annotations
 
 from kcache.spec.objects import Resource
 
+#: Go's largest int64, where v1.38's totals stop
+MAX_INT64 = 2**63 - 1
+
+
+def saturating_add(total: int, amount: int) -> int:
+    """Upstream's `SaturatingAdd` (v1.38): the sum of two positive amounts stops at
+    MaxInt64; anything else adds exactly."""
+    total += amount
+    if total > MAX_INT64 and amount > 0 and total - amount > 0:
+        return MAX_INT64
+    return total
+
 
 class ResourceTotals:
     """Sums of pod requests on one node, changed in place as pods come and go.
@@ -36,6 +48,30 @@ class ResourceTotals:
                 scalars = self.scalars = {}
             for name, amount in requests.scalars:
                 scalars[name] = scalars.get(name, 0) + sign * amount
+
+    def add_saturating(self, requests: Resource) -> None:
+        """Add one pod's requests as v1.38 does: each total stops at MaxInt64."""
+        self.milli_cpu = saturating_add(self.milli_cpu, requests.milli_cpu)
+        self.memory = saturating_add(self.memory, requests.memory)
+        self.ephemeral_storage = saturating_add(self.ephemeral_storage, requests.ephemeral_storage)
+        if requests.scalars:
+            scalars = self.scalars
+            if scalars is None:
+                scalars = self.scalars = {}
+            for name, amount in requests.scalars:
+                scalars[name] = saturating_add(scalars.get(name, 0), amount)
+
+    def saturated(self) -> bool:
+        """Whether some total is at MaxInt64, where its exact sum was lost."""
+        return MAX_INT64 in (self.milli_cpu, self.memory, self.ephemeral_storage) or (
+            self.scalars is not None and MAX_INT64 in self.scalars.values()
+        )
+
+    def clear(self) -> None:
+        """Every total back to 0, the scalar names forgotten (Go's `clear` of the map)."""
+        self.milli_cpu = self.memory = self.ephemeral_storage = 0
+        if self.scalars is not None:
+            self.scalars.clear()
 
     def clone(self) -> ResourceTotals:
         """An independent copy, as a NodeInfo clone needs."""

@@ -108,7 +108,9 @@ class Snapshot:
         self.assumed_pods: dict[str, AssumedPodState] = {}
         self.assumed_keys: list[str] = []
 
-    def assume_pod(self, key: str, info: PodInfo, *, non_host_scoped: bool) -> None:
+    def assume_pod(
+        self, key: str, info: PodInfo, *, non_host_scoped: bool, saturates: bool = False
+    ) -> None:
         """AssumePod: add the pod to its entry (made if missing), keeping the entry's generation."""
         pod = info.pod
         entry = self.node_infos.get(pod.node_name)
@@ -116,7 +118,7 @@ class Snapshot:
             entry = self.node_infos[pod.node_name] = NodeInfo()
         had = [bool(getattr(entry, field)) for field in _LISTED_BY]
         generation = entry.generation
-        entry.add_pod(info, non_host_scoped=non_host_scoped)
+        entry.add_pod(info, non_host_scoped=non_host_scoped, saturates=saturates)
         entry.generation = generation
         appended = []
         for field, had_before in zip(_LISTED_BY, had, strict=True):
@@ -131,7 +133,9 @@ class Snapshot:
         if state is not None:
             state.assume_pod(pod)
 
-    def forget_pod(self, key: str, pod: Pod, *, non_host_scoped: bool) -> None:
+    def forget_pod(
+        self, key: str, pod: Pod, *, non_host_scoped: bool, saturates: bool = False
+    ) -> None:
         """ForgetPod: pop what assuming `key` added; an out-of-order forget is only logged.
 
         Raises SnapshotAssumedPodNotFoundError, or what NodeInfo.remove_pod raises
@@ -148,7 +152,7 @@ class Snapshot:
         entry = self.node_infos.get(assumed.node_name)
         if entry is not None:
             generation = entry.generation
-            entry.remove_pod(pod, non_host_scoped=non_host_scoped)
+            entry.remove_pod(pod, non_host_scoped=non_host_scoped, saturates=saturates)
             entry.generation = generation
             for field in state.appended_to:
                 listed = getattr(self, f"have_{field}")
@@ -222,7 +226,7 @@ class Snapshot:
         if not entry.pods and entry.node is None:
             del self.node_infos[node_name]
 
-    def forget_all(self, *, non_host_scoped: bool) -> None:
+    def forget_all(self, *, non_host_scoped: bool, saturates: bool = False) -> None:
         """forgetAllAssumedPods, which UpdateSnapshot runs first: newest first, errors logged."""
         if not self.assumed_pods:
             return
@@ -232,7 +236,9 @@ class Snapshot:
             if state is None:
                 continue
             try:
-                self.forget_pod(key, state.pod, non_host_scoped=non_host_scoped)
+                self.forget_pod(
+                    key, state.pod, non_host_scoped=non_host_scoped, saturates=saturates
+                )
             except CacheError as error:
                 _log.error("Failed to forget assumed pod %s: %s", key, error)
 

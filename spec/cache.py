@@ -9,34 +9,34 @@ Index: each trace op, what decides it, and the releases that have it.
     assume_pod                    POD_TABLE (below)                         all
     finish_binding                POD_TABLE                                 v1.35
     forget_pod                    POD_TABLE, POD_CELLS_REWORDED; cell guard all
-    remove_assumed_pod            POD_TABLE, POD_CELLS_REWORDED; cell guard v1.37
+    remove_assumed_pod            POD_TABLE, POD_CELLS_REWORDED; cell guard v1.37 on
     add_pod                       POD_TABLE                                 all
     update_pod                    POD_TABLE; cell guard                     all
     remove_pod                    POD_TABLE; cell guard                     all
     cleanup                       POD_TABLE                                 v1.35
     update_snapshot               Cache.update_snapshot, spec.snapshot      all
-    start_mutations               spec.snapshot.SESSION_TABLE               v1.37
-    end_mutations                 spec.snapshot.SESSION_TABLE               v1.37
-    snapshot_assume_pod           spec.snapshot, spec.snapshot_assumed      v1.37
-    snapshot_forget_pod           spec.snapshot, spec.snapshot_assumed      v1.37
-    snapshot_add_pod              spec.snapshot.SESSION_TABLE               v1.37
-    snapshot_remove_pod           spec.snapshot.SESSION_TABLE               v1.37
+    start_mutations               spec.snapshot.SESSION_TABLE               v1.37 on
+    end_mutations                 spec.snapshot.SESSION_TABLE               v1.37 on
+    snapshot_assume_pod           spec.snapshot, spec.snapshot_assumed      v1.37 on
+    snapshot_forget_pod           spec.snapshot, spec.snapshot_assumed      v1.37 on
+    snapshot_add_pod              spec.snapshot.SESSION_TABLE               v1.37 on
+    snapshot_remove_pod           spec.snapshot.SESSION_TABLE               v1.37 on
     get_node                      Cache.get_node                            v1.36 on
     schedule_one                  spec.scheduler.cycle                      all
     add_pod_group_member          spec.pod_groups, MEMBER_TABLE             v1.36 on
     update_pod_group_member       spec.pod_groups, MEMBER_TABLE             v1.36 on
     remove_pod_group_member       spec.pod_groups, MEMBER_TABLE             v1.36 on
-    add_pod_group                 spec.pod_groups                           v1.37
-    update_pod_group              spec.pod_groups                           v1.37
-    remove_pod_group              spec.pod_groups                           v1.37
-    add_composite_pod_group       spec.pod_groups                           v1.37
-    update_composite_pod_group    spec.pod_groups                           v1.37
-    remove_composite_pod_group    spec.pod_groups                           v1.37
+    add_pod_group                 spec.pod_groups                           v1.37 on
+    update_pod_group              spec.pod_groups                           v1.37 on
+    remove_pod_group              spec.pod_groups                           v1.37 on
+    add_composite_pod_group       spec.pod_groups                           v1.37 on
+    update_composite_pod_group    spec.pod_groups                           v1.37 on
+    remove_composite_pod_group    spec.pod_groups                           v1.37 on
     get_pod_group_state           spec.pod_groups                           v1.36 on
-    get_pod_group                 spec.pod_groups                           v1.37
-    get_composite_pod_group_state spec.pod_groups                           v1.37
-    get_composite_pod_group       spec.pod_groups                           v1.37
-    get_root_key_for_group        spec.pod_groups                           v1.37
+    get_pod_group                 spec.pod_groups                           v1.37 on
+    get_composite_pod_group_state spec.pod_groups                           v1.37 on
+    get_composite_pod_group       spec.pod_groups                           v1.37 on
+    get_root_key_for_group        spec.pod_groups                           v1.37 on
     observe                       the reads: get_pod, is_assumed_pod,       all
                                   node_count, pod_count, dump (below)
 
@@ -603,12 +603,19 @@ class Cache:
 
     def _clone(self, name: str) -> tuple[NodeView, tuple[Pod, ...]] | None:
         info = self.nodes.get(name)
-        return (info.view(self._num_nodes), info.pods) if info and info.node else None
+        return (
+            (info.view(self._num_nodes, saturates=self.release.saturates_node_totals), info.pods)
+            if info and info.node
+            else None
+        )
 
     def dump(self) -> Dump:
         """Dump (§8.13): every NodeInfo, ghosts included, freshly cloned; the assumed keys."""
         return Dump(
-            nodes={name: info.view(self._num_nodes) for name, info in self.nodes.items()},
+            nodes={
+                name: info.view(self._num_nodes, saturates=self.release.saturates_node_totals)
+                for name, info in self.nodes.items()
+            },
             assumed_pods=frozenset(k for k, r in self.pods.items() if r.state is State.ASSUMED),
         )
 
@@ -619,7 +626,7 @@ class Cache:
         info = self.nodes.get(name)
         if info is None:
             raise NodeNotFoundError(f"node {name} does not exist in scheduler cache")
-        return info.view(self._num_nodes)
+        return info.view(self._num_nodes, saturates=self.release.saturates_node_totals)
 
     def node_count(self) -> int:
         """NodeCount (§8.12): NodeInfos, ghosts included."""

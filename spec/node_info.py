@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 import attrs
 
 from kcache.spec.objects import HostPort, Node, Pod, Resource
+from kcache.spec.quantity import MAX_INT64
 from kcache.spec.views import ImageView, NodeView
 
 
@@ -114,15 +115,21 @@ class NodeInfo:
         ports = self.used_ports - set(removed.host_ports)
         return attrs.evolve(edited, pods=tuple(pods), used_ports=ports), removed
 
-    def view(self, num_nodes: NodeCounter) -> NodeView:
-        """A clone (`SnapshotConcrete`): totals from the pods, image node counts as of now."""
+    def view(self, num_nodes: NodeCounter, *, saturates: bool = False) -> NodeView:
+        """A clone (`SnapshotConcrete`): totals from the pods, image node counts as of now.
+
+        With `saturates` (v1.38, §22.2) each total stops at MaxInt64: for the
+        non-negative requests Kubernetes admits, that is upstream's running
+        total whatever order pods came and went in.
+        """
+        limit = _saturated if saturates else _exact
         return NodeView(
             has_node=self.node is not None,
             pods=(pod.uid for pod in self.pods),
-            requested=_requested(self.pods),
+            requested={name: limit(total) for name, total in _requested(self.pods).items()},
             non_zero_requested={
-                "cpu": sum(pod.non_zero_cpu for pod in self.pods),
-                "memory": sum(pod.non_zero_memory for pod in self.pods),
+                "cpu": limit(sum(pod.non_zero_cpu for pod in self.pods)),
+                "memory": limit(sum(pod.non_zero_memory for pod in self.pods)),
             },
             allocatable=self.allocatable.as_view(),
             used_ports=self.used_ports,
@@ -135,6 +142,14 @@ class NodeInfo:
                 for name, summary in self.images.items()
             },
         )
+
+
+def _exact(total: int) -> int:
+    return total
+
+
+def _saturated(total: int) -> int:
+    return min(total, MAX_INT64)
 
 
 def _add_one(uids: tuple[str, ...], uid: str, classified: bool) -> tuple[str, ...]:

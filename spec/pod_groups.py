@@ -451,10 +451,15 @@ class PodGroups:
             self.objects[key] = new
 
     def remove_pod_group(self, group: PodGroup) -> None:
-        """RemovePodGroup: unlink from the *argument's* parent, drop the object."""
+        """RemovePodGroup: unlink from the *argument's* parent, drop the object.
+
+        Up to v1.37 a group the cache does not hold is left alone; from v1.38
+        (RemoveGenericPodGroup) the unlinking comes first, held or not (§22.1).
+        """
         self.require("remove_pod_group", self.release.has_pod_group_objects)
         key = (group.namespace, group.name)
-        if not self.enabled or not self.exists(key):
+        held = self.exists(key)
+        if not self.enabled or not (held or self.release.has_generic_pod_groups):
             return
         if self.composites_enabled and group.parent is not None:
             self._unlink((group.namespace, group.parent), entity_key("podgroup", key))
@@ -481,11 +486,20 @@ class PodGroups:
         """RemoveCompositePodGroup: unlink from the *stored* object's parent, drop the object.
 
         When that parent has no state, upstream returns early and the object
-        stays (§20.5).
+        stays (§20.5).  From v1.38 (RemoveGenericPodGroup) it is the argument's
+        parent, unlinked first whether the composite is held or not, and the
+        object always goes (§22.1).
         """
         self.require("remove_composite_pod_group", self.release.has_pod_group_objects)
         key = (group.namespace, group.name)
-        if not self.composites_enabled or not self.composite_exists(key):
+        if not self.composites_enabled:
+            return
+        if self.release.has_generic_pod_groups:
+            if group.parent is not None:
+                self._unlink((group.namespace, group.parent), entity_key("compositepodgroup", key))
+            self.composites.pop(key, None)
+            return
+        if not self.composite_exists(key):
             return
         stored = self.composites.get(key)
         if stored is not None and stored.parent is not None:
@@ -549,8 +563,14 @@ class PodGroups:
             )
         return found
 
+    @property
+    def _root_lookup(self) -> str:
+        """The cache method that finds a group's root, as its error texts name it."""
+        return "FindRootGroup" if self.release.has_generic_pod_groups else "GetRootKeyForGroup"
+
     def root_key(self, key: str) -> str | None:
-        """GetRootKeyForGroup: follow the held objects' parents up from the entity `key`.
+        """GetRootKeyForGroup (FindRootGroup from v1.38): follow the held objects' parents
+        up from the entity `key`.
 
         None when a state or its object is missing on the way; a pod group
         climbs only while CompositePodGroup is on.  Nothing bounds the climb
@@ -562,13 +582,16 @@ class PodGroups:
         visited: list[tuple[str, GroupKey]] = []
         while True:
             if current in visited:
-                shown = " ".join(entity_key(*seen) for seen in visited)
+                # v1.38 lists the climb in order and the key met again; v1.37 printed a
+                # set (in Go's map order), so only the prefix of its text is fixed
+                met = [*visited, current] if self.release.has_generic_pod_groups else visited
+                shown = " ".join(entity_key(*seen) for seen in met)
                 raise PodGroupCycleError(f"cycle detected in the hierarchy: [{shown}]")
             visited.append(current)
             kind, group = current
             if kind == "pod":
                 raise EntityKeyTypeError(
-                    f"pod key type not supported in GetRootKeyForGroup for {key}"
+                    f"pod key type not supported in {self._root_lookup} for {key}"
                 )
             found = (self.objects if kind == "podgroup" else self.composites).get(group)
             if found is None:

@@ -137,6 +137,14 @@ def value(quantity: Fraction) -> int:
     return divide_away_from_zero(quantity.numerator, quantity.denominator)
 
 
+def saturating_add(total: int, amount: int) -> int:
+    """v1.38's `SaturatingAdd`: two positive amounts whose sum passes int64 give its
+    largest value instead of wrapping; anything else adds exactly."""
+    if total > 0 and amount > 0:
+        return min(total + amount, MAX_INT64)
+    return total + amount
+
+
 def round_to_nano(magnitude: Fraction) -> Fraction:
     """A non-negative amount rounded up to the next multiple of 10^-9, as parsing does."""
     return Fraction(

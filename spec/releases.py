@@ -20,14 +20,15 @@ import attrs
 
 #: the feature gates the model reads, with their default in each release that has them
 GATE_DEFAULTS: Mapping[str, Mapping[str, bool]] = {
-    "InterPodAffinityHostnameFastPath": {"v1.37": False},
-    "GenericWorkload": {"v1.36": False, "v1.37": False},
-    "CompositePodGroup": {"v1.37": False},
+    "InterPodAffinityHostnameFastPath": {"v1.37": False, "v1.38": False},
+    "GenericWorkload": {"v1.36": False, "v1.37": False, "v1.38": False},
+    # alpha in v1.37, beta (still off) in v1.38
+    "CompositePodGroup": {"v1.37": False, "v1.38": False},
     # the cache never reads it; CompositePodGroup may be on only with it
-    "TopologyAwareWorkloadScheduling": {"v1.36": False, "v1.37": False},
+    "TopologyAwareWorkloadScheduling": {"v1.36": False, "v1.37": False, "v1.38": False},
 }
 #: gates that may be on only while others are (component-base refuses the configuration;
-#: kube_features.go's dependency table, the same in v1.36 and v1.37)
+#: kube_features.go's dependency table, the same in v1.36, v1.37 and v1.38)
 GATE_NEEDS: Mapping[str, tuple[str, ...]] = {
     "CompositePodGroup": ("GenericWorkload", "TopologyAwareWorkloadScheduling"),
     "TopologyAwareWorkloadScheduling": ("GenericWorkload",),
@@ -139,8 +140,35 @@ class Release:
             "extended-resource requests from a device class"
         }
     )
+    has_generic_pod_groups: bool = attrs.field(
+        metadata={
+            "doc": "the cache takes both pod-group kinds as one GenericPodGroup: a removal "
+            "unlinks the group from the removed object's own parent even when the group "
+            "is not held, never keeps the object, and the root is found by FindRootGroup "
+            "(its error texts) (§22.1)"
+        }
+    )
+    has_scheduling_algorithm: bool = attrs.field(
+        metadata={
+            "doc": "the single-pod cycle and its start index belong to the scheduler's "
+            "SchedulingAlgorithm, which holds the cache it assumes into",
+            "interface": True,
+        }
+    )
+    saturates_node_totals: bool = attrs.field(
+        metadata={
+            "doc": "a NodeInfo's request totals stop at the largest int64 instead of "
+            "wrapping, and are counted afresh when a pod leaves a saturated node (§22.2)"
+        }
+    )
+    clamps_fit_scores: bool = attrs.field(
+        metadata={
+            "doc": "NodeResourcesFit's LeastAllocated and MostAllocated scores are exact "
+            "fractions of capacity, a negative requested total counting as 0, clamped to "
+            "0..100 (§22.3)"
+        }
+    )
     names_preemption_placement: bool = attrs.field(
-        default=False,
         metadata={
             "doc": "a successful DefaultPreemption says where: 'found a potential placement "
             "for pod on node N, preempting K victims'"
@@ -221,6 +249,11 @@ V1_35 = Release(
     narrows_to_node_name=False,
     declares_node_features=False,
     allocates_extended_resources=False,
+    has_generic_pod_groups=False,
+    has_scheduling_algorithm=False,
+    saturates_node_totals=False,
+    clamps_fit_scores=False,
+    names_preemption_placement=False,
 )
 #: assumed-pod expiry removed (kubernetes#136204); GetNode joins the interface; pod-level
 #: resize status counts; pod-group members; PreBindPreFlight's result and SchedulePod's pod
@@ -260,9 +293,23 @@ V1_37 = attrs.evolve(
     upstream_defects=frozenset({"pvc-ref-count-delta"}),
 )
 
+#: the next release, checked against its first beta (the newest v1.38 the module proxy
+#: serves): one GenericPodGroup API in the cache; the cycle in SchedulingAlgorithm; NodeInfo
+#: totals saturate; NodeResourcesFit's scores are exact and clamped.  The pod-group
+#: "initially scheduled" UID it adds is not modelled (docs/upstream-divergences.md)
+V1_38 = attrs.evolve(
+    V1_37,
+    name="v1.38",
+    upstream="v1.38.0-beta.0",
+    has_generic_pod_groups=True,
+    has_scheduling_algorithm=True,
+    saturates_node_totals=True,
+    clamps_fit_scores=True,
+)
+
 #: every modelled release, oldest first
-RELEASES: dict[str, Release] = {release.name: release for release in (V1_35, V1_36, V1_37)}
-#: the release a user gets when none is named
+RELEASES: dict[str, Release] = {release.name: release for release in (V1_35, V1_36, V1_37, V1_38)}
+#: the release a user gets when none is named: the newest released line (v1.38 is a beta)
 DEFAULT_RELEASE = V1_37
 
 

@@ -81,7 +81,7 @@ var errorClasses = []struct {
 	{regexp.MustCompile(`(?s)^assumed pod ".*" not found in the snapshot$`), "SnapshotAssumedPodNotFoundError"},
 	// GetRootKeyForGroup (§20.7)
 	{regexp.MustCompile(`(?s)^cycle detected in the hierarchy: `), "PodGroupCycleError"},
-	{regexp.MustCompile(`(?s)^pod key type not supported in GetRootKeyForGroup for `), "EntityKeyTypeError"},
+	{regexp.MustCompile(`(?s)^pod key type not supported in (GetRootKeyForGroup|FindRootGroup) for `), "EntityKeyTypeError"},
 }
 
 // errorClass is the protocol class of an error a cache call returned.

@@ -2,89 +2,10 @@
 
 package main
 
-import (
-	"strings"
+import cache "kcache/goadapter/internal/upstreamcache"
 
-	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
-	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
-	fwk "k8s.io/kube-scheduler/framework"
-
-	cache "kcache/goadapter/internal/upstreamcache"
-)
-
-// PodGroup and CompositePodGroup objects and their listers, upstream's since v1.37.
-
-func (r request) podGroup(key string) (*schedulingv1beta1.PodGroup, error) {
-	group := &schedulingv1beta1.PodGroup{}
-	return group, r.decode(key, group)
-}
-
-func (r request) compositePodGroup(key string) (*schedulingv1alpha3.CompositePodGroup, error) {
-	group := &schedulingv1alpha3.CompositePodGroup{}
-	return group, r.decode(key, group)
-}
-
-func (s *session) addPodGroup(r request) (map[string]any, error) {
-	group, err := r.podGroup("pod_group")
-	if err != nil {
-		return nil, err
-	}
-	s.cache.AddPodGroup(group)
-	return nil, nil
-}
-
-func (s *session) updatePodGroup(r request) (map[string]any, error) {
-	oldGroup, err := r.podGroup("old")
-	if err != nil {
-		return nil, err
-	}
-	newGroup, err := r.podGroup("new")
-	if err != nil {
-		return nil, err
-	}
-	s.cache.UpdatePodGroup(s.logger, oldGroup, newGroup)
-	return nil, nil
-}
-
-func (s *session) removePodGroup(r request) (map[string]any, error) {
-	group, err := r.podGroup("pod_group")
-	if err != nil {
-		return nil, err
-	}
-	s.cache.RemovePodGroup(s.logger, group)
-	return nil, nil
-}
-
-func (s *session) addCompositePodGroup(r request) (map[string]any, error) {
-	group, err := r.compositePodGroup("composite_pod_group")
-	if err != nil {
-		return nil, err
-	}
-	s.cache.AddCompositePodGroup(s.logger, group)
-	return nil, nil
-}
-
-func (s *session) updateCompositePodGroup(r request) (map[string]any, error) {
-	oldGroup, err := r.compositePodGroup("old")
-	if err != nil {
-		return nil, err
-	}
-	newGroup, err := r.compositePodGroup("new")
-	if err != nil {
-		return nil, err
-	}
-	s.cache.UpdateCompositePodGroup(s.logger, oldGroup, newGroup)
-	return nil, nil
-}
-
-func (s *session) removeCompositePodGroup(r request) (map[string]any, error) {
-	group, err := r.compositePodGroup("composite_pod_group")
-	if err != nil {
-		return nil, err
-	}
-	s.cache.RemoveCompositePodGroup(s.logger, group)
-	return nil, nil
-}
+// PodGroup and CompositePodGroup objects and their listers, upstream's since v1.37;
+// the ops that store them changed shape in v1.38 (generic_pod_groups*.go).
 
 func (s *session) getPodGroup(r request) (map[string]any, error) {
 	namespace, name, err := groupName(r)
@@ -122,28 +43,6 @@ func (s *session) getCompositePodGroup(r request) (map[string]any, error) {
 		return nil, err
 	}
 	return map[string]any{"composite_pod_group": group}, nil
-}
-
-// getRootKeyForGroup asks upstream's GetRootKeyForGroup about an entity key
-// written as upstream prints one; a root not found answers null.
-func (s *session) getRootKeyForGroup(r request) (map[string]any, error) {
-	text, err := r.str("key")
-	if err != nil {
-		return nil, err
-	}
-	parts := strings.Split(text, "/")
-	if len(parts) != 3 {
-		return nil, protocolErrorf("key: expected <kind>/<namespace>/<name>, got %q", text)
-	}
-	key := fwk.EntityKey{Type: fwk.EntityKeyType(parts[0]), Namespace: parts[1], Name: parts[2]}
-	root, found, err := s.cache.GetRootKeyForGroup(key)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return map[string]any{"root_key": nil}, nil
-	}
-	return map[string]any{"root_key": root.String()}, nil
 }
 
 // compositeSnapshotView: the composite copies a v1.37 snapshot holds.

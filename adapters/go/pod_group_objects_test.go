@@ -16,7 +16,7 @@ var groupSnapshotKeys = map[string]any{
 func TestInvalidGateCombinationsAreRefusedAndForgotten(t *testing.T) {
 	got := answers(t,
 		`{"op": "init", "feature_gates": {"CompositePodGroup": true}}`,
-		`{"op": "init", "feature_gates": {"InPlacePodVerticalScaling": false}}`,
+		`{"op": "init", "feature_gates": {"NodeDeclaredFeatures": false}}`,
 		initRequest(),
 	)
 	for i, fragment := range []string{"CompositePodGroup is enabled, but depends on", "feature is locked to true"} {

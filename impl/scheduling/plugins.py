@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from kcache.impl.node_info import NodeInfo
+from kcache.impl.resource import saturating_add
 from kcache.impl.scheduling import pod_topology_spread
 from kcache.impl.scheduling.inter_pod_affinity import AffinityCycle, normalize
 from kcache.impl.scheduling.node_fields import NodeFields, Taint
@@ -277,15 +278,30 @@ def fit_filter(args: FitArgs) -> Filter:
     return fit
 
 
-def _least_requested(requested: int, capacity: int) -> int:
+def _least_requested(requested: int, capacity: int, clamps: bool) -> int:
     if capacity == 0 or requested > capacity:
         return 0
-    return _quotient((capacity - requested) * MAX_SCORE, capacity)
+    if not clamps:
+        return _quotient((capacity - requested) * MAX_SCORE, capacity)
+    # v1.38's scaledFraction: exact, a negative total as 0, within 0..MAX_SCORE
+    free = capacity - max(requested, 0)
+    if capacity <= 0 or free <= 0:
+        return 0
+    return MAX_SCORE if free >= capacity else free * MAX_SCORE // capacity
 
 
-def _most_requested(requested: int, capacity: int) -> int:
+def _scaled(part: int, whole: int, top: int) -> int:
+    """v1.38's exact fraction part * top / whole, within 0..top."""
+    if whole <= 0 or part <= 0:
+        return 0
+    return top if part >= whole else part * top // whole
+
+
+def _most_requested(requested: int, capacity: int, clamps: bool) -> int:
     if capacity == 0:
         return 0
+    if clamps:
+        return _scaled(min(requested, capacity), capacity, MAX_SCORE)
     return _quotient(min(requested, capacity) * MAX_SCORE, capacity)
 
 
@@ -305,7 +321,9 @@ def _broken_linear(shape: tuple[tuple[int, int], ...]) -> Callable[[int], int]:
     return value
 
 
-def _scored_amounts(plan: PodPlan, info: NodeInfo, name: str) -> tuple[int, int]:
+def _scored_amounts(
+    plan: PodPlan, info: NodeInfo, name: str, add: Callable[[int, int], int]
+) -> tuple[int, int]:
     """(used with the pod, allocatable) of a scored resource; allocatable 0: left out."""
     allocatable, requested = info.allocatable, info.requested
     if name == "cpu":
@@ -329,7 +347,7 @@ def _scored_amounts(plan: PodPlan, info: NodeInfo, name: str) -> tuple[int, int]
             return 0, 0
         used = (requested.scalars or {}).get(name, 0)
         capacity = dict(allocatable.scalars).get(name, 0)
-    return used + wanted, capacity
+    return add(used, wanted), capacity
 
 
 def fit_score(args: FitArgs) -> Score:
@@ -337,6 +355,7 @@ def fit_score(args: FitArgs) -> Score:
     strategy = args.scoring_strategy
     resources = strategy.resources
     rounds = strategy.type == REQUESTED_TO_CAPACITY_RATIO
+    per_resource: Callable[[int, int, bool], int]
     if strategy.type == LEAST_ALLOCATED:
         per_resource = _least_requested
     elif strategy.type == MOST_ALLOCATED:
@@ -345,16 +364,23 @@ def fit_score(args: FitArgs) -> Score:
         scale = MAX_SCORE // MAX_CUSTOM_PRIORITY_SCORE
         curve = _broken_linear(tuple((u, s * scale) for u, s in strategy.shape))
 
-        def per_resource(requested: int, capacity: int) -> int:
-            return curve(100 if requested > capacity else requested * 100 // capacity)
+        def per_resource(requested: int, capacity: int, clamps: bool) -> int:
+            if requested > capacity:
+                return curve(100)
+            if clamps:
+                return curve(_scaled(requested, capacity, 100))
+            return curve(requested * 100 // capacity)
 
     def score(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
+        release = context.release
+        add = saturating_add if release.saturates_node_totals else _plain_add
+        clamps = release.clamps_fit_scores
         total = weights = 0
         for name, weight in resources:
-            used, capacity = _scored_amounts(plan, info, name)
+            used, capacity = _scored_amounts(plan, info, name, add)
             if capacity == 0:
                 continue
-            value = per_resource(used, capacity)
+            value = per_resource(used, capacity, clamps)
             if rounds and value <= 0:
                 continue
             total += value * weight
@@ -364,6 +390,10 @@ def fit_score(args: FitArgs) -> Score:
         return (2 * total + weights) // (2 * weights) if rounds else _quotient(total, weights)
 
     return score
+
+
+def _plain_add(total: int, amount: int) -> int:
+    return total + amount
 
 
 # -- NodeResourcesBalancedAllocation -------------------------------------------------------------

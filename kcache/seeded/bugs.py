@@ -71,9 +71,9 @@ class _PerNodeInfo(NodeInfo):
 
     __slots__ = ()
 
-    def _account(self, info: PodInfo, sign: int) -> None:
+    def _account(self, info: PodInfo, sign: int, saturates: bool = False) -> None:
         before = self.generation
-        super()._account(info, sign)
+        super()._account(info, sign, saturates)
         self.generation = before + 1
 
     def set_node(self, node: Node) -> None:

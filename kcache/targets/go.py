@@ -119,6 +119,8 @@ _BUILT_TREES: set[Path] = set()
 _VERSION = re.compile(r"v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?")
 #: a CHANGELOG file of a kubernetes tree, and the minor version it names
 _CHANGELOG = re.compile(r"CHANGELOG-1\.(\d+)\.md")
+#: a module file's toolchain line: the Go release its pin needs (`GOTOOLCHAIN`)
+_TOOLCHAIN_LINE = re.compile(r"^toolchain\s+(go\S+)", re.MULTILINE)
 #: a go.mod's module directive
 _MODULE = re.compile(r"^module\s+\"?([^\s\"]+)", re.MULTILINE)
 #: a module file's requirement of k8s.io/kubernetes
@@ -394,6 +396,15 @@ def _fingerprint(go: str, target: Build) -> str:
     return digest.hexdigest()[:16]
 
 
+def toolchain_environment(release: Release) -> dict[str, str]:
+    """`GOTOOLCHAIN` for a release whose pin names a newer Go than the machine's (its
+    module file's `toolchain` line, which pin.sh writes): the go command fetches that
+    toolchain from the module proxy once and keeps it in the module cache."""
+    pinned = SOURCE / pinned_modfile(release)
+    line = _TOOLCHAIN_LINE.search(pinned.read_text(encoding="utf-8"))
+    return {"GOTOOLCHAIN": line.group(1)} if line else {}
+
+
 def _go(go: str, target: Build, *args: str, answers_json: bool = False) -> str:
     """Run `go ARGS...` in the adapter module; a failure names the command and quotes its end.
 
@@ -405,6 +416,7 @@ def _go(go: str, target: Build, *args: str, answers_json: bool = False) -> str:
         done = subprocess.run(
             [go, *args],
             cwd=SOURCE,
+            env={**os.environ, **toolchain_environment(target.release)},
             capture_output=True,
             text=True,
             timeout=BUILD_TIMEOUT,

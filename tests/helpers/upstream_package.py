@@ -14,13 +14,14 @@ upstream's own tests, exactly as it would in upstream's tree.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from kcache.spec.releases import RELEASES
-from kcache.targets.go import SOURCE, UPSTREAM_PACKAGE, pinned_modfile
+from kcache.targets.go import SOURCE, UPSTREAM_PACKAGE, pinned_modfile, toolchain_environment
 
 #: seconds a `go test` may take: compiling the package's tests from a cold build cache
 #: on two busy cores takes minutes
@@ -32,11 +33,13 @@ def go_test(
 ) -> subprocess.CompletedProcess[str]:
     """`go test -v -run RUN` over upstream's package at `release` with `tests` (name -> text)."""
     modfile = SOURCE / pinned_modfile(RELEASES[release])
+    environment = {**os.environ, **toolchain_environment(RELEASES[release])}
     shutil.copyfile(modfile, scratch / "go.mod")
     shutil.copyfile(modfile.with_suffix(".sum"), scratch / "go.sum")
     download = subprocess.run(
         ["go", "mod", "download", "-json", "k8s.io/kubernetes"],
         cwd=scratch,
+        env=environment,
         capture_output=True,
         text=True,
         check=True,
@@ -55,6 +58,7 @@ def go_test(
     return subprocess.run(
         ["go", "test", f"-overlay={overlay}", "-count=1", "-v", "-run", run, "./placed"],
         cwd=scratch,
+        env=environment,
         capture_output=True,
         text=True,
         check=False,

@@ -27,6 +27,7 @@ mean half away from zero.
 
 from __future__ import annotations
 
+from kcache.spec.quantity import saturating_add
 from kcache.spec.scheduler.normalize import MAX_NODE_SCORE, go_quotient
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
@@ -79,18 +80,46 @@ def is_extended(name: str) -> bool:
     return label_name_problem("requests." + name) is None
 
 
-def least_requested(requested: int, capacity: int) -> int:
-    """`leastRequestedScore`: the share left free, in [0, 100]."""
+def scaled_fraction(part: int, whole: int, top: int) -> int:
+    """`scaledFraction` (v1.38): part * top / whole exactly, kept within 0..top."""
+    if whole <= 0 or part <= 0:
+        return 0
+    return top if part >= whole else part * top // whole
+
+
+def least_requested(requested: int, capacity: int, *, clamps: bool = False) -> int:
+    """`leastRequestedScore`: the share left free, in [0, 100].
+
+    With `clamps` (v1.38, §22.3) a negative requested total counts as 0 and
+    the fraction is exact and kept within 0..100; before, the product with
+    100 is taken as it comes (v1.37 overflows int64 there, which the model
+    leaves out, docs/upstream-divergences.md).
+    """
     if capacity == 0 or requested > capacity:
         return 0
+    if clamps:
+        return scaled_fraction(capacity - max(requested, 0), capacity, MAX_NODE_SCORE)
     return go_quotient((capacity - requested) * MAX_NODE_SCORE, capacity)
 
 
-def most_requested(requested: int, capacity: int) -> int:
-    """`mostRequestedScore`: the share used, a request beyond capacity counting as full."""
+def most_requested(requested: int, capacity: int, *, clamps: bool = False) -> int:
+    """`mostRequestedScore`: the share used, a request beyond capacity counting as full
+    (exact and kept within 0..100 with `clamps`, v1.38)."""
     if capacity == 0:
         return 0
+    if clamps:
+        return scaled_fraction(min(requested, capacity), capacity, MAX_NODE_SCORE)
     return go_quotient(min(requested, capacity) * MAX_NODE_SCORE, capacity)
+
+
+def utilization(requested: int, capacity: int, *, clamps: bool = False) -> int:
+    """RequestedToCapacityRatio's utilization in percent, full beyond capacity (exact and
+    kept within 0..100 with `clamps`, v1.38)."""
+    if capacity == 0 or requested > capacity:
+        return 100
+    if clamps:
+        return scaled_fraction(requested, capacity, 100)
+    return go_quotient(requested * 100, capacity)
 
 
 def broken_linear(shape: tuple[tuple[int, int], ...], utilization: int) -> int:
@@ -106,7 +135,9 @@ def broken_linear(shape: tuple[tuple[int, int], ...], utilization: int) -> int:
     return shape[-1][1]
 
 
-def _amounts(pod: SchedulingPod, node: Candidate, name: str) -> tuple[int, int] | None:
+def _amounts(
+    pod: SchedulingPod, node: Candidate, name: str, saturates: bool
+) -> tuple[int, int] | None:
     """(used with the pod, allocatable) of one scored resource, or None when it is left
     out: the node has none, or it is a scalar resource the pod does not request."""
     if name in ("cpu", "memory"):
@@ -118,27 +149,28 @@ def _amounts(pod: SchedulingPod, node: Candidate, name: str) -> tuple[int, int] 
         if wanted == 0 and name != "ephemeral-storage":
             return None
     capacity = node.info.allocatable.get(name, 0)
-    return None if capacity == 0 else (used + wanted, capacity)
+    total = saturating_add(used, wanted) if saturates else used + wanted
+    return None if capacity == 0 else (total, capacity)
 
 
 def _score(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> int:
     strategy = cycle.fit_args.scoring_strategy
+    clamps = cycle.release.clamps_fit_scores
     total = weights = 0
     for name, weight in strategy.resources:
-        amounts = _amounts(pod, node, name)
+        amounts = _amounts(pod, node, name, cycle.release.saturates_node_totals)
         if amounts is None:
             continue
         used, capacity = amounts
         if strategy.type == LEAST_ALLOCATED:
-            value = least_requested(used, capacity)
+            value = least_requested(used, capacity, clamps=clamps)
         elif strategy.type == MOST_ALLOCATED:
-            value = most_requested(used, capacity)
+            value = most_requested(used, capacity, clamps=clamps)
         else:
             shape = tuple(
                 (u, s * MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE) for u, s in strategy.shape
             )
-            utilization = 100 if used > capacity else go_quotient(used * 100, capacity)
-            value = broken_linear(shape, utilization)
+            value = broken_linear(shape, utilization(used, capacity, clamps=clamps))
             if value <= 0:
                 continue
         total += value * weight

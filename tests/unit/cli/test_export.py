@@ -37,12 +37,12 @@ def trace_file(path: Path, steps: list[dict[str, Any]], release: str = "v1.37") 
 
 
 def test_every_recorded_defect_ships_a_reproducer_per_release() -> None:
-    """E3 to E8 of docs/upstream-divergences.md, each for v1.35, v1.36 and v1.37."""
+    """E3 to E8 of docs/upstream-divergences.md, each for v1.35, v1.36, v1.37 and v1.38."""
     assert len(defect_traces()) == 6
     committed = sorted(REPRODUCERS.rglob("*"))
     files = [path for path in committed if path.is_file()]
     assert sorted(reproducers()) == files
-    assert len(files) == 18
+    assert len(files) == 24
 
 
 def test_the_committed_reproducers_are_what_export_writes_now() -> None:

@@ -84,7 +84,7 @@ class TestClient:
     ) -> None:
         """The server reports what it serves and that the model has both releases."""
         assert spec_server.process.name == "kcache --impl spec"
-        assert spec_server.releases == ("v1.35", "v1.36", "v1.37")
+        assert spec_server.releases == ("v1.35", "v1.36", "v1.37", "v1.38")
 
     def test_refusal_comes_back_as_its_spec_errors_class(self, cache: AdapterCache) -> None:
         """error.class maps back to the spec.errors class, with upstream's text."""
@@ -477,7 +477,7 @@ class TestServer:
             {
                 "kcache_adapter": 1,
                 "name": "test",
-                "releases": ["v1.35", "v1.36", "v1.37"],
+                "releases": ["v1.35", "v1.36", "v1.37", "v1.38"],
                 "batch": True,
                 "sequence": True,
                 "unchanged": True,

@@ -21,6 +21,8 @@ import json, os, pathlib, sys
 args = sys.argv[1:]
 with open(os.environ["FAKE_GO_LOG"], "a") as log:
     log.write(" ".join(args) + "\\n")
+with open(os.environ["FAKE_GO_LOG"] + ".toolchains", "a") as log:
+    log.write(os.environ.get("GOTOOLCHAIN", "unset") + "\\n")
 if args[:2] == ["env", "GOVERSION"]:
     print(os.environ.get("FAKE_GO_VERSION", "go1.99.0"))
 elif args[:2] == ["mod", "download"] and args[-1].endswith("@v1.35.9"):
@@ -64,6 +66,7 @@ def toolchain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "go.sum",
         "v1.36.sum",
         "v1.37.sum",
+        "v1.38.sum",
         "main.go",
         "README.md",
         "main_test.go",
@@ -76,6 +79,11 @@ def toolchain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     pins = (("go.mod", "v1.35.8"), ("v1.36.mod", "v1.36.0"), ("v1.37.mod", "v1.37.2"))
     for name, version in pins:
         (source / name).write_text(f"module goadapter\n\nrequire k8s.io/kubernetes {version}\n")
+    # a release whose go.mod asks for a newer Go: pin.sh records the toolchain it pinned with
+    (source / "v1.38.mod").write_text(
+        "module goadapter\n\ngo 1.27.0\n\ntoolchain go1.27.3\n\n"
+        "require k8s.io/kubernetes v1.38.0-beta.0\n"
+    )
     upstream = tmp_path / "module" / "k8s.io" / "kubernetes@v1.35.8"
     package = upstream / go_adapter.UPSTREAM_PACKAGE
     package.mkdir(parents=True)
@@ -155,6 +163,21 @@ class TestBuild:
             '"k8s.io/kubernetes/pkg/scheduler/backend/cache"',
             '"kcache/goadapter/internal/upstreamcache"',
         )
+
+    def test_a_pin_naming_a_toolchain_runs_every_go_command_with_it(
+        self, toolchain: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """v1.38's module file says `toolchain go1.27.3`, so `go:v1.38` just works: every
+        go command of its build runs with GOTOOLCHAIN=go1.27.3, while a pin without the
+        line leaves the machine's own setting."""
+        monkeypatch.setenv("GOTOOLCHAIN", "local")
+        toolchains = Path(f"{toolchain}.toolchains")
+        go_adapter.build("v1.38")
+        assert go_calls(toolchain, "build")
+        assert set(toolchains.read_text().split()) == {"go1.27.3"}
+        toolchains.unlink()
+        go_adapter.build("v1.37")
+        assert set(toolchains.read_text().split()) == {"local"}
 
     def test_an_identical_build_is_reused(self, toolchain: Path) -> None:
         """A second request for the same sources and Go version runs no build."""
@@ -313,8 +336,8 @@ class TestTree:
             go_adapter.build(str(tree))
 
     def test_a_tree_of_an_unmodelled_release_is_refused(self, toolchain: Path, tree: Path) -> None:
-        (tree / "CHANGELOG" / "CHANGELOG-1.38.md").write_text("")
-        with pytest.raises(TargetError, match=r"the tree is v1\.38 .*no modelled release"):
+        (tree / "CHANGELOG" / "CHANGELOG-1.39.md").write_text("")
+        with pytest.raises(TargetError, match=r"the tree is v1\.39 .*no modelled release"):
             go_adapter.build(str(tree))
 
     def test_a_directory_that_is_not_kubernetes_is_refused(

@@ -82,7 +82,10 @@ class TestResolve:
             (":Cache", "--impl :Cache: expected MODULE:FACTORY"),
             ("cmd:", "--impl cmd: needs a command"),
             ("cmd:./adapter 'unclosed", "--impl cmd:./adapter 'unclosed: No closing quotation"),
-            ("go:v2.0", "--impl go:v2.0: expected a release (v1.35, v1.36, v1.37), a k8s.io"),
+            (
+                "go:v2.0",
+                "--impl go:v2.0: expected a release (v1.35, v1.36, v1.37, v1.38), a k8s.io",
+            ),
         ],
     )
     def test_bad_targets_are_one_line_errors(self, target: str, message: str) -> None:
@@ -137,7 +140,8 @@ class TestGo:
 class TestReleases:
     def test_factory_without_releases_models_all(self) -> None:
         """A plain class is taken to model every release kcache knows."""
-        assert targets.modelled_releases(kcache.spec.cache.Cache) == ("v1.35", "v1.36", "v1.37")
+        modelled = targets.modelled_releases(kcache.spec.cache.Cache)
+        assert modelled == ("v1.35", "v1.36", "v1.37", "v1.38")
 
     def test_factory_lists_its_releases(self) -> None:
         """A `releases` attribute narrows it."""

@@ -181,8 +181,8 @@ class TestLoadErrors:
         """A release kcache does not know is an input error, not a silent skip."""
         message = self.load_error(tmp_path, document(release="v1.53"))
         assert (
-            message
-            == "bad.jsonl:1: trace \"t\": unknown release 'v1.53' (known: v1.35, v1.36, v1.37)"
+            message == "bad.jsonl:1: trace \"t\": unknown release 'v1.53' "
+            "(known: v1.35, v1.36, v1.37, v1.38)"
         )
 
     def test_negative_ttl(self, tmp_path: Path) -> None:

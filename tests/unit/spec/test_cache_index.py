@@ -20,24 +20,24 @@ ROWS = {
 ONLY_IN = {
     "finish_binding": {"v1.35"},
     "cleanup": {"v1.35"},
-    "remove_assumed_pod": {"v1.37"},
-    "start_mutations": {"v1.37"},
-    "end_mutations": {"v1.37"},
-    "snapshot_assume_pod": {"v1.37"},
-    "snapshot_forget_pod": {"v1.37"},
-    "snapshot_add_pod": {"v1.37"},
-    "snapshot_remove_pod": {"v1.37"},
-    "get_node": {"v1.36", "v1.37"},
-    "add_pod_group_member": {"v1.36", "v1.37"},
-    "update_pod_group_member": {"v1.36", "v1.37"},
-    "remove_pod_group_member": {"v1.36", "v1.37"},
-    "get_pod_group_state": {"v1.36", "v1.37"},
+    "remove_assumed_pod": {"v1.37", "v1.38"},
+    "start_mutations": {"v1.37", "v1.38"},
+    "end_mutations": {"v1.37", "v1.38"},
+    "snapshot_assume_pod": {"v1.37", "v1.38"},
+    "snapshot_forget_pod": {"v1.37", "v1.38"},
+    "snapshot_add_pod": {"v1.37", "v1.38"},
+    "snapshot_remove_pod": {"v1.37", "v1.38"},
+    "get_node": {"v1.36", "v1.37", "v1.38"},
+    "add_pod_group_member": {"v1.36", "v1.37", "v1.38"},
+    "update_pod_group_member": {"v1.36", "v1.37", "v1.38"},
+    "remove_pod_group_member": {"v1.36", "v1.37", "v1.38"},
+    "get_pod_group_state": {"v1.36", "v1.37", "v1.38"},
     **{
-        op: {"v1.37"}
+        op: {"v1.37", "v1.38"}
         for op in TRACE_OPS
         if "pod_group" in op and "member" not in op and op != "get_pod_group_state"
     },
-    "get_root_key_for_group": {"v1.37"},
+    "get_root_key_for_group": {"v1.37", "v1.38"},
 }
 
 

@@ -9,7 +9,7 @@ from kcache.spec import lifecycle
 from kcache.spec.cache import NODE_GUARDS, check_pod_table, fill, pod_cell
 from kcache.spec.errors import Fatal, TransitionError, UnsupportedOperation
 from kcache.spec.lifecycle import ROWS, Move, Operation, Refuse, State
-from kcache.spec.releases import RELEASES, V1_35, V1_36, V1_37, Release
+from kcache.spec.releases import RELEASES, V1_35, V1_36, V1_37, V1_38, Release
 
 INI, AS, AD, EX, DE = State.INITIAL, State.ASSUMED, State.ADDED, State.EXPIRED, State.DELETED
 (ASSUME, FINISH, FORGET, REMOVE_ASSUMED, ADD, UPDATE, REMOVE, CLEANUP) = Operation
@@ -61,7 +61,15 @@ V1_37_EXPECTED = {
     (AD, REMOVE_ASSUMED): (TransitionError, "is not assumed, so it cannot be removed or forgotten"),
 }
 
-EXPECTED = {V1_35: V1_35_EXPECTED, V1_36: V1_36_EXPECTED, V1_37: V1_37_EXPECTED}
+#: §22, as upstream v1.38.0-beta.0 has it: cache.go's pod life cycle has no change
+V1_38_EXPECTED = V1_37_EXPECTED
+
+EXPECTED = {
+    V1_35: V1_35_EXPECTED,
+    V1_36: V1_36_EXPECTED,
+    V1_37: V1_37_EXPECTED,
+    V1_38: V1_38_EXPECTED,
+}
 CELLS = [(release, state, op) for release in EXPECTED for state in ROWS for op in Operation]
 
 

@@ -511,7 +511,7 @@ class TestResizeStatus:
     def test_each_release_counts_its_way(self) -> None:
         pod = pod_from_manifest(self.RESIZED)
         counted = {release: pod.counted_in(release).requests.milli_cpu for release in RELEASES}
-        assert counted == {"v1.35": 4000, "v1.36": 4000, "v1.37": 3000}
+        assert counted == {"v1.35": 4000, "v1.36": 4000, "v1.37": 3000, "v1.38": 3000}
 
     def test_the_fields_hold_the_default_release_count(self) -> None:
         pod = pod_from_manifest(self.RESIZED)

@@ -67,7 +67,7 @@ func NewForKcache(ctx context.Context, client clientset.Interface, informerFacto
 	if err != nil {
 		return nil, err
 	}
-	sched.Cache = c
+	sched.kcacheUseCache(c)
 	// A failed pod goes back to a queue that kcache does not model.
 	sched.FailureHandler = func(context.Context, framework.Framework, *framework.QueuedPodInfo, *fwk.Status, *fwk.NominatingInfo, time.Time) {
 	}
@@ -116,7 +116,7 @@ func (r recordingFramework) RunScorePlugins(ctx context.Context, state fwk.Cycle
 
 // ScheduleOneForKcache is one ScheduleOne of pod, run to its end (binding included).
 func (sched *Scheduler) ScheduleOneForKcache(ctx context.Context, pod *v1.Pod) (report CycleReport) {
-	defer func() { report.NextStartNodeIndex = sched.nextStartNodeIndex }()
+	defer func() { report.NextStartNodeIndex = *sched.kcacheStartIndex() }()
 	logger := klog.FromContext(ctx)
 	schedFramework, err := sched.frameworkForPod(pod)
 	if err != nil {
@@ -162,7 +162,7 @@ func (sched *Scheduler) decided(report *CycleReport, result ScheduleResult, err 
 // SchedulePodForKcache is SchedulePod alone, as schedulingCycle calls it
 // (after updating the snapshot), with nothing assumed.
 func (sched *Scheduler) SchedulePodForKcache(ctx context.Context, pod *v1.Pod) (report CycleReport) {
-	defer func() { report.NextStartNodeIndex = sched.nextStartNodeIndex }()
+	defer func() { report.NextStartNodeIndex = *sched.kcacheStartIndex() }()
 	schedFramework, err := sched.frameworkForPod(pod)
 	if err != nil {
 		return CycleReport{Skipped: true, Err: err}
@@ -188,5 +188,5 @@ func (sched *Scheduler) Snapshot() *internalcache.Snapshot {
 // SetNextStartNodeIndex moves where the next filter pass starts (kcache
 // compares a fresh scheduler with the running one at the same index).
 func (sched *Scheduler) SetNextStartNodeIndex(index int) {
-	sched.nextStartNodeIndex = index
+	*sched.kcacheStartIndex() = index
 }
