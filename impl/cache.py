@@ -5,10 +5,6 @@ to the head of the generation-ordered list (`impl.node_list`), so pod
 operations cost the same whatever the cluster size, and `update_snapshot`
 re-clones only what changed (`impl.snapshot`).  One readers-writer lock
 guards everything; an optional background thread expires assumed pods.
-The pod events and the refresh take it with `acquire_write`/`release_write`
-in a `try`, not `with lock.write:`: on CPython 3.11 the `with` protocol
-around a Python-level context manager costs more than the two calls
-(`benchmarks.side_by_side` measures the refresh that is little else).
 
 Errors and their texts are upstream's (semantics doc §15); where upstream ends
 the process (`klog.Fatalf`, or a panic) this cache raises `Fatal` and leaves
@@ -233,13 +229,10 @@ class Cache:
         Raises EmptyUIDError, or TransitionError if the key is held already.
         """
         key = _key(pod)
-        self._lock.acquire_write()
-        try:
+        with self._lock.write:
             if key in self._pod_states:
                 raise TransitionError(f"pod {key}({pod.ref}) is in the cache, so can't be assumed")
             self._add_pod(pod, assumed=True)
-        finally:
-            self._lock.release_write()
 
     def finish_binding(self, pod: Pod, now: Decimal) -> None:
         """Start an assumed pod's expiry clock: it may expire `ttl` after `now` (0: never).
@@ -282,8 +275,7 @@ class Cache:
         The group side differs: a forgotten member waits again (`forget`), a removed one goes.
         """
         key = _key(pod)
-        self._lock.acquire_write()
-        try:
+        with self._lock.write:
             state = self._pod_states.get(key)
             if state is None:
                 # Since v1.35.0: the assumed pod may have expired or been deleted already.
@@ -306,8 +298,6 @@ class Cache:
             ):
                 self._contract_kept = False
             self._remove_pod(pod, forget=forget)
-        finally:
-            self._lock.release_write()
 
     def add_pod(self, pod: Pod) -> None:
         """Record a pod the API server reports bound (upstream `AddPod`).
@@ -316,8 +306,7 @@ class Cache:
         longer assumed.  Raises TransitionError for a pod already added.
         """
         key = _key(pod)
-        self._lock.acquire_write()
-        try:
+        with self._lock.write:
             state = self._pod_states.get(key)
             if state is None:
                 self._add_pod(pod, assumed=False)
@@ -330,8 +319,6 @@ class Cache:
                     _log.info("Pod was added to a different node than it was assumed: %s", key)
             else:
                 raise TransitionError(f"pod {key}({pod.ref}) was already in added state")
-        finally:
-            self._lock.release_write()
 
     def update_pod(self, old: Pod, new: Pod) -> None:
         """Replace an added pod's object (upstream `UpdatePod`): remove `old`, add `new`.
@@ -341,8 +328,7 @@ class Cache:
         `new` names another node than the held pod.
         """
         key = _key(old)
-        self._lock.acquire_write()
-        try:
+        with self._lock.write:
             state = self._pod_states.get(key)
             if state is None:
                 raise TransitionError(
@@ -360,8 +346,6 @@ class Cache:
             ) or not contract.new_pod_keeps_keys_apart(old, new, self._pod_states):
                 self._contract_kept = False
             self._update_pod(old, new)
-        finally:
-            self._lock.release_write()
 
     def remove_pod(self, pod: Pod) -> None:
         """Remove a pod, assumed or added, using the held copy (upstream `RemovePod`).
@@ -371,8 +355,7 @@ class Cache:
         a missed delete's tombstone, and is accepted).
         """
         key = _key(pod)
-        self._lock.acquire_write()
-        try:
+        with self._lock.write:
             state = self._pod_states.get(key)
             if state is None:
                 raise TransitionError(
@@ -382,8 +365,6 @@ class Cache:
             if state.pod.node_name != pod.node_name and pod.node_name:
                 raise Fatal(f"{_CORRUPTED} (pod {key}({pod.ref}) removed from {pod.node_name})")
             self._remove_pod(state.pod)
-        finally:
-            self._lock.release_write()
 
     def cleanup(self, now: Decimal) -> None:
         """Expire assumed pods whose binding finished and whose deadline is before `now`.
@@ -588,14 +569,7 @@ class Cache:
                 "update_snapshot: expected a snapshot made by impl.cache.Cache.new_snapshot(), "
                 f"got {type(snapshot).__name__}"
             )
-        # The write lock's fast path inline (impl.rwlock): with nothing new this call is
-        # a few reads, and two frames more would be a third of it.
-        lock = self._lock
-        try:
-            lock.take_write()
-        except IndexError:
-            lock.wait_to_write()
-        try:
+        with self._lock.write:
             if snapshot.assumed_pods:
                 snapshot.forget_all(
                     non_host_scoped=self._non_host_scoped, saturates=self._saturates
@@ -612,10 +586,6 @@ class Cache:
                 # cycles with no event between them costs, so it is kept to a few reads).
                 return
             update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
-        finally:
-            lock.give_write(None)
-            if lock.sleepers:
-                lock.wake()
 
     def start_mutations(self, snapshot: SnapshotProtocol) -> None:
         """Open a mutation session on `snapshot` (upstream `Snapshot.StartMutations`, v1.37)."""
