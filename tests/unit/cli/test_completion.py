@@ -79,6 +79,7 @@ def test_an_options_values_in_its_command(script: Path) -> None:
         "v1.35",
         "v1.36",
         "v1.37",
+        "v1.38",
     ]
     assert completions(script, "kcache", "completion", "z") == ["zsh"]
 
