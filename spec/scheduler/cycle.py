@@ -130,7 +130,11 @@ class Scheduler:
         view = self.snapshot.view()
         node_pods = self._node_pods(view.nodes, view.node_list)
         listed = tuple(
-            Candidate(scheduling_node(self.nodes[name]), view.nodes[name], node_pods.get(name, ()))
+            Candidate(
+                scheduling_node(self.nodes[name]),
+                view.nodes[name],
+                tuple(self.cache.get_pod(probe(uid)) for uid in view.nodes[name].pods),
+            )
             for name in view.node_list
         )
         used = view.used_pvcs | {key for key, count in view.used_pvc_ref_counts.items() if count}
@@ -353,6 +357,11 @@ def _no_common_node(plugins: set[str]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
+def probe(uid: str) -> Pod:
+    """A pod carrying only `uid`: how the cycle asks the cache for the object it holds."""
+    return pod_from_manifest({"metadata": {"uid": uid}})
+
+
 def on_host(pod: Pod, host: str) -> Pod:
     """The assumed copy: the pod with `spec.nodeName` set to the host."""
     manifest = dict(pod.manifest)
