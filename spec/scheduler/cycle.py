@@ -11,7 +11,8 @@ only where the plugins and `FinishBinding` say):
 4. PreFilter.  A pod with `status.nominatedNodeName` has that node filtered
    first when the snapshot holds it: passing, it is the host at once,
    unscored, and the start index stays; failing, its status joins those of
-   the filter pass that follows (`evaluateNominatedNode`).
+   the filter pass that follows (`evaluateNominatedNode`, docs/semantics.md
+   §21.18).
 5. The filter pass from `next_start_node_index` (`feasible`); the index
    advances by the nodes kept and the statuses recorded, the nominated
    node's included, modulo the list length.
