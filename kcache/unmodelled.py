@@ -11,7 +11,11 @@ cluster uses that the plugin reads; its tests are conservative: whatever
 kcache cannot show to be neutral counts as used, and the model's answer may
 then differ from kube-scheduler's.  PodTopologySpread is modelled (the
 Services and controllers its default selector reads come from the cluster
-files), so it is never such a gap.
+files), so it is never such a gap.  The pod's own `status.nominatedNodeName`
+is modelled (the cycle tries that node first); other pending pods'
+nominations are not: kube-scheduler's queue holds them and
+`RunFilterPluginsWithNominatedPods` filters each node as if the pods
+nominated to it with at least this pod's priority ran there (`nominated_pods`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, INERT, MODELLED, Profile
 from kcache.spec.scheduler.decision import CycleOutcome, Decision
+from kcache.spec.scheduler.preemption_objects import priority_of
 from kcache.targets.adapter.scheduling import AdapterScheduler
 
 #: resource names a node reports natively: any other requested name is an extended resource
@@ -38,9 +43,14 @@ POST_FILTER = {
 }
 
 
+#: the part of upstream's framework that adds other pods' nominations to the nodes filtered
+NOMINATED_PODS = "RunFilterPluginsWithNominatedPods"
+
+
 @attrs.frozen
 class Gap:
-    """One plugin the model lacks, and what the pod or the cluster uses that it reads."""
+    """One plugin the model lacks (or NOMINATED_PODS), and what the pod or the cluster uses
+    that it reads."""
 
     plugin: str
     uses: str
@@ -175,6 +185,34 @@ def _unknown(cycle: _Cycle) -> str:
     return "kcache cannot tell what it reads"
 
 
+def nominated_pods(pod: Pod, pending: Iterable[Pod]) -> Gap | None:
+    """The other pending pods nominated to a node with at least `pod`'s priority: upstream's
+    filters count them on that node as if they ran there (and, when the pod passes, again
+    without them); the model's filters do not."""
+    priority = priority_of(pod)
+    nominated = [
+        f"{other.ref} to {node}"
+        for other in pending
+        if other.uid != pod.uid
+        and (node := _nominated_node(other))
+        and priority_of(other) >= priority
+    ]
+    if not nominated:
+        return None
+    first, *others = nominated
+    more = f" and {len(others)} more" if others else ""
+    return Gap(
+        NOMINATED_PODS,
+        f"pending pod {first}{more} nominated with at least this pod's priority: "
+        "kube-scheduler's filters count it on that node, the model's do not",
+    )
+
+
+def _nominated_node(pod: Pod) -> str:
+    status = pod.manifest.get("status") or {}
+    return str(status.get("nominatedNodeName") or "")
+
+
 def gaps(
     profile: Profile,
     pod: Pod,
@@ -182,9 +220,11 @@ def gaps(
     release: Release,
     *,
     unschedulable: bool = False,
+    pending: Iterable[Pod] = (),
 ) -> tuple[Gap, ...]:
     """The plugins of `profile` the model lacks that `pod` or the placed pods use, in profile
-    order: where the model's decision for the pod may differ from kube-scheduler's.
+    order, then the other `pending` pods' nominations (`nominated_pods`): where the model's
+    decision for the pod may differ from kube-scheduler's.
 
     `unschedulable`: the model found no node for the pod (PostFilter then runs upstream).
     """
@@ -198,7 +238,8 @@ def gaps(
         uses = READS.get(plugin, _unknown)(cycle)
         if uses is not None:
             found.append(Gap(plugin, uses))
-    return tuple(found)
+    nominations = nominated_pods(pod, pending)
+    return (*found, nominations) if nominations is not None else tuple(found)
 
 
 def preempts(decision: Decision) -> bool:

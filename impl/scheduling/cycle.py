@@ -4,8 +4,10 @@ The scheduler owns one snapshot for its life and refreshes it each cycle
 with the cache's incremental `update_snapshot`; filtering walks the
 snapshot's node list from `next_start_node_index`, stops one node after it
 has found enough feasible nodes, and scores only those, as upstream's
-`findNodesThatPassFilters` and `prioritizeNodes` do.  A profile's plugin
-lists per extension point are built once.  Evaluation is sequential
+`findNodesThatPassFilters` and `prioritizeNodes` do; a pod's nominated node
+is filtered first and, if it passes, taken without scoring, as
+`evaluateNominatedNode` does.  A profile's plugin lists per extension point
+are built once.  Evaluation is sequential
 (parallelism 1); binding outcomes are scripted by the caller.
 """
 
@@ -161,26 +163,7 @@ class Scheduler:
             fields_of=self._fields.of,
             terms_of=self._terms.of,
         )
-        skipped: set[str] = set()
-        restricted_by: list[str] = []
-        names: frozenset[str] | None = None
-        held: Status | None = None
-        for name, pre_filter in points.pre_filter:
-            result = pre_filter(plan)
-            if result is None:
-                continue
-            if isinstance(result, frozenset):
-                restricted_by.append(name)
-                names = result if names is None else names & result
-                if not names:
-                    held = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (_disjoint(restricted_by),))
-                    break
-            elif result.code is Code.SKIP:
-                skipped.add(name)
-            else:
-                held = attrs.evolve(result, plugin=name)
-                if held.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
-                    break
+        skipped, restricted_by, names, held = _run_pre_filters(plan, points)
         if held is not None:
             return self._held(total, held, restricted_by)
         nodes: list[NodeInfo] = listed
@@ -193,11 +176,26 @@ class Scheduler:
                 (f"node(s) didn't satisfy plugin(s) [{plugins}]",),
             )
         filters = [(name, check) for name, check in points.filter if name not in skipped]
+        has_filters = bool(points.filter)
+        taken, rejected = self._try_nominated(plan, filters, has_filters)
+        if taken is not None:
+            return Decision(
+                CycleOutcome.SCHEDULED,
+                self.next_start_node_index,
+                host=_name(taken),
+                evaluated_nodes=1,
+                feasible_nodes=1,
+                absent_node_status=absent,
+                unschedulable_plugins=frozenset(restricted_by),
+                num_all_nodes=total,
+            )
         wanted = self._wanted(len(nodes), profile) if points.score else 1
-        feasible, rejected = self._filter(plan, nodes, wanted, filters, bool(points.filter))
-        self.next_start_node_index = (
-            self.next_start_node_index + len(feasible) + len(rejected)
-        ) % total
+        start = self.next_start_node_index
+        feasible, passed = self._filter(plan, nodes, wanted, filters, has_filters, start=start)
+        rejected.update(passed)  # a failed nominated node keeps its status, counted once
+        self._fields.keep_only([info.node for info in nodes if info.node is not None])
+        self._terms.keep_only(sum(len(info.pods) for info in self.snapshot.node_list))
+        self.next_start_node_index = (start + len(feasible) + len(rejected)) % total
         unschedulable = set(restricted_by) | {status.plugin for status in rejected.values()}
         if not feasible:
             return self._fit_error(total, rejected, absent, "", unschedulable)
@@ -214,6 +212,19 @@ class Scheduler:
         if len(feasible) == 1:
             return attrs.evolve(found, host=_name(feasible[0]))
         return self._score(plan, feasible, points, total, found)
+
+    def _try_nominated(
+        self, plan: PodPlan, filters: list[tuple[str, Filter]], has_filters: bool
+    ) -> tuple[NodeInfo | None, dict[str, Status]]:
+        """`evaluateNominatedNode`: the nominated node's entry if it passes the filters, else
+        None and its status (none without a nomination, or when the snapshot lacks it)."""
+        name = plan.nominated_node_name
+        info = self.snapshot.node_infos.get(name) if name else None
+        if info is None or info.node is None:
+            return None, {}
+        # one node: it is found at offset 0, and one passing node is enough
+        feasible, rejected = self._filter(plan, [info], 1, filters, has_filters, start=0)
+        return (feasible[0] if feasible else None), rejected
 
     def _held(self, total: int, held: Status, restricted_by: list[str]) -> Decision:
         """A PreFilter's Error fails the cycle; a rejection is a fit error."""
@@ -262,10 +273,11 @@ class Scheduler:
         wanted: int,
         filters: list[tuple[str, Filter]],
         has_filters: bool,
+        *,
+        start: int,
     ) -> tuple[list[NodeInfo], dict[str, Status]]:
-        """The pass from the start index; it ends at the first passing node past `wanted`."""
+        """The pass from `start`; it ends at the first passing node past `wanted`."""
         count = len(nodes)
-        start = self.next_start_node_index
         if not has_filters:
             return [nodes[(start + i) % count] for i in range(wanted)], {}
         feasible: list[NodeInfo] = []
@@ -287,8 +299,6 @@ class Scheduler:
                 break
             else:
                 feasible.append(info)
-        self._fields.keep_only([info.node for info in nodes if info.node is not None])
-        self._terms.keep_only(sum(len(info.pods) for info in self.snapshot.node_list))
         return feasible, rejected
 
     def _score(
@@ -357,6 +367,34 @@ class Scheduler:
         with contextlib.suppress(CacheError):  # upstream logs a failed ForgetPod and goes on
             self.cache.forget_pod(assumed)
         return attrs.evolve(decision, bound=False, message=binding.message)
+
+
+def _run_pre_filters(
+    plan: PodPlan, points: _Points
+) -> tuple[set[str], list[str], frozenset[str] | None, Status | None]:
+    """`RunPreFilterPlugins`: the skipped plugins, the restricting ones, the node names they
+    leave (None: all) and the status that holds the pod back, if one does."""
+    skipped: set[str] = set()
+    restricted_by: list[str] = []
+    names: frozenset[str] | None = None
+    held: Status | None = None
+    for name, pre_filter in points.pre_filter:
+        result = pre_filter(plan)
+        if result is None:
+            continue
+        if isinstance(result, frozenset):
+            restricted_by.append(name)
+            names = result if names is None else names & result
+            if not names:
+                held = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (_disjoint(restricted_by),))
+                break
+        elif result.code is Code.SKIP:
+            skipped.add(name)
+        else:
+            held = attrs.evolve(result, plugin=name)
+            if held.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
+                break
+    return skipped, restricted_by, names, held
 
 
 def _disjoint(plugins: list[str]) -> str:

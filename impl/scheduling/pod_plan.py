@@ -99,6 +99,7 @@ class PodPlan:
         "named_node_only",
         "node_name",
         "node_selector",
+        "nominated_node_name",
         "non_zero_cpu",
         "non_zero_memory",
         "pod",
@@ -123,6 +124,10 @@ class PodPlan:
             "deletionTimestamp"
         ) is not None
         self.node_name: str = spec.get("nodeName") or ""
+        #: `status.nominatedNodeName`: the node the cycle filters first
+        self.nominated_node_name: str = (manifest.get("status") or _EMPTY).get(
+            "nominatedNodeName"
+        ) or ""
         #: v1.37's NodeName PreFilter narrows the cycle to the named node
         self.named_node_only = bool(self.node_name) and release.narrows_to_node_name
         requests, non_zero = pod_requests(manifest, release)

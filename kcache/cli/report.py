@@ -110,6 +110,14 @@ def print_coverage(hits: Mapping[str, int], release: Release, out: TextIO, *, ta
         if beyond:
             told = ", ".join(f"{count} {what}" for what, count in sorted(beyond.items()))
             print(f"beyond the model: {told}", file=out)
+        tried = {
+            key.removeprefix(coverage.NOMINATED): count
+            for key, count in hits.items()
+            if key.startswith(coverage.NOMINATED)
+        }
+        if tried:
+            told = ", ".join(f"{count} {how}" for how, count in sorted(tried.items()))
+            print(f"nominated nodes: {told}", file=out)
         return
     if table:
         print(coverage.table(release, hits), file=out)

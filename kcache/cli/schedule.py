@@ -31,7 +31,12 @@ selectors match.  When no node fits, the model's DefaultPreemption follows
 (not for --impl go, whose message carries upstream's own): each candidate
 node with its victims, the node criteria in order down to the one that
 decided, and the nominated node; the cycle itself still ends unschedulable
-(PodDisruptionBudgets are not read from the files yet).
+(PodDisruptionBudgets are not read from the files yet).  A pod carrying
+status.nominatedNodeName has that node filtered first, as kube-scheduler
+does (a `nominated node` line says how it went: taken unscored, rejected,
+not in the snapshot).  Other pending pods of the files nominated to a node
+are not modelled: kube-scheduler's filters count those of at least the
+pod's priority on their node, so they are named as a difference (exit 3).
 
     kcache schedule cluster.yaml --pod pod.yaml
     kubectl get nodes,pods -A -o yaml | kcache schedule - --pod web.yaml --format json
@@ -59,6 +64,7 @@ from kcache import documents, exact_json, preemption_report, targets
 from kcache.cli import options
 from kcache.cli.pages import placement_page
 from kcache.errors import KcacheError
+from kcache.machine.nominations import how_tried, nominated_node
 from kcache.ops import Run, perform
 from kcache.preemption_report import model_preemption
 from kcache.spec.errors import ObjectError
@@ -78,7 +84,7 @@ from kcache.spec.scheduler.objects import claim_from_manifest
 from kcache.spec.scheduler.preemption import Preemption
 from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
-from kcache.unmodelled import Gap, PlacedPods, gaps, preempts, profile_line
+from kcache.unmodelled import Gap, PlacedPods, gaps, nominated_pods, preempts, profile_line
 
 #: the exit status of a decision the model's missing plugins may change
 MAY_DIFFER_STATUS = 3
@@ -144,7 +150,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         own_cycle = isinstance(run_.scheduler, AdapterScheduler)
     spec = pod.manifest.get("spec") or {}
     profile = config.profile(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
-    found: tuple[Gap, ...] = ()
+    # upstream's cycle through an adapter runs every plugin, but holds no queue either
+    found = tuple(gap for gap in [nominated_pods(pod, cluster.pending)] if gap is not None)
     if profile is not None and not own_cycle:
         found = gaps(
             profile,
@@ -152,6 +159,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             PlacedPods.of(cluster.pods),
             release,
             unschedulable=preempts(decision),
+            pending=cluster.pending,
         )
     preemption = (
         model_preemption(cluster.steps, pod, config, release, claims)
@@ -272,6 +280,12 @@ class Placement:
         """Each listed node's part in the decision (`verdicts`)."""
         return verdicts(self.decision, self.node_list)
 
+    def nomination(self) -> dict[str, str] | None:
+        """The pod's `status.nominatedNodeName` and how the cycle's first try at it went."""
+        name = nominated_node(self.pod.manifest)
+        tried = how_tried(name, self.decision, self.node_list)
+        return None if tried is None else {"node": name, "tried": tried}
+
     def to_json(self) -> dict[str, Any]:
         """What `--format json` prints."""
         return {
@@ -281,6 +295,7 @@ class Placement:
             "release": self.release.name,
             "node_list": self.node_list,
             "verdicts": self.verdicts(),
+            "nominated": self.nomination(),
             "decision": self.decision.to_json(),
             "profile": None
             if self.profile is None
@@ -314,7 +329,11 @@ def _print(placed: Placement, out: TextIO) -> None:
     if placed.preemption is not None:
         for line in preemption_report.lines(placed.preemption):
             say(line)
-    if placed.gaps:
+    if placed.gaps and placed.own_cycle:
+        say("may differ from kube-scheduler: the target's cycle lacks what is used here")
+        for gap in placed.gaps:
+            say(f"  {gap.plugin}: {gap.uses}")
+    elif placed.gaps:
         say("may differ from kube-scheduler: plugins the model lacks read what is used here")
         for gap in placed.gaps:
             say(f"  {gap.plugin}: {gap.uses}")
@@ -331,6 +350,9 @@ def _print_decision(placed: Placement, say: Callable[[str], None]) -> None:
             f"filter: {decision.evaluated_nodes} of {len(node_list)} nodes evaluated, "
             f"{decision.feasible_nodes} feasible; start index now {decision.next_start_node_index}"
         )
+        nominated = placed.nomination()
+        if nominated is not None:
+            say(f"nominated node {nominated['node']}, tried first: {nominated['tried']}")
         width = max(len(name) for name in node_list)
         for name, verdict in verdicts(decision, node_list).items():
             say(f"  {name:<{width}}  {verdict}")

@@ -42,6 +42,9 @@ CYCLE = "cycle: "
 BEYOND_MODEL = "beyond the model: "
 #: a target's own cycle ran plugins the model lacks: compared on the modelled part only
 COMPARED_IN_PART = BEYOND_MODEL + "compared on the modelled plugins only"
+#: the prefix of its counts of pods nominated to a node, by how the cycle's try at that node
+#: went (`kcache.machine.nominations.how_tried`)
+NOMINATED = "nominated node: "
 
 #: the affinity lists whose membership a snapshot derives (§10.3)
 _AFFINITY_LISTS = (

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from kcache.machine import coverage, spreading
+from kcache.machine import coverage, nominations, spreading
 from kcache.machine.affinity_pods import pod_affinity, with_pod_affinity
 from kcache.machine.lockstep import LockstepMachine
 from kcache.machine.recorder import FailureRecorder
@@ -190,8 +190,15 @@ class SchedulerMachine(LockstepMachine):
 
     # -- cycles ---------------------------------------------------------------------------------
 
-    @rule(spec=pending_pods(), binding=BINDINGS, spread=spreading.spreading())
-    def schedule_one(self, spec: dict[str, Any], binding: Binding, spread: Spreading) -> None:
+    @rule(
+        spec=pending_pods(),
+        binding=BINDINGS,
+        spread=spreading.spreading(),
+        nominated=nominations.nominations(CAPACITIES),
+    )
+    def schedule_one(
+        self, spec: dict[str, Any], binding: Binding, spread: Spreading, nominated: dict[str, Any]
+    ) -> None:
         self.serial += 1
         uid = f"p{self.serial}"
         spec = {**spec, **spread.spec}
@@ -200,6 +207,7 @@ class SchedulerMachine(LockstepMachine):
                 "kind": "Pod",
                 "metadata": {"name": uid, "namespace": "default", "uid": uid, **spread.metadata},
                 "spec": spec,
+                **nominated,
             }
         )
         pod = self.known(pod)
@@ -214,7 +222,13 @@ class SchedulerMachine(LockstepMachine):
             ended += ", bound" if decision.bound else ", binding failed"
         self.recorder.coverage[coverage.CYCLE + ended] += 1
         self._count_gaps(pod, decision)
-        self._check_cycle(decision, scheduler, fresh, start, before)
+        name = nominations.nominated_node(pod.manifest)
+        tried = nominations.how_tried(name, decision, scheduler.snapshot.view().node_list)
+        if tried is not None:
+            self.recorder.coverage[coverage.NOMINATED + tried] += 1
+        # the nominated node taken at once leaves the index where the cycle found it
+        moved = 0 if nominations.index_kept(name, decision) else decision.evaluated_nodes
+        self._check_cycle(decision, scheduler, fresh, (start, moved), before)
         if decision.bound:
             placed = dict(pod.manifest)
             placed["spec"] = {**spec, "nodeName": decision.host}
@@ -242,14 +256,16 @@ class SchedulerMachine(LockstepMachine):
         decision: Decision,
         scheduler: CycleRunner,
         fresh: tuple[Decision, CycleRunner],
-        start: int,
+        index: tuple[int, int],
         before: Any,
     ) -> None:
+        """`index`: where the cycle started and by how many nodes it should have moved."""
         listed = len(scheduler.snapshot.view().node_list)
         if decision.plugin_scores and decision.host not in decision.maxima:
             self.fail(f"host {decision.host} is not of the top score: {decision.scores}")
         if listed and decision.evaluated_nodes and decision.absent_node_status is None:
-            expected = (start + decision.evaluated_nodes) % listed
+            start, moved = index
+            expected = (start + moved) % listed
             if decision.next_start_node_index != expected:
                 self.fail(f"start index {decision.next_start_node_index}, expected {expected}")
         if decision.bound is not True and self.impl.dump() != before:

@@ -67,6 +67,8 @@ class ClusterInput:
     claims: tuple[Mapping[str, Any], ...] = ()
     #: the objects of the cycle's object channel (`OBJECT_KINDS`), checked, in the order read
     objects: tuple[Mapping[str, Any], ...] = ()
+    #: pods not bound to a node and not finished: what kube-scheduler's queue would hold
+    pending: tuple[Pod, ...] = ()
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -97,6 +99,7 @@ def read_cluster(paths: Sequence[str], stdin: BinaryIO | None = None) -> Cluster
         objects.extend(_read_file(path, stdin, ignored, claims, kept))
     nodes = [obj for obj in objects if isinstance(obj, Node)]
     pods: list[Pod] = []
+    pending: list[Pod] = []
     left_out: dict[str, str] = {}
     for pod in (obj for obj in objects if isinstance(obj, Pod)):
         phase = pod.manifest.get("status", {}).get("phase")
@@ -104,6 +107,7 @@ def read_cluster(paths: Sequence[str], stdin: BinaryIO | None = None) -> Cluster
             left_out[pod.ref] = f"finished ({phase})"
         elif not pod.node_name:
             left_out[pod.ref] = "not bound to a node (no spec.nodeName)"
+            pending.append(pod)
         else:
             pods.append(pod)
     return ClusterInput(
@@ -114,6 +118,7 @@ def read_cluster(paths: Sequence[str], stdin: BinaryIO | None = None) -> Cluster
         sources=tuple(paths),
         claims=tuple(claims),
         objects=tuple(kept),
+        pending=tuple(pending),
     )
 
 

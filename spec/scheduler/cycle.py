@@ -8,19 +8,26 @@ only where the plugins and `FinishBinding` say):
    assumed, is skipped.  The cache is not touched.
 3. `update_snapshot` of the scheduler's one snapshot; its error fails the
    cycle.  An empty node list fails it with `no nodes available to schedule pods`.
-4. PreFilter; the filter pass from `next_start_node_index` (`feasible`);
-   the index advances by the nodes processed, modulo the list length.
-5. No feasible node: a fit error.  One: it is the host, unscored.  More:
+4. PreFilter.  A pod with `status.nominatedNodeName` has that node filtered
+   first when the snapshot holds it: passing, it is the host at once,
+   unscored, and the start index stays; failing, its status joins those of
+   the filter pass that follows (`evaluateNominatedNode`, docs/semantics.md
+   §21.18).
+5. The filter pass from `next_start_node_index` (`feasible`); the index
+   advances by the nodes kept and the statuses recorded, the nominated
+   node's included, modulo the list length.
+6. No feasible node: a fit error.  One: it is the host, unscored.  More:
    scores (`scoring`) and the heap's root (`host`).
-6. `assume_pod` of the pod with `spec.nodeName` set to the host.  Then the
+7. `assume_pod` of the pod with `spec.nodeName` set to the host.  Then the
    binding outcome the caller scripts (`Binding`): a failure at Reserve,
    Permit, PreBind or Bind forgets the pod; v1.35 calls `finish_binding`
    once Bind was reached, whether it succeeded or not.
 
 The filter pass is sequential (`parallelism: 1`).  Under more parallelism
 upstream may take any node of the highest score, which `Decision.maxima`
-names.  No nominated pods, no extenders, no PostFilter (preemption), and
-OpportunisticBatching off.  Node objects are the ones last given to the
+names.  Other pods' nominations are not added to the nodes they name (the
+queue's nominator, docs/semantics.md §21.4.6), no extenders, no PostFilter
+(preemption), and OpportunisticBatching off.  Node objects are the ones last given to the
 cache: `update_snapshot` re-clones an entry whenever its node changes, so a
 listed entry always holds the node's latest object.
 """
@@ -40,7 +47,7 @@ from kcache.spec.objects import Node, Pod, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
 from kcache.spec.scheduler.config import Profile, SchedulerConfig
 from kcache.spec.scheduler.decision import SUCCESS, Binding, CycleOutcome, Decision, FailurePoint
-from kcache.spec.scheduler.feasible import filter_pass, num_feasible_nodes_to_find
+from kcache.spec.scheduler.feasible import FilterPass, filter_pass, num_feasible_nodes_to_find
 from kcache.spec.scheduler.host import select_host
 from kcache.spec.scheduler.objects import SchedulingPod, scheduling_node, scheduling_pod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
@@ -57,7 +64,7 @@ from kcache.spec.scheduler.status import (
     unresolvable,
 )
 from kcache.spec.snapshot import Snapshot as ModelSnapshot
-from kcache.spec.views import NodeView
+from kcache.spec.views import NodeView, SnapshotView
 
 
 @attrs.define
@@ -129,14 +136,7 @@ class Scheduler:
         the claims, the cluster's objects and the profile's args."""
         view = self.snapshot.view()
         node_pods = self._node_pods(view.nodes, view.node_list)
-        listed = tuple(
-            Candidate(
-                scheduling_node(self.nodes[name]),
-                view.nodes[name],
-                tuple(self.cache.get_pod(probe(uid)) for uid in view.nodes[name].pods),
-            )
-            for name in view.node_list
-        )
+        listed = tuple(self._candidate(view, name) for name in view.node_list)
         used = view.used_pvcs | {key for key, count in view.used_pvc_ref_counts.items() if count}
         return Cycle(
             self.cache.release,
@@ -188,25 +188,42 @@ class Scheduler:
                     return status.by(name)
             return None
 
+        filtered = Decision(
+            CycleOutcome.SCHEDULED,
+            self.next_start_node_index,
+            absent_node_status=absent,
+            unschedulable_plugins=frozenset(restricted_by),
+            num_all_nodes=len(listed),
+        )
+        nominated = self._nominated(pod)
+        first = FilterPass((), {})
+        if nominated is not None:
+            # one node: the start index reads 0 and one passing node is enough
+            first = filter_pass([nominated], 0, 1, verdict if filters else None)
+            if first.feasible:
+                return attrs.evolve(
+                    filtered, host=nominated.name, evaluated_nodes=1, feasible_nodes=1
+                )
         found = filter_pass(
             candidates,
             self.next_start_node_index,
             wanted,
             verdict if filters else None,
         )
-        self.next_start_node_index = (self.next_start_node_index + found.processed) % len(listed)
-        rejecting = restricted_by | {status.plugin for status in found.rejected.values()}
+        # the nominated node's status stays beside the pass's (one status per node)
+        rejected = {**first.rejected, **found.rejected}
+        processed = len(found.feasible) + len(rejected)
+        self.next_start_node_index = (self.next_start_node_index + processed) % len(listed)
+        rejecting = restricted_by | {status.plugin for status in rejected.values()}
         if not found.feasible:
-            return self._fit_error(len(listed), found.rejected, absent, "", rejecting)
-        filtered = Decision(
-            CycleOutcome.SCHEDULED,
-            self.next_start_node_index,
-            evaluated_nodes=found.processed,
+            return self._fit_error(len(listed), rejected, absent, "", rejecting)
+        filtered = attrs.evolve(
+            filtered,
+            next_start_node_index=self.next_start_node_index,
+            evaluated_nodes=processed,
             feasible_nodes=len(found.feasible),
-            node_status=found.rejected,
-            absent_node_status=absent,
+            node_status=rejected,
             unschedulable_plugins=frozenset(rejecting),
-            num_all_nodes=len(listed),
         )
         if len(found.feasible) == 1:
             return attrs.evolve(filtered, host=found.feasible[0].name)
@@ -216,6 +233,23 @@ class Scheduler:
         return attrs.evolve(
             filtered, host=select_host(scored.totals()), plugin_scores=scored.by_node
         )
+
+    def _candidate(self, view: SnapshotView, name: str) -> Candidate:
+        """The snapshot's entry `name` as the plugins read it."""
+        return Candidate(
+            scheduling_node(self.nodes[name]),
+            view.nodes[name],
+            tuple(self.cache.get_pod(probe(uid)) for uid in view.nodes[name].pods),
+        )
+
+    def _nominated(self, pod: SchedulingPod) -> Candidate | None:
+        """`snapshot.Get` of the pod's nominated node: None without a nomination, or when the
+        snapshot holds no node of that name (upstream logs it and filters every node)."""
+        name = pod.nominated_node_name
+        view = self.snapshot.view()
+        if not name or name not in view.nodes or not view.nodes[name].has_node:
+            return None
+        return self._candidate(view, name)
 
     def _node_pods(
         self, entries: Mapping[str, NodeView], listed: tuple[str, ...]

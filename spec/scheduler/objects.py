@@ -71,6 +71,8 @@ class SchedulingPod:
     images: tuple[str, ...]
     #: `volumes[].image.reference`, read by ImageLocality from v1.36
     volume_images: tuple[str, ...]
+    #: `status.nominatedNodeName`: the node the cycle tries first ("" for none)
+    nominated_node_name: str = ""
 
 
 @attrs.frozen
@@ -126,6 +128,7 @@ def scheduling_pod(pod: Pod) -> SchedulingPod:
             for volume in spec.items("volumes")
             if (image := volume.optional_mapping("image")) is not None
         ),
+        nominated_node_name=manifest.mapping("status").string("nominatedNodeName"),
     )
 
 

@@ -16,7 +16,14 @@ from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36, V1_37, Release
 from kcache.spec.scheduler.config import Profile, default_config, read_config
 from kcache.spec.scheduler.decision import CycleOutcome, Decision
-from kcache.unmodelled import PlacedPods, covered_part, gaps, preempts, profile_line
+from kcache.unmodelled import (
+    PlacedPods,
+    covered_part,
+    gaps,
+    nominated_pods,
+    preempts,
+    profile_line,
+)
 
 
 def pod(spec: dict[str, Any] | None = None, **metadata: Any) -> Pod:
@@ -218,3 +225,46 @@ def test_the_covered_part_drops_unmodelled_scores_and_the_post_filter_message() 
     assert covered_part(both, default_profile(V1_35)).message == (
         "0/1 nodes are available: 1 Insufficient memory."
     )
+
+
+def nominated(name: str, node: str, priority: int | None = None) -> Pod:
+    """A pending pod of another UID with `status.nominatedNodeName` set."""
+    spec: dict[str, Any] = {"containers": [{"name": "c"}]}
+    if priority is not None:
+        spec["priority"] = priority
+    return pod_from_manifest(
+        {
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}"},
+            "spec": spec,
+            "status": {"nominatedNodeName": node},
+        }
+    )
+
+
+def test_the_pods_own_nomination_is_modelled_so_never_a_gap() -> None:
+    own = pod_from_manifest({**pod().manifest, "status": {"nominatedNodeName": "n1"}})
+    assert used(own) == {}
+    assert nominated_pods(own, [own]) is None
+
+
+def test_other_pods_nominated_with_at_least_this_priority_are_named() -> None:
+    """addGENominatedPods adds the pods nominated to a node whose priority is >= the
+    incoming pod's (spec.priority, 0 when absent) and whose UID differs."""
+    subject = pod({"priority": 10})
+    pending = [nominated("low", "n1", 9), nominated("equal", "n2", 10), nominated("high", "n3", 11)]
+    gap = nominated_pods(subject, pending)
+    assert gap is not None
+    assert gap.plugin == "RunFilterPluginsWithNominatedPods"
+    assert gap.uses.startswith("pending pod ns/equal to n2 and 1 more nominated with at least")
+    assert nominated_pods(subject, [nominated("low", "n1", 9)]) is None
+    # no spec.priority reads as 0
+    assert nominated_pods(pod(), [nominated("unset", "n1")]) is not None
+
+
+def test_pending_pods_without_a_nomination_are_no_gap() -> None:
+    waiting = pod_from_manifest(
+        {"kind": "Pod", "metadata": {"name": "w", "uid": "u-w"}, "spec": {"containers": []}}
+    )
+    found = gaps(default_profile(), pod(), PlacedPods(), V1_37, pending=[waiting])
+    assert found == ()
