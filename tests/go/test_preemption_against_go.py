@@ -4,13 +4,13 @@ Upstream's cycle (`kcache schedule --impl go:RELEASE`) runs DefaultPreemption
 and appends its status message to the fit error; the model's
 `Scheduler.preemption` over the same cluster files must say the same words
 (v1.37 names the node and the number of victims; earlier releases say
-nothing on success, so there only the failure texts are compared).
+nothing on success, so there only the failure texts are compared).  The go
+tier: `tox -e go` runs it where the Go toolchain is.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from decimal import Decimal
 from pathlib import Path
 
@@ -22,10 +22,6 @@ from kcache.spec.cache import Cache
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
 from kcache.spec.releases import RELEASES
 from kcache.spec.scheduler.cycle import Scheduler
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("go") is None, reason="needs the Go toolchain (`tox -e go` runs it too)"
-)
 
 
 def _pod(name: str, host: str, priority: int, cpu: str) -> dict[str, object]:
