@@ -648,19 +648,11 @@ def _known(data: Mapping[str, Any], path: Path, keys: set[str] | frozenset[str])
             )
 
 
-def _spread_args(data: Mapping[str, Any]) -> PodTopologySpreadArgs:
-    """PodTopologySpread's args; its reader's errors carry upstream's field paths in the text."""
-    try:
-        return PodTopologySpreadArgs.from_json(data)
-    except ValueError as error:
-        raise ArgsError((), str(error)) from None
-
-
 #: the plugin args the model reads, by plugin
 _ARGS: Mapping[str, Callable[[Mapping[str, Any]], object]] = {
     "NodeResourcesFit": FitArgs.from_json,
     "NodeResourcesBalancedAllocation": _balanced_args,
     "NodeAffinity": _node_affinity_args,
     "InterPodAffinity": InterPodAffinityArgs.from_json,
-    "PodTopologySpread": _spread_args,
+    "PodTopologySpread": PodTopologySpreadArgs.from_json,
 }

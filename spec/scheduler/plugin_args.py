@@ -31,6 +31,7 @@ from typing import Any
 
 import attrs
 
+from kcache.spec.errors import ObjectError
 from kcache.spec.objects import Fields
 from kcache.spec.scheduler.status import go_quoted
 
@@ -297,17 +298,23 @@ class PodTopologySpreadArgs:
 
     @classmethod
     def from_json(cls, mapping: Mapping[str, Any]) -> PodTopologySpreadArgs:
-        """Read and validate as `ValidatePodTopologySpreadArgs`; ValueError with its text."""
-        fields = Fields.top("PodTopologySpreadArgs", mapping)
-        raw = tuple(item.raw for item in fields.items("defaultConstraints"))
-        for item in fields.items("defaultConstraints"):
-            item.integer("maxSkew", bits=32)
-            item.string("topologyKey")
-            item.string("whenUnsatisfiable")
-        args = cls(raw, fields.string("defaultingType") or SYSTEM)
+        """Read and validate as `ValidatePodTopologySpreadArgs`.
+
+        An `ArgsError` at the args' top: upstream's texts carry their own field paths.
+        """
+        try:
+            fields = Fields.top("PodTopologySpreadArgs", mapping)
+            raw = tuple(item.raw for item in fields.items("defaultConstraints"))
+            for item in fields.items("defaultConstraints"):
+                item.integer("maxSkew", bits=32)
+                item.string("topologyKey")
+                item.string("whenUnsatisfiable")
+            args = cls(raw, fields.string("defaultingType") or SYSTEM)
+        except ObjectError as error:
+            raise ArgsError((), str(error)) from None
         errors = args.problems()
         if errors:
-            raise ValueError(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+            raise ArgsError((), errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
         return args
 
     def problems(self) -> list[str]:
