@@ -103,6 +103,8 @@ class Scheduler:
         self.claims = dict(claims or {})
         #: the cluster's Services, ReplicaSets, Namespaces, ... (the listers' objects)
         self.objects = objects or ClusterObjects()
+        #: the Namespaces' labels, read once: the objects do not change under a scheduler
+        self._namespace_labels = self.objects.namespace_labels()
         self._terms = TermsCache()
         self.snapshot = cache.new_snapshot()
         self.next_start_node_index = 0
@@ -158,7 +160,7 @@ class Scheduler:
         plan.inter_pod_affinity = AffinityCycle(
             self.snapshot,
             release=self.cache.release,
-            namespaces=self.objects.namespace_labels(),
+            namespaces=self._namespace_labels,
             args=InterPodAffinityArgs(profile.plugin_config.get("InterPodAffinity")),
             fields_of=self._fields.of,
             terms_of=self._terms.of,
