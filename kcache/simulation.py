@@ -42,7 +42,7 @@ from kcache.spec.releases import Release
 from kcache.spec.scheduler.config import default_config
 from kcache.spec.scheduler.decision import Binding, CycleOutcome, Decision, FailurePoint
 from kcache.targets.adapter.scheduling import AdapterScheduler
-from kcache.unmodelled import PlacedPods, gaps, preempts, profile_line
+from kcache.unmodelled import gaps, preempts, profile_line
 
 ZONES = ("zone-a", "zone-b", "zone-c", "zone-d", "zone-e")
 #: (cpu, memory, pods) of the node classes, taken in turn
@@ -322,7 +322,6 @@ class _Simulation:
             if self.own_cycle
             else profile_line(self.profile)
         )
-        self.placed = PlacedPods()
         #: node -> [cpu, memory, pods] bound there, by the pods' own requests
         self.ledger: dict[str, list[int]] = {name: [0, 0, 0] for name in self.nodes}
         self.ports: set[tuple[str, int]] = set()
@@ -349,9 +348,7 @@ class _Simulation:
         result.cycle_seconds += time.perf_counter() - before_cycle
         _count(result, decision)
         if not self.own_cycle:
-            found = gaps(
-                self.profile, pod, self.placed, self.release, unschedulable=preempts(decision)
-            )
+            found = gaps(self.profile, pod, self.release, unschedulable=preempts(decision))
             result.beyond_model.update(gap.plugin for gap in found)
         self.check(cycle, decision, pod)
         if before is not None and decision.bound is not True:
@@ -365,7 +362,6 @@ class _Simulation:
             manifest["spec"] = {**manifest["spec"], "nodeName": decision.host}
             due = cycle + chooser.randint(0, CONFIRM_LAG)
             self.waiting.append((due, pod_from_manifest(manifest)))
-            self.placed.add(pod)
         self.confirm(cycle)
 
     def violation(self, cycle: int, what: str) -> None:

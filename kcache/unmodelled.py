@@ -62,33 +62,12 @@ class Gap:
         return {"plugin": self.plugin, "uses": self.uses}
 
 
-@attrs.define
-class PlacedPods:
-    """What the pods already placed in the cluster show the plugins the model lacks: the pods
-    with pod affinity or anti-affinity terms (InterPodAffinity reads theirs too)."""
-
-    with_affinity: list[str] = attrs.field(factory=list)
-
-    @classmethod
-    def of(cls, pods: Iterable[Pod]) -> PlacedPods:
-        placed = cls()
-        for pod in pods:
-            placed.add(pod)
-        return placed
-
-    def add(self, pod: Pod) -> None:
-        """Take note of one more placed pod."""
-        if pod.has_affinity:
-            self.with_affinity.append(pod.ref)
-
-
 @attrs.frozen
 class _Cycle:
-    """What a plugin's test reads: the pending pod, the placed pods, the release, and whether
-    the model found no node for the pod."""
+    """What a plugin's test reads: the pending pod, the release, and whether the model found
+    no node for the pod."""
 
     pod: Pod
-    placed: PlacedPods
     release: Release
     unschedulable: bool
 
@@ -216,19 +195,18 @@ def _nominated_node(pod: Pod) -> str:
 def gaps(
     profile: Profile,
     pod: Pod,
-    placed: PlacedPods,
     release: Release,
     *,
     unschedulable: bool = False,
     pending: Iterable[Pod] = (),
 ) -> tuple[Gap, ...]:
-    """The plugins of `profile` the model lacks that `pod` or the placed pods use, in profile
+    """The plugins of `profile` the model lacks that `pod` or its cluster uses, in profile
     order, then the other `pending` pods' nominations (`nominated_pods`): where the model's
     decision for the pod may differ from kube-scheduler's.
 
     `unschedulable`: the model found no node for the pod (PostFilter then runs upstream).
     """
-    cycle = _Cycle(pod, placed, release, unschedulable)
+    cycle = _Cycle(pod, release, unschedulable)
     found = []
     if "SchedulingGates" in dict(profile.effective) and cycle.spec.get("schedulingGates"):
         found.append(

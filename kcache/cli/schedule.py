@@ -84,7 +84,7 @@ from kcache.spec.scheduler.objects import claim_from_manifest
 from kcache.spec.scheduler.preemption import Preemption
 from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
-from kcache.unmodelled import Gap, PlacedPods, gaps, nominated_pods, preempts, profile_line
+from kcache.unmodelled import Gap, gaps, nominated_pods, preempts, profile_line
 
 #: the exit status of a decision the model's missing plugins may change
 MAY_DIFFER_STATUS = 3
@@ -156,7 +156,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         found = gaps(
             profile,
             pod,
-            PlacedPods.of(cluster.pods),
             release,
             unschedulable=preempts(decision),
             pending=cluster.pending,

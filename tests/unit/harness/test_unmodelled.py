@@ -17,7 +17,6 @@ from kcache.spec.releases import V1_35, V1_36, V1_37, Release
 from kcache.spec.scheduler.config import Profile, default_config, read_config
 from kcache.spec.scheduler.decision import CycleOutcome, Decision
 from kcache.unmodelled import (
-    PlacedPods,
     covered_part,
     gaps,
     nominated_pods,
@@ -43,7 +42,6 @@ def default_profile(release: Release = V1_37) -> Profile:
 
 def used(
     subject: Pod,
-    placed: list[Pod] | None = None,
     *,
     release: Release = V1_37,
     unschedulable: bool = False,
@@ -51,7 +49,6 @@ def used(
     found = gaps(
         default_profile(release),
         subject,
-        PlacedPods.of(placed or []),
         release,
         unschedulable=unschedulable,
     )
@@ -74,16 +71,13 @@ def test_a_plain_pod_in_a_plain_cluster_uses_nothing_the_model_lacks() -> None:
     """No labels, owner, claims, affinity or gates, and a node fits: every unmodelled plugin
     Skips (InterPodAffinity's PreFilter/PreScore, the volume plugins
     with no claim volume, DynamicResources with no claim) or never runs (PostFilter)."""
-    placed = [pod({"nodeName": "a"}, name="q", uid="q", labels={"app": "x"})]
-    assert used(pod(), placed) == {}
+    assert used(pod()) == {}
 
 
 def test_pod_affinity_is_modelled_so_no_gap_names_it() -> None:
-    """InterPodAffinity runs in the model: neither the pod's terms nor a placed pod's make
-    the answer one that may differ from kube-scheduler's."""
-    placed = [pod({"nodeName": "a", "affinity": ANTI_AFFINITY}, name="q1", uid="q1")]
-    assert "InterPodAffinity" not in used(pod({"affinity": ANTI_AFFINITY}), placed)
-    assert "InterPodAffinity" not in used(pod(), placed)
+    """InterPodAffinity runs in the model: the pod's terms do not make the answer one that
+    may differ from kube-scheduler's."""
+    assert "InterPodAffinity" not in used(pod({"affinity": ANTI_AFFINITY}))
 
 
 @pytest.mark.parametrize(
@@ -180,7 +174,7 @@ def test_a_profile_without_the_plugin_has_no_gap_for_it() -> None:
         V1_37,
     ).profiles
     subject = pod({"affinity": ANTI_AFFINITY})
-    assert gaps(profile, subject, PlacedPods(), V1_37) == ()
+    assert gaps(profile, subject, V1_37) == ()
 
 
 def test_the_profile_line_counts_modelled_inert_and_missing_plugins() -> None:
@@ -266,5 +260,5 @@ def test_pending_pods_without_a_nomination_are_no_gap() -> None:
     waiting = pod_from_manifest(
         {"kind": "Pod", "metadata": {"name": "w", "uid": "u-w"}, "spec": {"containers": []}}
     )
-    found = gaps(default_profile(), pod(), PlacedPods(), V1_37, pending=[waiting])
+    found = gaps(default_profile(), pod(), V1_37, pending=[waiting])
     assert found == ()
