@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import kcache.impl.snapshot
 from kcache.impl.cache import Cache
@@ -120,6 +120,21 @@ class NodeMissingFromList(Cache):
             super().update_snapshot(snapshot)
 
 
+class _CycleFault(Cache):
+    """A cache whose schedulers are `scheduler_type`: the bug lives in the cycle's reading of
+    the cache, not in the cache's own bookkeeping."""
+
+    scheduler_type: ClassVar[type[Scheduler]]
+
+    def new_scheduler(
+        self,
+        config: SchedulerConfig,
+        claims: Mapping[str, tuple[str, ...]] | None = None,
+        objects: ClusterObjects | None = None,
+    ) -> Scheduler:
+        return self.scheduler_type(self, config, claims, objects)
+
+
 def _node_as_domain(fields: NodeFields, constraint: Constraint) -> str:
     """Every node its own domain, whatever the constraint's topology key."""
     return fields.name
@@ -135,7 +150,7 @@ class _SpreadOverNodes(Scheduler):
             pod_topology_spread.domain = kept
 
 
-class SkewOverTheWrongDomain(Cache):
+class SkewOverTheWrongDomain(_CycleFault):
     """PodTopologySpread's PreFilter counts matching pods per node instead of per value of
     the constraint's topology key: a zone constraint's skew is counted over nodes.
 
@@ -149,13 +164,7 @@ class SkewOverTheWrongDomain(Cache):
     feasible.
     """
 
-    def new_scheduler(
-        self,
-        config: SchedulerConfig,
-        claims: Mapping[str, tuple[str, ...]] | None = None,
-        objects: ClusterObjects | None = None,
-    ) -> Scheduler:
-        return _SpreadOverNodes(self, config, claims, objects)
+    scheduler_type = _SpreadOverNodes
 
 
 class StaleAffinityListRead(Cache):
@@ -187,7 +196,13 @@ class _IgnoringPlacedPreferredTerms(TermsCache):
         return terms
 
 
-class PlacedPodsPreferredTermsIgnored(Cache):
+class _IgnoringPlacedPreferences(Scheduler):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._terms = _IgnoringPlacedPreferredTerms()
+
+
+class PlacedPodsPreferredTermsIgnored(_CycleFault):
     """InterPodAffinity's PreScore reads no preferred term of a placed pod.
 
     A placed pod's preferred affinity (or anti-affinity) to the pending pod adds nothing to
@@ -198,15 +213,7 @@ class PlacedPodsPreferredTermsIgnored(Cache):
     b 0, host a.  Actual: PreScore skips, both score 0.
     """
 
-    def new_scheduler(
-        self,
-        config: SchedulerConfig,
-        claims: Mapping[str, tuple[str, ...]] | None = None,
-        objects: ClusterObjects | None = None,
-    ) -> Scheduler:
-        scheduler = super().new_scheduler(config, claims, objects)
-        scheduler._terms = _IgnoringPlacedPreferredTerms()
-        return scheduler
+    scheduler_type = _IgnoringPlacedPreferences
 
 
 #: every decision-visible seeded bug, by name
