@@ -316,9 +316,12 @@ class Scheduler:
                 return attrs.evolve(found, outcome=CycleOutcome.ERROR, message=message)
             skipped.add(name)
         context = Context.of(plan, self.cache.release, total)
-        names = [_name(info) for info in feasible]
-        fields = [self._fields.of(info.node) for info in feasible if info.node is not None]
-        by_node: dict[str, dict[str, int]] = {name: {} for name in names}
+        fields_of = self._fields.of
+        fields = [fields_of(info.node) for info in feasible if info.node is not None]
+        names = [node.name for node in fields]
+        # one column of weighted scores per plugin run, then one row per node
+        plugins: list[str] = []
+        columns: list[list[int]] = []
         for plugin, score, normalize, weight in points.score:
             if plugin in skipped:
                 continue
@@ -326,11 +329,15 @@ class Scheduler:
                 score(plan, info, node, context)
                 for info, node in zip(feasible, fields, strict=True)
             ]
-            for name, value in zip(
-                names, raw if normalize is None else normalize(raw), strict=True
-            ):
-                by_node[name][plugin] = value * weight
-        totals = [sum(by_node[name].values()) for name in names]
+            values = raw if normalize is None else normalize(raw)
+            plugins.append(plugin)
+            columns.append(values if weight == 1 else [value * weight for value in values])
+        rows = list(zip(*columns, strict=True)) if columns else [() for _ in names]
+        by_node = {
+            name: dict(zip(plugins, row, strict=True))
+            for name, row in zip(names, rows, strict=True)
+        }
+        totals = [sum(row) for row in rows]
         return attrs.evolve(found, host=names[_heap_root(totals)], plugin_scores=by_node)
 
     def _fit_error(
