@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import operator
 from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 _MIN_FEASIBLE = 100
 _MIN_PERCENTAGE = 5
 _NO_NODES = "no nodes available to schedule pods"
+_PODS = operator.attrgetter("pods")
 
 
 @attrs.frozen
@@ -193,8 +195,8 @@ class Scheduler:
         start = self.next_start_node_index
         feasible, passed = self._filter(plan, nodes, wanted, filters, has_filters, start=start)
         rejected.update(passed)  # a failed nominated node keeps its status, counted once
-        self._fields.keep_only([info.node for info in nodes if info.node is not None])
-        self._terms.keep_only(sum(len(info.pods) for info in self.snapshot.node_list))
+        self._fields.keep_only(nodes)
+        self._terms.keep_only(sum(map(len, map(_PODS, self.snapshot.node_list))))
         self.next_start_node_index = (start + len(feasible) + len(rejected)) % total
         unschedulable = set(restricted_by) | {status.plugin for status in rejected.values()}
         if not feasible:

@@ -521,9 +521,10 @@ class AffinityCycle:
         mine += [(term, -term.weight) for term in avoided]
         #: label set number -> (topology key, signed weight) of the pod's terms matching it
         mine_of: dict[int, list[tuple[str, int]]] = {}
-        selects, terms_of = self._selects, self.terms_of
+        selects, terms_of, fields_of = self._selects, self.terms_of, self.fields_of
         for info in infos:
-            labels = self._labels(info)
+            node = info.node
+            labels = _EMPTY if node is None else fields_of(node).labels
             if not labels:
                 continue
             for held in info.pods if constrained else info.pods_with_affinity:

@@ -514,7 +514,9 @@ def _inter_pod_pre_score(plan: PodPlan) -> Status | None:
 
 
 def _inter_pod_score(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
-    return _cycle_state(plan).score(node)
+    state = plan.inter_pod_affinity
+    assert state is not None, "the scheduler sets InterPodAffinity's state before PreFilter"
+    return state.score(node)
 
 
 PLUGINS: Mapping[str, Plugin] = {
