@@ -432,9 +432,14 @@ class AffinityCycle:
                 return _AFFINITY
         elif self.cluster_affinity_terms and not self._cluster_affinity(labels):
             return _AFFINITY
-        if self._anti_affinity_conflicts(info, labels):
+        # each check asked only when there is something it could find
+        if (self.cluster_anti_terms or self.host_anti_terms) and self._anti_affinity_conflicts(
+            info, labels
+        ):
             return _ANTI
-        if self._existing_anti_affinity_conflicts(info, labels):
+        if (
+            self.existing_anti_counts or info.pods_with_required_anti_affinity
+        ) and self._existing_anti_affinity_conflicts(info, labels):
             return _EXISTING
         return None
 
@@ -443,7 +448,7 @@ class AffinityCycle:
             value = labels.get(term.topology_key)
             if value is not None and self.anti_counts.get((term.topology_key, value), 0) > 0:
                 return True
-        if self.host_anti_terms and _HOSTNAME in labels:
+        if self.host_anti_terms and info.pods and _HOSTNAME in labels:
             known = self._host_anti_of
             for held in info.pods:
                 terms_of = self.terms_of(held)
@@ -463,7 +468,9 @@ class AffinityCycle:
             for pair in labels.items():
                 if counts.get(pair, 0) > 0:
                     return True
-        if not self.fast_path or _HOSTNAME not in labels:
+        if not info.pods_with_required_anti_affinity or not self.fast_path:
+            return False
+        if _HOSTNAME not in labels:
             return False
         return any(
             term.topology_key == _HOSTNAME and self._selects(term)

@@ -506,7 +506,9 @@ def _inter_pod_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
 
 
 def _inter_pod(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
-    return _cycle_state(plan).filter(info, node)
+    state = plan.inter_pod_affinity
+    assert state is not None, "the scheduler sets InterPodAffinity's state before PreFilter"
+    return state.filter(info, node)
 
 
 def _inter_pod_pre_score(plan: PodPlan) -> Status | None:
