@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import operator
 from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 _MIN_FEASIBLE = 100
 _MIN_PERCENTAGE = 5
 _NO_NODES = "no nodes available to schedule pods"
+_PODS = operator.attrgetter("pods")
 
 
 @attrs.frozen
@@ -195,8 +197,8 @@ class Scheduler:
         start = self.next_start_node_index
         feasible, passed = self._filter(plan, nodes, wanted, filters, has_filters, start=start)
         rejected.update(passed)  # a failed nominated node keeps its status, counted once
-        self._fields.keep_only([info.node for info in nodes if info.node is not None])
-        self._terms.keep_only(sum(len(info.pods) for info in self.snapshot.node_list))
+        self._fields.keep_only(nodes)
+        self._terms.keep_only(sum(map(len, map(_PODS, self.snapshot.node_list))))
         self.next_start_node_index = (start + len(feasible) + len(rejected)) % total
         unschedulable = set(restricted_by) | {status.plugin for status in rejected.values()}
         if not feasible:
@@ -318,9 +320,12 @@ class Scheduler:
                 return attrs.evolve(found, outcome=CycleOutcome.ERROR, message=message)
             skipped.add(name)
         context = Context.of(plan, self.cache.release, total)
-        names = [_name(info) for info in feasible]
-        fields = [self._fields.of(info.node) for info in feasible if info.node is not None]
-        by_node: dict[str, dict[str, int]] = {name: {} for name in names}
+        fields_of = self._fields.of
+        fields = [fields_of(info.node) for info in feasible if info.node is not None]
+        names = [node.name for node in fields]
+        # one column of weighted scores per plugin run, then one row per node
+        plugins: list[str] = []
+        columns: list[list[int]] = []
         for plugin, score, normalize, weight in points.score:
             if plugin in skipped:
                 continue
@@ -328,11 +333,15 @@ class Scheduler:
                 score(plan, info, node, context)
                 for info, node in zip(feasible, fields, strict=True)
             ]
-            for name, value in zip(
-                names, raw if normalize is None else normalize(raw), strict=True
-            ):
-                by_node[name][plugin] = value * weight
-        totals = [sum(by_node[name].values()) for name in names]
+            values = raw if normalize is None else normalize(raw)
+            plugins.append(plugin)
+            columns.append(values if weight == 1 else [value * weight for value in values])
+        rows = list(zip(*columns, strict=True)) if columns else [() for _ in names]
+        by_node = {
+            name: dict(zip(plugins, row, strict=True))
+            for name, row in zip(names, rows, strict=True)
+        }
+        totals = [sum(row) for row in rows]
         return attrs.evolve(found, host=names[_heap_root(totals)], plugin_scores=by_node)
 
     def _fit_error(

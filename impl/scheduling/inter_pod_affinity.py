@@ -11,12 +11,18 @@ one map of pair -> score (reading the snapshot's affinity list when the pod
 has no preferred terms), Score sums a node's pairs, NormalizeScore scales
 min..max in float64.  Terms are compiled once per pod object and kept while
 the pod object lives in the snapshot.
+
+Equal label sets and equal terms carry one number (`Ids`), so a cycle
+matches each distinct term against the pending pod, and the pending pod's
+terms against each distinct label set, once: placed pods of one app share
+both, and the per-pod loops become lookups.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from kcache.impl.node_info import NodeInfo
@@ -45,6 +51,25 @@ _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 #: a compiled label selector: (key, operator, values); None matches nothing
 Selector = tuple[tuple[str, str, frozenset[str]], ...]
 Pair = tuple[str, str]
+
+
+#: numbers are never reused, so a number met after `Ids` started afresh cannot mean another set
+_NUMBERS = itertools.count()
+
+
+class Ids:
+    """Equal keys (a namespace and its label set, a compiled term) numbered alike."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[Hashable, int] = {}
+
+    def of(self, key: Hashable) -> int:
+        found = self._known.get(key)
+        if found is None:
+            found = self._known[key] = next(_NUMBERS)
+        return found
 
 
 class _InvalidSelectorError(Exception):
@@ -99,9 +124,9 @@ def _selector(raw: Fields | None) -> Selector | None:
 class Term:
     """One compiled `PodAffinityTerm` (upstream's `fwk.AffinityTerm`), with its weight."""
 
-    __slots__ = ("namespace_selector", "namespaces", "selector", "topology_key", "weight")
+    __slots__ = ("id", "namespace_selector", "namespaces", "selector", "topology_key", "weight")
 
-    def __init__(self, raw: Fields, namespace: str, weight: int) -> None:
+    def __init__(self, raw: Fields, namespace: str, weight: int, ids: Ids) -> None:
         self.selector = _selector(raw.get("labelSelector"))
         names = raw.get("namespaces") or []
         self.namespace_selector = _selector(raw.get("namespaceSelector"))
@@ -110,6 +135,10 @@ class Term:
         self.namespaces: frozenset[str] = frozenset(names)
         self.topology_key: str = raw.get("topologyKey") or ""
         self.weight = weight
+        #: one number for equal terms, whatever their weight
+        self.id = ids.of(
+            (self.selector, self.namespaces, self.namespace_selector, self.topology_key)
+        )
 
     def matches(self, pod: Pod, labels: Mapping[str, str], ns_labels: Mapping[str, str]) -> bool:
         """`AffinityTerm.Matches` of a pod whose labels are `labels`."""
@@ -132,6 +161,7 @@ class Term:
             name for name, labels in namespaces.items() if _matches(selector, labels)
         }
         copy.namespace_selector = None
+        copy.id = next(_NUMBERS)
         return copy
 
 
@@ -142,6 +172,7 @@ class PodTerms:
         "_toward",
         "error",
         "has_preferred",
+        "label_id",
         "labels",
         "pod",
         "preferred_affinity",
@@ -150,10 +181,12 @@ class PodTerms:
         "required_anti_affinity",
     )
 
-    def __init__(self, pod: Pod) -> None:
+    def __init__(self, pod: Pod, ids: Ids) -> None:
         manifest = pod.manifest
         self.pod = pod
         self.labels: dict[str, str] = dict((manifest.get("metadata") or _EMPTY).get("labels") or {})
+        #: one number for pods of one namespace and label set
+        self.label_id = ids.of((pod.namespace, frozenset(self.labels.items())))
         affinity = ((manifest.get("spec") or _EMPTY).get("affinity")) or _EMPTY
         positive = affinity.get("podAffinity") or _EMPTY
         negative = affinity.get("podAntiAffinity") or _EMPTY
@@ -163,9 +196,9 @@ class PodTerms:
         def read(kind: str, items: list[Fields], weighted: bool) -> list[Term]:
             try:
                 return [
-                    Term(item.get("podAffinityTerm") or _EMPTY, ns, item.get("weight") or 0)
+                    Term(item.get("podAffinityTerm") or _EMPTY, ns, item.get("weight") or 0, ids)
                     if weighted
-                    else Term(item, ns, 0)
+                    else Term(item, ns, 0, ids)
                     for item in items
                 ]
             except _InvalidSelectorError as error:
@@ -227,9 +260,13 @@ def _all_match(terms: list[Term], terms_of: PodTerms) -> bool:
 
 
 class AffinityCycle:
-    """One cycle's InterPodAffinity state: what PreFilter and PreScore computed."""
+    """One cycle's InterPodAffinity state: what PreFilter and PreScore computed, and the
+    answers its checks gave, by term number and label set number."""
 
     __slots__ = (
+        "_host_affinity_of",
+        "_host_anti_of",
+        "_selects_incoming",
         "affinity_counts",
         "anti_counts",
         "args",
@@ -278,6 +315,30 @@ class AffinityCycle:
         self.topology_score: dict[str, dict[str, int]] = {}
         self.namespace_labels: Mapping[str, str] = _EMPTY
         self.incoming: PodTerms | None = None
+        #: a placed pod's term number -> whether the term selects the pending pod
+        self._selects_incoming: dict[int, bool] = {}
+        #: a label set number -> whether its pods match every host-scoped affinity term
+        self._host_affinity_of: dict[int, bool] = {}
+        #: a label set number -> whether a host-scoped anti-affinity term selects its pods
+        self._host_anti_of: dict[int, bool] = {}
+
+    def _selects(self, term: Term) -> bool:
+        """Whether a placed pod's `term` selects the pending pod, matched once per number."""
+        found = self._selects_incoming.get(term.id)
+        if found is None:
+            incoming = self.incoming
+            assert incoming is not None
+            found = term.matches(incoming.pod, incoming.labels, self.namespace_labels)
+            self._selects_incoming[term.id] = found
+        return found
+
+    def _host_affinity_matches(self, held: PodTerms) -> bool:
+        found = self._host_affinity_of.get(held.label_id)
+        if found is None:
+            found = self._host_affinity_of[held.label_id] = _all_match(
+                self.host_affinity_terms, held
+            )
+        return found
 
     def _labels(self, info: NodeInfo) -> dict[str, str]:
         node = info.node
@@ -310,11 +371,12 @@ class AffinityCycle:
             )
             self._incoming_counts()
             if self.host_affinity_terms:
+                matches, terms_of = self._host_affinity_matches, self.terms_of
                 self.host_matching_count = sum(
                     1
                     for info in snapshot.node_list
                     for held in info.pods
-                    if _all_match(self.host_affinity_terms, self.terms_of(held))
+                    if matches(terms_of(held))
                 )
         else:
             self._existing_counts(pod, incoming, snapshot.have_pods_with_required_anti_affinity)
@@ -334,7 +396,7 @@ class AffinityCycle:
                 for term in self.terms_of(held).required_anti_affinity:
                     if self.fast_path and term.topology_key == _HOSTNAME:
                         host_scoped = True
-                    elif term.matches(pod, incoming.labels, self.namespace_labels):
+                    elif self._selects(term):
                         _add(counts, labels, term.topology_key, 1)
         return host_scoped
 
@@ -342,16 +404,24 @@ class AffinityCycle:
         affinity, anti = self.cluster_affinity_terms, self.cluster_anti_terms
         if not affinity and not anti:
             return
+        #: label set number -> (whether all affinity terms match, the matching anti terms' keys)
+        answers: dict[int, tuple[bool, list[str]]] = {}
         for info in self.snapshot.node_list:
             labels = self._labels(info)
             for held in info.pods:
                 terms_of = self.terms_of(held)
-                if _all_match(affinity, terms_of):
+                answer = answers.get(terms_of.label_id)
+                if answer is None:
+                    pod, pod_labels = terms_of.pod, terms_of.labels
+                    answer = answers[terms_of.label_id] = (
+                        _all_match(affinity, terms_of),
+                        [t.topology_key for t in anti if t.matches(pod, pod_labels, _EMPTY)],
+                    )
+                if answer[0]:
                     for term in affinity:
                         _add(self.affinity_counts, labels, term.topology_key, 1)
-                for term in anti:
-                    if term.matches(terms_of.pod, terms_of.labels, _EMPTY):
-                        _add(self.anti_counts, labels, term.topology_key, 1)
+                for key in answer[1]:
+                    _add(self.anti_counts, labels, key, 1)
 
     # -- Filter ---------------------------------------------------------------------------------
 
@@ -362,9 +432,14 @@ class AffinityCycle:
                 return _AFFINITY
         elif self.cluster_affinity_terms and not self._cluster_affinity(labels):
             return _AFFINITY
-        if self._anti_affinity_conflicts(info, labels):
+        # each check asked only when there is something it could find
+        if (self.cluster_anti_terms or self.host_anti_terms) and self._anti_affinity_conflicts(
+            info, labels
+        ):
             return _ANTI
-        if self._existing_anti_affinity_conflicts(info, labels):
+        if (
+            self.existing_anti_counts or info.pods_with_required_anti_affinity
+        ) and self._existing_anti_affinity_conflicts(info, labels):
             return _EXISTING
         return None
 
@@ -373,12 +448,18 @@ class AffinityCycle:
             value = labels.get(term.topology_key)
             if value is not None and self.anti_counts.get((term.topology_key, value), 0) > 0:
                 return True
-        if self.host_anti_terms and _HOSTNAME in labels:
+        if self.host_anti_terms and info.pods and _HOSTNAME in labels:
+            known = self._host_anti_of
             for held in info.pods:
                 terms_of = self.terms_of(held)
-                for term in self.host_anti_terms:
-                    if term.matches(terms_of.pod, terms_of.labels, _EMPTY):
-                        return True
+                found = known.get(terms_of.label_id)
+                if found is None:
+                    pod, pod_labels = terms_of.pod, terms_of.labels
+                    found = known[terms_of.label_id] = any(
+                        term.matches(pod, pod_labels, _EMPTY) for term in self.host_anti_terms
+                    )
+                if found:
+                    return True
         return False
 
     def _existing_anti_affinity_conflicts(self, info: NodeInfo, labels: Mapping[str, str]) -> bool:
@@ -387,13 +468,12 @@ class AffinityCycle:
             for pair in labels.items():
                 if counts.get(pair, 0) > 0:
                     return True
-        if not self.fast_path or _HOSTNAME not in labels:
+        if not info.pods_with_required_anti_affinity or not self.fast_path:
             return False
-        incoming = self.incoming
-        assert incoming is not None
+        if _HOSTNAME not in labels:
+            return False
         return any(
-            term.topology_key == _HOSTNAME
-            and term.matches(incoming.pod, incoming.labels, self.namespace_labels)
+            term.topology_key == _HOSTNAME and self._selects(term)
             for held in info.pods_with_required_anti_affinity
             for term in self.terms_of(held).required_anti_affinity
         )
@@ -413,8 +493,9 @@ class AffinityCycle:
     def _host_affinity(self, info: NodeInfo, labels: Mapping[str, str]) -> bool:
         if _HOSTNAME not in labels:
             return False
+        matches, terms_of = self._host_affinity_matches, self.terms_of
         for held in info.pods:
-            if _all_match(self.host_affinity_terms, self.terms_of(held)):
+            if matches(terms_of(held)):
                 return True
         return self._self_affinity(labels)
 
@@ -440,23 +521,34 @@ class AffinityCycle:
         infos = snapshot.node_list if constrained else snapshot.have_pods_with_affinity
         preferred = [term.merged(self.namespaces) for term in incoming.preferred_affinity]
         avoided = [term.merged(self.namespaces) for term in incoming.preferred_anti_affinity]
-        ns_labels = self.namespaces.get(pod.namespace, _EMPTY)
+        self.namespace_labels = self.namespaces.get(pod.namespace, _EMPTY)
         hard_weight = args.hard_pod_affinity_weight
         scores: dict[str, dict[str, int]] = {}
         mine = [(term, term.weight) for term in preferred]
         mine += [(term, -term.weight) for term in avoided]
-        labels_in = incoming.labels
+        #: label set number -> (topology key, signed weight) of the pod's terms matching it
+        mine_of: dict[int, list[tuple[str, int]]] = {}
+        selects, terms_of, fields_of = self._selects, self.terms_of, self.fields_of
         for info in infos:
-            labels = self._labels(info)
+            node = info.node
+            labels = _EMPTY if node is None else fields_of(node).labels
             if not labels:
                 continue
             for held in info.pods if constrained else info.pods_with_affinity:
-                theirs = self.terms_of(held)
-                for term, weight in mine:
-                    if term.matches(theirs.pod, theirs.labels, _EMPTY):
-                        _record(scores, term.topology_key, weight, labels)
+                theirs = terms_of(held)
+                if mine:
+                    matched = mine_of.get(theirs.label_id)
+                    if matched is None:
+                        pod_of, labels_of = theirs.pod, theirs.labels
+                        matched = mine_of[theirs.label_id] = [
+                            (term.topology_key, weight)
+                            for term, weight in mine
+                            if term.matches(pod_of, labels_of, _EMPTY)
+                        ]
+                    for key, weight in matched:
+                        _record(scores, key, weight, labels)
                 for term, weight in theirs.toward_others(hard_weight):
-                    if term.matches(pod, labels_in, ns_labels):
+                    if selects(term):
                         _record(scores, term.topology_key, weight, labels)
         self.topology_score = scores
         return None if scores else _SKIP
@@ -493,17 +585,18 @@ def normalize(scores: list[int]) -> list[int]:
 class TermsCache:
     """Pod object -> its compiled terms, by identity; forgets pods no snapshot holds any more."""
 
-    __slots__ = ("_read",)
+    __slots__ = ("_ids", "_read")
 
     def __init__(self) -> None:
         self._read: dict[int, tuple[Pod, PodTerms]] = {}
+        self._ids = Ids()
 
     def of(self, held: PodInfo | Pod) -> PodTerms:
         pod = held.pod if isinstance(held, PodInfo) else held
         found = self._read.get(id(pod))
         if found is not None and found[0] is pod:
             return found[1]
-        terms = PodTerms(pod)
+        terms = PodTerms(pod, self._ids)
         self._read[id(pod)] = (pod, terms)
         return terms
 
@@ -511,3 +604,4 @@ class TermsCache:
         """Start afresh once it holds far more pods than the snapshot does."""
         if len(self._read) > 2 * live + 64:
             self._read = {}
+            self._ids = Ids()

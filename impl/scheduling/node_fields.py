@@ -6,6 +6,7 @@ each is read the first time a cycle meets it, not once per cycle.
 
 from __future__ import annotations
 
+from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import Fields
 from kcache.spec.objects import Node
 
@@ -45,8 +46,8 @@ class NodeFieldsCache:
         self._read[id(node)] = (node, fields)
         return fields
 
-    def keep_only(self, nodes: list[Node]) -> None:
-        """Drop what the listed nodes no longer use (called when it has grown past them)."""
-        if len(self._read) > 2 * len(nodes) + 16:
-            live = {id(node) for node in nodes}
+    def keep_only(self, infos: list[NodeInfo]) -> None:
+        """Drop what the entries' nodes no longer use, once it has grown well past them."""
+        if len(self._read) > 2 * len(infos) + 16:
+            live = {id(info.node) for info in infos if info.node is not None}
             self._read = {key: value for key, value in self._read.items() if key in live}

@@ -42,12 +42,17 @@ class Context:
     num_nodes: int
     #: v1.36 on: BalancedAllocation scores the change the pod makes
     balance_change: bool = attrs.field(init=False)
+    #: v1.38 on: NodeResourcesFit's sums saturate and its fractions are clamped
+    saturates: bool = attrs.field(init=False)
+    clamps: bool = attrs.field(init=False)
     #: the normalised image names ImageLocality looks up, and how many images it counts
     image_names: tuple[str, ...] = ()
     image_count: int = 0
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "balance_change", self.release.scores_balance_change)
+        object.__setattr__(self, "saturates", self.release.saturates_node_totals)
+        object.__setattr__(self, "clamps", self.release.clamps_fit_scores)
 
     @classmethod
     def of(cls, plan: PodPlan, release: Release, num_nodes: int) -> Context:
@@ -147,6 +152,8 @@ def _taints(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
 
 
 def _soft_taints(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
+    if not node.taints:
+        return 0
     soft = [t for t in plan.tolerations if t[3] in ("", "PreferNoSchedule")]
     return sum(
         1 for taint in node.taints if taint[2] == "PreferNoSchedule" and not _tolerated(taint, soft)
@@ -242,6 +249,17 @@ def fit_filter(args: FitArgs) -> Filter:
 
     def fit(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
         allocatable, requested = info.allocatable, info.requested
+        if len(info.pods) < allocatable.allowed_pod_number and (
+            plan.requests_nothing
+            or (
+                not plan.scalars
+                and plan.cpu <= allocatable.milli_cpu - requested.milli_cpu
+                and plan.memory <= allocatable.memory - requested.memory
+                and plan.ephemeral_storage
+                <= allocatable.ephemeral_storage - requested.ephemeral_storage
+            )
+        ):
+            return None  # the common case, each amount within what is free
         reasons: list[str] = []
         unresolvable = False
         if len(info.pods) + 1 > allocatable.allowed_pod_number:
@@ -321,33 +339,21 @@ def _broken_linear(shape: tuple[tuple[int, int], ...]) -> Callable[[int], int]:
     return value
 
 
-def _scored_amounts(
-    plan: PodPlan, info: NodeInfo, name: str, add: Callable[[int, int], int]
-) -> tuple[int, int]:
-    """(used with the pod, allocatable) of a scored resource; allocatable 0: left out."""
+def _scored_amounts(plan: PodPlan, info: NodeInfo, name: str) -> tuple[int, int, int]:
+    """(used, the pod's request, allocatable) of a scored resource; allocatable 0: left out."""
     allocatable, requested = info.allocatable, info.requested
     if name == "cpu":
-        used, wanted, capacity = (
-            info.non_zero_requested.milli_cpu,
-            plan.non_zero_cpu,
-            allocatable.milli_cpu,
-        )
-    elif name == "memory":
-        used, wanted, capacity = (
-            info.non_zero_requested.memory,
-            plan.non_zero_memory,
-            allocatable.memory,
-        )
-    elif name == "ephemeral-storage":
+        return info.non_zero_requested.milli_cpu, plan.non_zero_cpu, allocatable.milli_cpu
+    if name == "memory":
+        return info.non_zero_requested.memory, plan.non_zero_memory, allocatable.memory
+    if name == "ephemeral-storage":
         used, wanted = requested.ephemeral_storage, plan.ephemeral_storage
-        capacity = allocatable.ephemeral_storage
-    else:
-        wanted = dict(plan.scalars).get(name, 0)
-        if wanted == 0:
-            return 0, 0
-        used = (requested.scalars or {}).get(name, 0)
-        capacity = dict(allocatable.scalars).get(name, 0)
-    return add(used, wanted), capacity
+        return used, wanted, allocatable.ephemeral_storage
+    wanted = dict(plan.scalars).get(name, 0)
+    if wanted == 0:
+        return 0, 0, 0
+    used = (requested.scalars or {}).get(name, 0)
+    return used, wanted, dict(allocatable.scalars).get(name, 0)
 
 
 def fit_score(args: FitArgs) -> Score:
@@ -371,15 +377,37 @@ def fit_score(args: FitArgs) -> Score:
                 return curve(_scaled(requested, capacity, 100))
             return curve(requested * 100 // capacity)
 
+    # the common strategy (cpu and memory, least allocated) read without a call per resource
+    least_cpu_memory = not rounds and per_resource is _least_requested
+    least_cpu_memory = least_cpu_memory and tuple(name for name, _ in resources) == (
+        "cpu",
+        "memory",
+    )
+    cpu_weight, memory_weight = (resources[0][1], resources[1][1]) if least_cpu_memory else (0, 0)
+
     def score(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
-        release = context.release
-        add = saturating_add if release.saturates_node_totals else _plain_add
-        clamps = release.clamps_fit_scores
+        clamps, saturates = context.clamps, context.saturates
+        if least_cpu_memory and not clamps and not saturates:
+            total = weights = 0
+            capacity = info.allocatable.milli_cpu
+            if capacity:
+                used = info.non_zero_requested.milli_cpu + plan.non_zero_cpu
+                if used <= capacity:
+                    total = _quotient((capacity - used) * MAX_SCORE, capacity) * cpu_weight
+                weights = cpu_weight
+            capacity = info.allocatable.memory
+            if capacity:
+                used = info.non_zero_requested.memory + plan.non_zero_memory
+                if used <= capacity:
+                    total += _quotient((capacity - used) * MAX_SCORE, capacity) * memory_weight
+                weights += memory_weight
+            return _quotient(total, weights) if weights else 0
         total = weights = 0
         for name, weight in resources:
-            used, capacity = _scored_amounts(plan, info, name, add)
+            used, wanted, capacity = _scored_amounts(plan, info, name)
             if capacity == 0:
                 continue
+            used = saturating_add(used, wanted) if saturates else used + wanted
             value = per_resource(used, capacity, clamps)
             if rounds and value <= 0:
                 continue
@@ -392,17 +420,15 @@ def fit_score(args: FitArgs) -> Score:
     return score
 
 
-def _plain_add(total: int, amount: int) -> int:
-    return total + amount
-
-
 # -- NodeResourcesBalancedAllocation -------------------------------------------------------------
 
 
 def _balance(cpu: int, memory: int, cpu_capacity: int, memory_capacity: int) -> int:
     if cpu_capacity and memory_capacity:
-        cpu_share = min(1.0, float(cpu) / float(cpu_capacity))
-        memory_share = min(1.0, float(memory) / float(memory_capacity))
+        cpu_share = float(cpu) / float(cpu_capacity)
+        memory_share = float(memory) / float(memory_capacity)
+        cpu_share = cpu_share if cpu_share < 1.0 else 1.0
+        memory_share = memory_share if memory_share < 1.0 else 1.0
         return int((1 - abs((cpu_share - memory_share) / 2)) * float(MAX_SCORE))
     return MAX_SCORE  # one share or none: no deviation
 
@@ -480,7 +506,9 @@ def _inter_pod_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
 
 
 def _inter_pod(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
-    return _cycle_state(plan).filter(info, node)
+    state = plan.inter_pod_affinity
+    assert state is not None, "the scheduler sets InterPodAffinity's state before PreFilter"
+    return state.filter(info, node)
 
 
 def _inter_pod_pre_score(plan: PodPlan) -> Status | None:
@@ -488,7 +516,9 @@ def _inter_pod_pre_score(plan: PodPlan) -> Status | None:
 
 
 def _inter_pod_score(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
-    return _cycle_state(plan).score(node)
+    state = plan.inter_pod_affinity
+    assert state is not None, "the scheduler sets InterPodAffinity's state before PreFilter"
+    return state.score(node)
 
 
 PLUGINS: Mapping[str, Plugin] = {

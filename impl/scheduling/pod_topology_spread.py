@@ -247,7 +247,7 @@ def _get_constraints(plan: PodPlan, inputs: CycleInputs, action: str) -> list[Co
 
 def _count_matching(infos: Sequence[Any], selector: Selector, namespace: str) -> int:
     """`countPodsMatchSelector` over a NodeInfo's pods."""
-    if selector.empty():
+    if not infos or selector.empty():
         return 0
     count = 0
     for pod_info in infos:
@@ -299,6 +299,13 @@ def _included(constraint: Constraint, plan: PodPlan, fields: NodeFields) -> bool
     if constraint.honors_affinity and not _required_affinity_matches(plan, fields):
         return False
     return not constraint.honors_taints or not _untolerated_hard_taint(plan, fields)
+
+
+def _may_exclude(constraint: Constraint, plan: PodPlan) -> bool:
+    """Whether `_included` can be false for some node: with neither a node selector nor
+    required node affinity to honour, nor taints, every node is included."""
+    honored_affinity = plan.node_selector or plan.required is not None
+    return constraint.honors_taints or (constraint.honors_affinity and bool(honored_affinity))
 
 
 def domain(fields: NodeFields, constraint: Constraint) -> str:
@@ -365,17 +372,22 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
     state = PreFilterState(constraints, _labels(plan.pod.manifest))
     namespace = plan.pod.namespace
     fields_of = inputs.fields_of
+    keys = {constraint.topology_key for constraint in constraints}
+    # (index, constraint, its counts, whether a node may be left out of it)
+    each = [
+        (index, constraint, state.tp_value_to_match_num[index], _may_exclude(constraint, plan))
+        for index, constraint in enumerate(constraints)
+    ]
     for info in inputs.nodes:
         assert info.node is not None
         fields = fields_of(info.node)
         labels = fields.labels
-        if not _has_all_keys(labels, constraints):
+        if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
-        for index, constraint in enumerate(constraints):
-            if not _included(constraint, plan, fields):
+        for _, constraint, counts, may_exclude in each:
+            if may_exclude and not _included(constraint, plan, fields):
                 continue
             value = domain(fields, constraint)
-            counts = state.tp_value_to_match_num[index]
             counts[value] = counts.get(value, 0) + _count_matching(
                 info.pods, constraint.selector, namespace
             )
@@ -432,16 +444,22 @@ def _pre_score(plan: PodPlan) -> Status | None:
     require_all = bool(plan.spread_constraints) or not _system_defaulted(inputs)
     state = _init_pre_score_state(constraints, inputs, require_all)
     namespace = plan.pod.namespace
+    fields_of = inputs.fields_of
+    keys = {constraint.topology_key for constraint in constraints} if require_all else set()
+    # (constraint, its counts, whether a node may be left out of it)
+    each = [
+        (constraint, counts, _may_exclude(constraint, plan))
+        for constraint, counts in zip(constraints, state.topology_value_to_pod_counts, strict=True)
+    ]
     for info in inputs.nodes:
         assert info.node is not None
-        fields = inputs.fields_of(info.node)
+        fields = fields_of(info.node)
         labels = fields.labels
-        if require_all and not _has_all_keys(labels, constraints):
+        if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
-        for index, constraint in enumerate(constraints):
-            if not _included(constraint, plan, fields):
+        for constraint, counts, may_exclude in each:
+            if may_exclude and not _included(constraint, plan, fields):
                 continue
-            counts = state.topology_value_to_pod_counts[index]
             value = labels.get(constraint.topology_key, "")
             if value not in counts:
                 continue
