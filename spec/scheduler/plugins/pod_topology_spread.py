@@ -70,6 +70,7 @@ HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 # -- label selectors -------------------------------------------------------------------------
 
+
 @attrs.frozen
 class Requirement:
     key: str
