@@ -41,6 +41,10 @@ POST_FILTER = {
     "DynamicResources": " no new claims to deallocate",
     "DefaultPreemption": " preemption: ",
 }
+#: DynamicResources' PostFilter after a PreFilter rejection that came before its own
+#: PreFilter: its cycle state was never written (`fwk.ErrNotFound`), an Error that ends
+#: PostFilter, so DefaultPreemption never runs (docs/semantics.md §21.19)
+MISSING_STATE = " not found"
 
 
 #: the part of upstream's framework that adds other pods' nominations to the nodes filtered
@@ -254,6 +258,8 @@ def covered_part(decision: Decision, profile: Profile) -> Decision:
         openings = [POST_FILTER[name] for name in profile.unmodelled if name in POST_FILTER]
         cuts = [message.find(opening) for opening in openings if opening in message]
         message = message[: min(cuts)] if cuts else message
+        if "DynamicResources" in profile.unmodelled and message.endswith(MISSING_STATE):
+            message = message.removesuffix(MISSING_STATE)
     return attrs.evolve(decision, plugin_scores=scores, message=message)
 
 

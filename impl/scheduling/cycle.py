@@ -317,7 +317,8 @@ class Scheduler:
                 continue
             if status.code is not Code.SKIP:
                 message = f'running PreScore plugin "{name}": {status.message}'
-                return attrs.evolve(found, outcome=CycleOutcome.ERROR, message=message)
+                # schedulePod hands back an empty ScheduleResult beside the error
+                return Decision(CycleOutcome.ERROR, found.next_start_node_index, message=message)
             skipped.add(name)
         context = Context.of(plan, self.cache.release, total)
         fields_of = self._fields.of

@@ -21,12 +21,12 @@ both, and the per-pod loops become lookups.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import Fields, PodInfo
+from kcache.impl.scheduling.label_syntax import label_selector_error
 from kcache.impl.scheduling.node_fields import NodeFields
 from kcache.spec.objects import Node, Pod
 from kcache.spec.releases import Release
@@ -46,7 +46,6 @@ _EXISTING = Status(
 )
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
-_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 #: a compiled label selector: (key, operator, values); None matches nothing
 Selector = tuple[tuple[str, str, frozenset[str]], ...]
@@ -97,27 +96,14 @@ def _matches(selector: Selector | None, labels: Mapping[str, str]) -> bool:
 def _selector(raw: Fields | None) -> Selector | None:
     if raw is None:
         return None
+    if (error := label_selector_error(raw)) is not None:
+        raise _InvalidSelectorError(error)
     labels = raw.get("matchLabels") or {}
     compiled = [(key, "In", frozenset((value,))) for key, value in labels.items()]
     for expression in raw.get("matchExpressions") or []:
         operator = expression.get("operator") or ""
-        values = list(expression.get("values") or [])
-        if operator not in _OPERATORS:
-            quoted = json.dumps(operator, ensure_ascii=False)
-            raise _InvalidSelectorError(f"{quoted} is not a valid label selector operator")
-        if operator in ("In", "NotIn") and not values:
-            raise _InvalidSelectorError(
-                "values: Invalid value: null: "
-                "for 'in', 'notin' operators, values set can't be empty"
-            )
-        if operator in ("Exists", "DoesNotExist") and values:
-            shown = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
-            shown = shown.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            raise _InvalidSelectorError(
-                f"values: Invalid value: {shown}: "
-                "values set must be empty for exists and does not exist"
-            )
-        compiled.append((expression.get("key") or "", operator, frozenset(values)))
+        values = frozenset(expression.get("values") or [])
+        compiled.append((expression.get("key") or "", operator, values))
     return tuple(compiled)
 
 

@@ -15,6 +15,7 @@ from kcache.impl.node_info import NodeInfo
 from kcache.impl.resource import saturating_add
 from kcache.impl.scheduling import pod_topology_spread
 from kcache.impl.scheduling.inter_pod_affinity import AffinityCycle, normalize
+from kcache.impl.scheduling.label_syntax import aggregate_text
 from kcache.impl.scheduling.node_fields import NodeFields, Taint
 from kcache.impl.scheduling.pod_plan import PodPlan, Toleration
 from kcache.spec.releases import Release
@@ -192,8 +193,8 @@ def _affinity(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
 def _affinity_pre_score(plan: PodPlan) -> Status | None:
     if plan.preferred is None:
         return _SKIP
-    if plan.preferred_parse_error:
-        return Status(Code.ERROR, ("a preferred node affinity term does not parse",))
+    if plan.preferred_parse_errors:
+        return Status(Code.ERROR, (aggregate_text(plan.preferred_parse_errors),))
     return None
 
 

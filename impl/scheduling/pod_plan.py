@@ -19,6 +19,7 @@ from kcache.impl.pod_info import (
     to_resource,
     whole_value,
 )
+from kcache.impl.scheduling.label_syntax import node_selector_term_errors
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import Node, Pod
 from kcache.spec.releases import Release
@@ -38,14 +39,15 @@ _EMPTY: Fields = {}
 
 
 class Term:
-    """One node selector term compiled: whether it parsed, its label and field requirements."""
+    """One node selector term compiled: its parse errors, its label and field requirements."""
 
-    __slots__ = ("fields", "labels", "usable")
+    __slots__ = ("errors", "fields", "labels", "usable")
 
-    def __init__(self, term: Fields) -> None:
+    def __init__(self, term: Fields, path: str = "") -> None:
         self.labels = [_requirement(item) for item in term.get("matchExpressions") or []]
         self.fields = [_requirement(item) for item in term.get("matchFields") or []]
-        self.usable = bool(self.labels or self.fields) and _parses(self.labels, self.fields)
+        self.errors = node_selector_term_errors(term, path)
+        self.usable = bool(self.labels or self.fields) and not self.errors
 
     def matches(self, name: str, labels: Mapping[str, str]) -> bool:
         """The term against one node; an unusable term matches nothing."""
@@ -104,7 +106,7 @@ class PodPlan:
         "non_zero_memory",
         "pod",
         "preferred",
-        "preferred_parse_error",
+        "preferred_parse_errors",
         "required",
         "required_names",
         "scalars",
@@ -160,16 +162,16 @@ class PodPlan:
         self.required_names = _required_names(required)
         preferred = None if affinity is None else affinity.get(_PREFERRED)
         self.preferred: list[tuple[int, Term]] | None = None
-        self.preferred_parse_error = False
+        #: `NewPreferredSchedulingTerms`' errors, which fail PreScore
+        self.preferred_parse_errors: list[str] = []
         if preferred is not None:
             self.preferred = []
-            for item in preferred:
+            for index, item in enumerate(preferred):
                 weight = item.get("weight") or 0
-                term = Term(item.get("preference") or _EMPTY)
+                term = Term(item.get("preference") or _EMPTY, f"[{index}]")
                 if weight == 0 or not (term.labels or term.fields):
                     continue
-                if not term.usable:
-                    self.preferred_parse_error = True
+                self.preferred_parse_errors += term.errors
                 self.preferred.append((weight, term))
         self.init_images = [c.get("image") or "" for c in spec.get("initContainers") or []]
         self.images = [c.get("image") or "" for c in spec.get("containers") or []]
@@ -235,21 +237,6 @@ def parse_int64(text: str) -> int | None:
         return None
     value = int(text)
     return value if value in _INT64 else None
-
-
-def _parses(labels: list[Requirement], fields: list[Requirement]) -> bool:
-    for _, operator, values in labels:
-        if operator in ("In", "NotIn"):
-            ok = bool(values)
-        elif operator in ("Exists", "DoesNotExist"):
-            ok = not values
-        elif operator in ("Gt", "Lt"):
-            ok = len(values) == 1 and parse_int64(values[0]) is not None
-        else:
-            ok = False
-        if not ok:
-            return False
-    return all(operator in ("In", "NotIn") and len(values) == 1 for _, operator, values in fields)
 
 
 def _label_matches(

@@ -52,8 +52,9 @@ output).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
@@ -80,7 +81,13 @@ from kcache.spec.scheduler.config import (
     read_configuration_file,
 )
 from kcache.spec.scheduler.decision import CycleOutcome, Decision
-from kcache.spec.scheduler.objects import claim_from_manifest
+from kcache.spec.scheduler.objects import claim_from_manifest, scheduling_pod
+from kcache.spec.scheduler.plugins.pod_topology_spread import (
+    SelectorError,
+    label_selector,
+    own_constraints,
+)
+from kcache.spec.scheduler.pod_affinity_terms import pod_affinity
 from kcache.spec.scheduler.preemption import Preemption
 from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
@@ -135,6 +142,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     cluster = read_cluster(args.paths, sys.stdin.buffer if "-" in args.paths else None)
     claims = _claims(cluster)
     pod = _pending_pod(args.pod)
+    _terms_read([pod], str(args.pod))
+    _terms_read(cluster.pods, ", ".join(cluster.sources))
     config = _config(args.config, release)
     with targets.opened(args.impl) as factory:
         targets.require_release(factory, args.impl, release.name)
@@ -189,6 +198,21 @@ def _claims(cluster: ClusterInput) -> tuple[Any, ...]:
         except ObjectError as error:
             raise KcacheError(f"{', '.join(cluster.sources)}: {error}") from None
     return cluster.claims
+
+
+def _terms_read(pods: Sequence[Pod], source: str) -> None:
+    """Read up front the terms the cycle parses: a field of the wrong type is the file's
+    error (exit 2), while a term upstream refuses stays the cycle's answer
+    (docs/semantics.md §21.19)."""
+    for pod in pods:
+        try:
+            scheduling_pod(pod)
+            pod_affinity(pod)
+            for constraint in own_constraints(pod):
+                with contextlib.suppress(SelectorError):
+                    label_selector(constraint.optional_mapping("labelSelector"))
+        except ObjectError as error:
+            raise KcacheError(f"{source}: {error}") from None
 
 
 def _pending_pod(path: Path) -> Pod:

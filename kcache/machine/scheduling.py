@@ -108,7 +108,7 @@ def pending_pods(draw: st.DrawFn) -> dict[str, Any]:
     if port is not None:
         container["ports"] = [{"containerPort": port, "hostPort": port}]
     spec: dict[str, Any] = {"containers": [container]}
-    extra = draw(st.sampled_from((None, None, "selector", "toleration", "preferred")))
+    extra = draw(st.sampled_from((None, None, "selector", "toleration", "preferred", "misspelt")))
     if extra == "selector":
         spec["nodeSelector"] = {"disk": "ssd"}
     elif extra == "toleration":
@@ -122,6 +122,18 @@ def pending_pods(draw: st.DrawFn) -> dict[str, Any]:
                         "preference": {"matchExpressions": [{"key": "disk", "operator": "Exists"}]},
                     }
                 ]
+            }
+        }
+    elif extra == "misspelt":
+        # a required term with a key upstream's label syntax refuses never matches
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "disk type", "operator": "DoesNotExist"}]},
+                        {"matchExpressions": [{"key": "disk", "operator": "Exists"}]},
+                    ]
+                }
             }
         }
     return with_pod_affinity(spec, draw(pod_affinity()))

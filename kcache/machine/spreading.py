@@ -73,13 +73,16 @@ OWNERS = st.sampled_from(
         ("apps/v1", "ReplicaSet", "gone"),
     )
 )
+_VALID_SELECTORS = (
+    {"matchLabels": {"app": "web"}},
+    {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]},
+    {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+    None,
+)
+#: now and then a value upstream's label syntax refuses: the cycle fails at PreFilter
+#: (DoNotSchedule) or, with two feasible nodes, at PreScore (ScheduleAnyway)
 SELECTORS = st.sampled_from(
-    (
-        {"matchLabels": {"app": "web"}},
-        {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]},
-        {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
-        None,
-    )
+    (*_VALID_SELECTORS, *_VALID_SELECTORS, {"matchLabels": {"app": "web!"}})
 )
 
 

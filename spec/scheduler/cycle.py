@@ -229,7 +229,8 @@ class Scheduler:
             return attrs.evolve(filtered, host=found.feasible[0].name)
         scored = score(pod, found.feasible, profile, scorers, cycle)
         if isinstance(scored, Status):
-            return attrs.evolve(filtered, outcome=CycleOutcome.ERROR, message=scored.message)
+            # an empty ScheduleResult beside the error: no node counts survive
+            return self._ended(CycleOutcome.ERROR, scored.message)
         return attrs.evolve(
             filtered, host=select_host(scored.totals()), plugin_scores=scored.by_node
         )

@@ -38,6 +38,8 @@ class Requirement:
     key: str
     operator: str
     values: tuple[str, ...]
+    #: False: the manifest gives no values list (a nil slice, which upstream's errors show as null)
+    values_given: bool = True
 
 
 @attrs.frozen
@@ -172,6 +174,7 @@ def _requirement(fields: Fields) -> Requirement:
         key=fields.string("key"),
         operator=fields.string("operator"),
         values=tuple(fields.strings("values")),
+        values_given=fields.raw.get("values") is not None,
     )
 
 

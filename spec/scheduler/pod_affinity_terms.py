@@ -11,7 +11,8 @@ framework, v1.35.8 to v1.37.2, unchanged between them):
 - A term's namespaces: its `namespaces` list; when that list is empty and
   there is no `namespaceSelector`, the owner pod's own namespace.
 - One bad term (an unknown operator, `In`/`NotIn` without values,
-  `Exists`/`DoesNotExist` with values) drops every term of its kind and is
+  `Exists`/`DoesNotExist` with values, a key or value of the wrong syntax:
+  `spec/label_syntax.py`) drops every term of its kind and is
   reported under the kind's name; PreFilter refuses an incoming pod with any
   (`parsing pod: ...`), an existing pod simply has no terms of that kind.
 - `matchLabelKeys` and `mismatchLabelKeys` are not read: the API server
@@ -19,17 +20,16 @@ framework, v1.35.8 to v1.37.2, unchanged between them):
   no code reading them in these releases), so a manifest as stored already
   carries their effect.
 
-Label key and value syntax is not checked here (docs/semantics.md,
-"InterPodAffinity").
+What is refused where: docs/semantics.md §21.19.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 import attrs
 
+from kcache.spec.label_syntax import label_selector_error
 from kcache.spec.objects import Fields, Pod
 
 
@@ -148,37 +148,14 @@ def _selector(fields: Fields | None) -> Selector | None:
     if fields is None:
         return None
     labels = fields.string_map("matchLabels")
-    requirements: list[tuple[str, str, tuple[str, ...]]] = [
-        (key, "In", (value,)) for key, value in sorted(labels.items())
+    expressions = [
+        (item.string("key"), item.string("operator"), tuple(item.strings("values")))
+        for item in fields.items("matchExpressions")
     ]
-    for expression in fields.items("matchExpressions"):
-        operator = expression.string("operator")
-        values = tuple(expression.strings("values"))
-        requirements.append((expression.string("key"), operator, values))
-        _check(operator, values)
-    return Selector(tuple(requirements))
-
-
-def _check(operator: str, values: tuple[str, ...]) -> None:
-    """`LabelSelectorAsSelector` and `labels.NewRequirement`'s checks of operator and values."""
-    if operator in ("In", "NotIn") and not values:
-        raise TermError(
-            "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty"
-        )
-    if operator in ("Exists", "DoesNotExist") and values:
-        raise TermError(
-            f"values: Invalid value: {_go_json(values)}: "
-            "values set must be empty for exists and does not exist"
-        )
-    if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
-        quoted = json.dumps(operator, ensure_ascii=False)
-        raise TermError(f"{quoted} is not a valid label selector operator")
-
-
-def _go_json(values: tuple[str, ...]) -> str:
-    """Go's `json.Marshal` of a string slice (HTML characters escaped)."""
-    text = json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    if (error := label_selector_error(dict(labels), expressions)) is not None:
+        raise TermError(error)
+    requirements = [(key, "In", (value,)) for key, value in sorted(labels.items())]
+    return Selector((*requirements, *expressions))
 
 
 def term_selects(term: AffinityTerm, pod: Pod, namespace_labels: Mapping[str, str]) -> bool:

@@ -7,21 +7,24 @@ component-helpers' `nodeaffinity.go` and apimachinery's label requirements:
   expressions (`metadata.name`); terms are ORed; a term with neither is
   dropped, so required terms that are all empty match no node; a term that
   does not parse (an unknown operator, a wrong number of values, a `Gt`/`Lt`
-  value that is not an integer) matches no node.  Label keys and values are
-  not validated further.
+  value that is not an integer, a key or value of the wrong label syntax, so
+  also a negative `Gt`/`Lt` bound) matches no node, silently.  `nodeSelector`
+  is compared as it is, never validated.
 - PreFilter skips a pod with neither a `nodeSelector` nor required terms.
   When every required term names nodes through `metadata.name In`, the union
   of those names restricts the nodes the cycle visits; an empty union is
   `pod affinity terms conflict`.
 - Score sums the weights of the preferred terms a node matches (weight 0 and
   empty terms ignored); normalisation scales the highest to 100.  A preferred
-  term that does not parse fails PreScore with an Error.
+  term that does not parse fails PreScore with an Error giving every parse
+  error (docs/semantics.md §21.19).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kcache.spec.label_syntax import aggregate, node_selector_term_errors, parse_int64
 from kcache.spec.scheduler.normalize import default_normalize
 from kcache.spec.scheduler.objects import Requirement, SchedulingNode, SchedulingPod, Term
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
@@ -30,36 +33,20 @@ from kcache.spec.scheduler.status import Code, Status, unresolvable
 REASON = "node(s) didn't match Pod's node affinity/selector"
 CONFLICT = "pod affinity terms conflict"
 NAME_FIELD = "metadata.name"
-_INT64 = range(-(2**63), 2**63)
 
 
-def _integer(text: str) -> int | None:
-    """strconv.ParseInt(text, 10, 64), or None."""
-    body = text[1:] if text[:1] in "+-" else text
-    if not body or not body.isascii() or not body.isdigit():
-        return None
-    value = int(text)
-    return value if value in _INT64 else None
+def _listed(requirements: tuple[Requirement, ...]) -> list[tuple[str, str, tuple[str, ...] | None]]:
+    return [(r.key, r.operator, r.values if r.values_given else None) for r in requirements]
+
+
+def term_errors(term: Term, path: str = "") -> list[str]:
+    """Upstream's parse errors of the term (`spec/label_syntax.py`); none: it parses."""
+    return node_selector_term_errors(_listed(term.expressions), _listed(term.fields), path)
 
 
 def parses(term: Term) -> bool:
     """Whether upstream turns the term into a selector (else it matches nothing)."""
-    for requirement in term.expressions:
-        count = len(requirement.values)
-        match requirement.operator:
-            case "In" | "NotIn":
-                valid = count > 0
-            case "Exists" | "DoesNotExist":
-                valid = count == 0
-            case "Gt" | "Lt":
-                valid = count == 1 and _integer(requirement.values[0]) is not None
-            case _:
-                valid = False
-        if not valid:
-            return False
-    return all(
-        field.operator in ("In", "NotIn") and len(field.values) == 1 for field in term.fields
-    )
+    return not term_errors(term)
 
 
 def _label_matches(requirement: Requirement, labels: Mapping[str, str]) -> bool:
@@ -74,8 +61,8 @@ def _label_matches(requirement: Requirement, labels: Mapping[str, str]) -> bool:
             return present
         case "DoesNotExist":
             return not present
-    number = _integer(value) if present else None
-    bound = _integer(requirement.values[0])
+    number = parse_int64(value) if present else None
+    bound = parse_int64(requirement.values[0])
     if number is None or bound is None:
         return False
     return number > bound if requirement.operator == "Gt" else number < bound
@@ -129,11 +116,13 @@ def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
 def _pre_score(pod: SchedulingPod, cycle: Cycle) -> Status | None:
     if pod.preferred_terms is None:
         return Status(Code.SKIP, ())
-    for term in pod.preferred_terms:
-        used = term.weight != 0 and (term.preference.expressions or term.preference.fields)
-        if used and not parses(term.preference):
-            return Status(Code.ERROR, ("a preferred node affinity term does not parse",))
-    return None
+    errors = [
+        error
+        for i, term in enumerate(pod.preferred_terms)
+        if term.weight != 0 and (term.preference.expressions or term.preference.fields)
+        for error in term_errors(term.preference, f"[{i}]")
+    ]
+    return Status(Code.ERROR, (aggregate(errors),)) if errors else None
 
 
 def _score(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> int:

@@ -42,6 +42,7 @@ from typing import Any
 
 import attrs
 
+from kcache.spec.label_syntax import label_selector_error
 from kcache.spec.objects import Fields, Pod
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
@@ -53,7 +54,7 @@ from kcache.spec.scheduler.plugin_args import (
 )
 from kcache.spec.scheduler.plugins.node_affinity import required_matches
 from kcache.spec.scheduler.plugins.taint_toleration import tolerated
-from kcache.spec.scheduler.status import Code, Status, go_quoted, unresolvable
+from kcache.spec.scheduler.status import Code, Status, unresolvable
 
 NAME = "PodTopologySpread"
 REASON = "node(s) didn't match pod topology spread constraints"
@@ -68,9 +69,6 @@ MAX_NODE_SCORE = 100
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 # -- label selectors -------------------------------------------------------------------------
-
-#: label selector operators -> whether the operator takes values
-OPERATORS = {"In": True, "NotIn": True, "Exists": False, "DoesNotExist": False}
 
 
 @attrs.frozen
@@ -117,34 +115,18 @@ class SelectorError(ValueError):
 
 
 def label_selector(raw: Fields | None) -> Selector:
-    """`metav1.LabelSelectorAsSelector`.  Label key and value syntax are not checked."""
+    """`metav1.LabelSelectorAsSelector`, refusing what it refuses (`spec/label_syntax.py`)."""
     if raw is None:
         return Selector(nothing=True)
     labels = raw.string_map("matchLabels")
-    expressions = raw.items("matchExpressions")
-    requirements = list(equal_to(labels))
-    for expression in expressions:
-        operator = expression.string("operator")
-        values = expression.strings("values")
-        if operator not in OPERATORS:
-            raise SelectorError(f"{go_quoted(operator)} is not a valid label selector operator")
-        if OPERATORS[operator] and not values:
-            raise SelectorError(
-                f"values: Invalid value: {_go_strings(values)}: "
-                "for 'in', 'notin' operators, values set can't be empty"
-            )
-        if not OPERATORS[operator] and values:
-            raise SelectorError(
-                f"values: Invalid value: {_go_strings(values)}: "
-                "values set must be empty for exists and does not exist"
-            )
-        requirements.append(Requirement(expression.string("key"), operator, frozenset(values)))
-    return Selector(tuple(requirements))
-
-
-def _go_strings(values: Sequence[str]) -> str:
-    """Go's `%#v` of a `[]string`."""
-    return "[]string{" + ", ".join(go_quoted(v) for v in values) + "}"
+    expressions = [
+        (item.string("key"), item.string("operator"), tuple(item.strings("values")))
+        for item in raw.items("matchExpressions")
+    ]
+    if (error := label_selector_error(dict(labels), expressions)) is not None:
+        raise SelectorError(error)
+    requirements = [Requirement(k, op, frozenset(values)) for k, op, values in expressions]
+    return Selector((*equal_to(labels), *requirements))
 
 
 # -- constraints -----------------------------------------------------------------------------

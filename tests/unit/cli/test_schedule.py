@@ -201,6 +201,15 @@ def test_a_kube_scheduler_configuration_file_is_read_as_kube_scheduler_reads_it(
     [
         ("kind: Pod\nmetadata: {name: p}\n", None, "metadata.uid: empty"),
         ("kind: List\nitems: []\n", None, "--pod needs exactly one pod, the file holds 0"),
+        (
+            "kind: Pod\nmetadata: {name: p, uid: u}\nspec:\n  affinity: {podAffinity: "
+            "{requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: "
+            "{matchExpressions: [{key: app, operator: In, values: web}]}}]}}\n",
+            None,
+            "pod.yaml: pod p: spec.affinity.podAffinity.requiredDuringScheduling"
+            "IgnoredDuringExecution[0].labelSelector.matchExpressions[0].values: "
+            'expected a list, got "web"',
+        ),
         (None, "parallelism: 0\n", "line 1: parallelism: Invalid value: 0: should be larger"),
         (None, "profiles: [{plugins: {filtre: {}}}]\n", 'plugins.filtre: unknown field "filtre"'),
         (
@@ -430,3 +439,27 @@ def test_pod_affinity_with_namespace_selectors_on_a_cluster_file(
     assert decision["scores"] == {"n1": 434, "n2": 634}
     for node, figures in AFFINITY_SCORES.items():
         assert decision["plugin_scores"][node].items() >= figures.items()
+
+
+@pytest.mark.parametrize("impl", ["spec", "impl", UPSTREAM])
+def test_a_preferred_term_of_the_wrong_label_syntax_ends_the_cycle_in_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, impl: str
+) -> None:
+    """NodeAffinity's PreScore parses the preferred terms (several feasible nodes) and fails
+    on the key "disk type": upstream's text, docs/semantics.md §21.19."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "kind: Pod\nmetadata: {name: p, namespace: shop, uid: u-p}\n"
+        "spec:\n  containers: [{name: c}]\n  affinity: {nodeAffinity: "
+        "{preferredDuringSchedulingIgnoredDuringExecution: [{weight: 3, preference: "
+        '{matchExpressions: [{key: "disk type", operator: Exists}]}}]}}\n'
+    )
+    status, out, _ = schedule(capsys, CLUSTER, "--pod", str(pod), "--impl", impl)
+    assert status == 1
+    assert out.splitlines()[-1] == (
+        'error: running PreScore plugin "NodeAffinity": [0].matchExpressions[0].key: '
+        'Invalid value: "disk type": name part must consist of alphanumeric characters, '
+        "'-', '_' or '.', and must start and end with an alphanumeric character "
+        "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+    )

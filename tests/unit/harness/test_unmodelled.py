@@ -221,6 +221,23 @@ def test_the_covered_part_drops_unmodelled_scores_and_the_post_filter_message() 
     )
 
 
+def test_a_prefilter_rejection_before_dynamic_resources_leaves_its_missing_state_error() -> None:
+    """InterPodAffinity refused the pod at PreFilter, so DynamicResources' PreFilter never
+    wrote its state: its PostFilter fails with `not found` (upstream v1.37.2 through the Go
+    adapter, a pod affinity term with the key "tier level"), and DefaultPreemption never runs."""
+    refused = Decision(
+        CycleOutcome.UNSCHEDULABLE,
+        0,
+        num_all_nodes=1,
+        message="0/1 nodes are available: parsing pod: requiredAffinityTerms: "
+        'key: Invalid value: "a b": name part must be short. not found',
+    )
+    assert covered_part(refused, default_profile()).message == (
+        "0/1 nodes are available: parsing pod: requiredAffinityTerms: "
+        'key: Invalid value: "a b": name part must be short.'
+    )
+
+
 def nominated(name: str, node: str, priority: int | None = None) -> Pod:
     """A pending pod of another UID with `status.nominatedNodeName` set."""
     spec: dict[str, Any] = {"containers": [{"name": "c"}]}
