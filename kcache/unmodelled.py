@@ -34,13 +34,10 @@ from kcache.targets.adapter.scheduling import AdapterScheduler
 
 #: resource names a node reports natively: any other requested name is an extended resource
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods", "hugepages-")
-#: how the PostFilter plugins' messages begin, appended to the fit error's after a space
-#: (the reasons joined by ", "): DynamicResources' for a pod without claims (v1.35, v1.36;
-#: v1.37 says nothing then), DefaultPreemption's
-POST_FILTER = {
-    "DynamicResources": " no new claims to deallocate",
-    "DefaultPreemption": " preemption: ",
-}
+#: what an unmodelled PostFilter plugin says for a pod it cannot help, among the PostFilter
+#: reasons upstream joins with ", " after the fit error: DynamicResources' for a pod without
+#: claims (v1.35, v1.36; v1.37 says nothing then).  DefaultPreemption's is the model's too.
+POST_FILTER = {"DynamicResources": "no new claims to deallocate"}
 
 
 #: the part of upstream's framework that adds other pods' nominations to the nodes filtered
@@ -84,13 +81,11 @@ class PlacedPods:
 
 @attrs.frozen
 class _Cycle:
-    """What a plugin's test reads: the pending pod, the placed pods, the release, and whether
-    the model found no node for the pod."""
+    """What a plugin's test reads: the pending pod, the placed pods and the release."""
 
     pod: Pod
     placed: PlacedPods
     release: Release
-    unschedulable: bool
 
     @property
     def spec(self) -> Mapping[str, Any]:
@@ -160,15 +155,6 @@ def _node_declared_features(cycle: _Cycle) -> str | None:
     return None
 
 
-def _default_preemption(cycle: _Cycle) -> str | None:
-    if cycle.unschedulable:
-        return (
-            "no node fits: kube-scheduler then looks for lower-priority pods to evict "
-            "and adds what it found to the message"
-        )
-    return None
-
-
 #: each plugin the model lacks -> what of the pod or the cluster it reads, or None when
 #: upstream's plugin is neutral for this cycle (its PreFilter and PreScore Skip)
 READS: Mapping[str, Callable[[_Cycle], str | None]] = {
@@ -177,7 +163,6 @@ READS: Mapping[str, Callable[[_Cycle], str | None]] = {
     "NodeVolumeLimits": _node_volume_limits,
     "DynamicResources": _dynamic_resources,
     "NodeDeclaredFeatures": _node_declared_features,
-    "DefaultPreemption": _default_preemption,
 }
 
 
@@ -219,16 +204,13 @@ def gaps(
     placed: PlacedPods,
     release: Release,
     *,
-    unschedulable: bool = False,
     pending: Iterable[Pod] = (),
 ) -> tuple[Gap, ...]:
     """The plugins of `profile` the model lacks that `pod` or the placed pods use, in profile
     order, then the other `pending` pods' nominations (`nominated_pods`): where the model's
     decision for the pod may differ from kube-scheduler's.
-
-    `unschedulable`: the model found no node for the pod (PostFilter then runs upstream).
     """
-    cycle = _Cycle(pod, placed, release, unschedulable)
+    cycle = _Cycle(pod, placed, release)
     found = []
     if "SchedulingGates" in dict(profile.effective) and cycle.spec.get("schedulingGates"):
         found.append(
@@ -240,12 +222,6 @@ def gaps(
             found.append(Gap(plugin, uses))
     nominations = nominated_pods(pod, pending)
     return (*found, nominations) if nominations is not None else tuple(found)
-
-
-def preempts(decision: Decision) -> bool:
-    """Whether upstream would run PostFilter (DefaultPreemption) after this decision: the
-    filters left no node, and there were nodes to filter."""
-    return decision.outcome is CycleOutcome.UNSCHEDULABLE and decision.num_all_nodes > 0
 
 
 def profile_line(profile: Profile) -> str:
@@ -273,9 +249,8 @@ def covered_part(decision: Decision, profile: Profile) -> Decision:
     }
     message = decision.message
     if decision.outcome is CycleOutcome.UNSCHEDULABLE:
-        openings = [POST_FILTER[name] for name in profile.unmodelled if name in POST_FILTER]
-        cuts = [message.find(opening) for opening in openings if opening in message]
-        message = message[: min(cuts)] if cuts else message
+        for said in (POST_FILTER[name] for name in profile.unmodelled if name in POST_FILTER):
+            message = message.replace(f" {said}, ", " ").replace(f" {said}", "")
     return attrs.evolve(decision, plugin_scores=scores, message=message)
 
 

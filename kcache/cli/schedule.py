@@ -79,12 +79,13 @@ from kcache.spec.scheduler.config import (
     field_name,
     read_configuration_file,
 )
+from kcache.spec.scheduler.cycle import preempts
 from kcache.spec.scheduler.decision import CycleOutcome, Decision
 from kcache.spec.scheduler.objects import claim_from_manifest
 from kcache.spec.scheduler.preemption import Preemption
 from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
-from kcache.unmodelled import Gap, PlacedPods, gaps, nominated_pods, preempts, profile_line
+from kcache.unmodelled import Gap, PlacedPods, gaps, nominated_pods, profile_line
 
 #: the exit status of a decision the model's missing plugins may change
 MAY_DIFFER_STATUS = 3
@@ -158,7 +159,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             pod,
             PlacedPods.of(cluster.pods),
             release,
-            unschedulable=preempts(decision),
             pending=cluster.pending,
         )
     preemption = (

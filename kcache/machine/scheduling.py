@@ -48,7 +48,7 @@ from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, default_config
 from kcache.spec.scheduler.decision import Binding, CycleOutcome, Decision, FailurePoint
 from kcache.traces.trace import Step
-from kcache.unmodelled import PlacedPods, as_modelled, gaps, preempts
+from kcache.unmodelled import PlacedPods, as_modelled, gaps
 
 #: node name -> (zone, cpu, memory, pods): capacities are fixed per name, so no node shrinks
 CAPACITIES: dict[str, tuple[str, str, str, str]] = {
@@ -242,7 +242,7 @@ class SchedulerMachine(LockstepMachine):
         if profile is None:
             return
         placed = PlacedPods.of([*self.bound.values(), *self.confirmed.values()])
-        for gap in gaps(profile, pod, placed, self.release, unschedulable=preempts(decision)):
+        for gap in gaps(profile, pod, placed, self.release):
             self.recorder.coverage[coverage.BEYOND_MODEL + gap.plugin] += 1
 
     def _fresh_decision(self, pod: Pod) -> tuple[Decision, CycleRunner]:

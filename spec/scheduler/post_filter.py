@@ -15,9 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from kcache.spec.objects import Pod
 from kcache.spec.scheduler.plugin import Candidate
 from kcache.spec.scheduler.preemption import (
+    DEFAULT_ARGS,
     NOT_HELPFUL,
     Budget,
     Preemption,
+    PreemptionArgs,
     Resident,
     eligibility,
     preempt,
@@ -30,6 +32,9 @@ from kcache.spec.scheduler.preemption_objects import (
 )
 from kcache.spec.scheduler.status import Code, Status, fit_error_message, unresolvable
 from kcache.spec.snapshot_assumed import without_pod
+
+#: the PostFilter plugin the model runs
+DEFAULT_PREEMPTION = "DefaultPreemption"
 
 #: the Filter plugins on one node as the cycle runs them: None when the pod fits
 Verdict = Callable[[Candidate], "Status | None"]
@@ -46,6 +51,7 @@ def post_filter(
     non_host_scoped: bool,
     names_placement: bool,
     offset: int = 0,
+    args: PreemptionArgs = DEFAULT_ARGS,
 ) -> Preemption:
     """Preempt for `pod`; `statuses(name)`: the fit error's status of each listed node."""
     priority = priority_of(pod)
@@ -80,4 +86,5 @@ def post_filter(
         names_placement=names_placement,
         offset=offset,
         fit_error=fit_error,
+        args=args,
     )
