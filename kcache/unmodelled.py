@@ -263,3 +263,13 @@ def as_modelled(scheduler: object, pod: Pod, decision: Decision) -> Decision:
     spec = pod.manifest.get("spec") or {}
     profile = scheduler.config.profile(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
     return decision if profile is None else covered_part(decision, profile)
+
+
+def settled_nomination(model: Decision, other: Decision) -> Decision:
+    """`other` with the model's nomination where it made a choice upstream may make too: the
+    same node, or another node tied with it after every criterion, with that node's victims
+    in any order (upstream evicts them in parallel and breaks the tie by a map's order)."""
+    mine, theirs = model.nominated, other.nominated
+    if mine is None or theirs is None or mine == theirs or not mine.admits(theirs):
+        return other
+    return attrs.evolve(other, nominated=mine)

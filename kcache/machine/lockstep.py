@@ -32,7 +32,7 @@ from kcache.spec.scheduler.decision import Decision
 from kcache.spec.views import Dump, SnapshotView
 from kcache.targets.time_limit import StepTimeout
 from kcache.traces.trace import Step
-from kcache.unmodelled import as_modelled
+from kcache.unmodelled import as_modelled, settled_nomination
 
 
 def _every_key(names: Sequence[str], views: dict[str, Any]) -> dict[str, Any]:
@@ -206,6 +206,8 @@ class LockstepMachine(RuleBasedStateMachine):
                 f"    actual ({self.target_name}):   {impl_outcome}",
                 pin_error=True,
             )
+        if isinstance(impl_result, Decision) and isinstance(spec_result, Decision):
+            impl_result = settled_nomination(spec_result, impl_result)
         if OPS[step.op].result is not None and spec_result != impl_result:
             differences = compare_results(step.op, spec_result, impl_result, self.target_name)
             self.fail("\n  ".join([f"{step.op} returned something else:", *differences]))

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from kcache.machine import coverage, nominations, spreading
+from kcache.machine import coverage, nominations, preempting, spreading
 from kcache.machine.affinity_pods import pod_affinity, with_pod_affinity
 from kcache.machine.lockstep import LockstepMachine
 from kcache.machine.recorder import FailureRecorder
@@ -47,6 +47,7 @@ from kcache.spec.protocol import CacheFactory, CycleRunner
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, default_config
 from kcache.spec.scheduler.decision import Binding, CycleOutcome, Decision, FailurePoint
+from kcache.spec.scheduler.preemption_objects import priority_of
 from kcache.traces.trace import Step
 from kcache.unmodelled import PlacedPods, as_modelled, gaps
 
@@ -139,7 +140,7 @@ class SchedulerMachine(LockstepMachine):
     #: lists tied feasible nodes in any order under more parallelism, so only then must
     #: every decision, the host among tied maxima included, equal the spec's
     scheduler: ClassVar[Mapping[str, Any] | None] = MappingProxyType({"parallelism": 1})
-    objects = spreading.CLUSTER_OBJECTS
+    objects = (*spreading.CLUSTER_OBJECTS, *preempting.BUDGETS)
 
     def __init__(self) -> None:
         super().__init__()
@@ -195,19 +196,26 @@ class SchedulerMachine(LockstepMachine):
         binding=BINDINGS,
         spread=spreading.spreading(),
         nominated=nominations.nominations(CAPACITIES),
+        priority=preempting.PRIORITIES,
     )
     def schedule_one(
-        self, spec: dict[str, Any], binding: Binding, spread: Spreading, nominated: dict[str, Any]
+        self,
+        spec: dict[str, Any],
+        binding: Binding,
+        spread: Spreading,
+        nominated: dict[str, Any],
+        priority: int,
     ) -> None:
         self.serial += 1
         uid = f"p{self.serial}"
-        spec = {**spec, **spread.spec}
+        spec = {**spec, **spread.spec, "priority": priority}
+        status = {**nominated.get("status", {}), "startTime": preempting.start_time(self.serial)}
         pod = pod_from_manifest(
             {
                 "kind": "Pod",
                 "metadata": {"name": uid, "namespace": "default", "uid": uid, **spread.metadata},
                 "spec": spec,
-                **nominated,
+                "status": status,
             }
         )
         pod = self.known(pod)
@@ -229,10 +237,26 @@ class SchedulerMachine(LockstepMachine):
         # the nominated node taken at once leaves the index where the cycle found it
         moved = 0 if nominations.index_kept(name, decision) else decision.evaluated_nodes
         self._check_cycle(decision, scheduler, fresh, (start, moved), before)
+        self._check_nomination(decision, priority)
         if decision.bound:
             placed = dict(pod.manifest)
             placed["spec"] = {**spec, "nodeName": decision.host}
             self.bound[uid] = pod_from_manifest(placed)
+
+    def _check_nomination(self, decision: Decision, priority: int) -> None:
+        """DefaultPreemption's promises; a nomination is counted, and its victims that the
+        informer confirmed are deleted, as the API server's deletion reaches the cache."""
+        if decision.nominated is None:
+            return
+        self.recorder.coverage[coverage.CYCLE + "nominated"] += 1
+        placed = {pod.ref: pod for pod in (*self.bound.values(), *self.confirmed.values())}
+        priorities = {ref: priority_of(pod) for ref, pod in placed.items()}
+        for problem in preempting.nomination_problems(decision, priority, priorities):
+            self.fail(problem)
+        for victim in decision.nominated.victims:
+            uid = placed[victim].uid if victim in placed else ""
+            if uid in self.confirmed:
+                self.take(Step("remove_pod", {"pod": self.confirmed.pop(uid)}))
 
     def _count_gaps(self, pod: Pod, decision: Decision) -> None:
         """Count the plugins the model lacks that this cycle's pod used: where kube-scheduler's

@@ -39,7 +39,7 @@ from kcache.spec.scheduler.plugin_args import (
     InterPodAffinityArgs,
     PodTopologySpreadArgs,
 )
-from kcache.spec.scheduler.preemption import PreemptionArgs
+from kcache.spec.scheduler.preemption_args import PreemptionArgs
 from kcache.spec.scheduler.status import go_quoted
 
 #: upstream's `getDefaultPlugins` MultiPoint list up to v1.36 before its feature gates apply,

@@ -15,15 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from kcache.spec.objects import Pod
 from kcache.spec.scheduler.plugin import Candidate
 from kcache.spec.scheduler.preemption import (
-    DEFAULT_ARGS,
     NOT_HELPFUL,
     Budget,
     Preemption,
-    PreemptionArgs,
     Resident,
     eligibility,
     preempt,
 )
+from kcache.spec.scheduler.preemption_args import DEFAULT_ARGS, PreemptionArgs
 from kcache.spec.scheduler.preemption_objects import (
     never_preempts,
     nominated_node,

@@ -32,13 +32,13 @@ from decimal import Decimal
 
 import attrs
 
-from kcache.spec.objects import Fields
-from kcache.spec.scheduler.plugin_args import ArgsError
+from kcache.spec.scheduler.preemption_args import (
+    DEFAULT_ARGS,
+    MIN_CANDIDATE_NODES_ABSOLUTE,
+    MIN_CANDIDATE_NODES_PERCENTAGE,
+    PreemptionArgs,
+)
 from kcache.spec.scheduler.status import Code, Status, unresolvable
-
-#: DefaultPreemptionArgs' defaults
-MIN_CANDIDATE_NODES_PERCENTAGE = 10
-MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
 #: `math.MaxInt32 + 1`, added to each priority in the sum criterion so all terms are >= 0
 PRIORITY_SHIFT = 2**31
@@ -49,50 +49,6 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 #: what DefaultPreemption's PostFilter puts before every message of the evaluator
 MESSAGE_PREFIX = "preemption: "
-
-
-@attrs.frozen
-class PreemptionArgs:
-    """`DefaultPreemptionArgs`: how many candidates the dry run looks for at least."""
-
-    min_candidate_nodes_percentage: int = MIN_CANDIDATE_NODES_PERCENTAGE
-    min_candidate_nodes_absolute: int = MIN_CANDIDATE_NODES_ABSOLUTE
-
-    @classmethod
-    def from_json(cls, mapping: Mapping[str, object]) -> PreemptionArgs:
-        """Read and validate as `ValidateDefaultPreemptionArgs` (ArgsError names the field)."""
-        fields = Fields.top("DefaultPreemptionArgs", mapping)
-        percentage = fields.raw.get("minCandidateNodesPercentage")
-        absolute = fields.raw.get("minCandidateNodesAbsolute")
-        args = cls(
-            MIN_CANDIDATE_NODES_PERCENTAGE
-            if percentage is None
-            else fields.integer("minCandidateNodesPercentage", bits=32),
-            MIN_CANDIDATE_NODES_ABSOLUTE
-            if absolute is None
-            else fields.integer("minCandidateNodesAbsolute", bits=32),
-        )
-        if not 0 <= args.min_candidate_nodes_percentage <= 100:
-            raise ArgsError(
-                ("minCandidateNodesPercentage",),
-                f"Invalid value: {args.min_candidate_nodes_percentage}: "
-                "not in valid range [0, 100]",
-            )
-        if args.min_candidate_nodes_absolute < 0:
-            raise ArgsError(
-                ("minCandidateNodesAbsolute",),
-                f"Invalid value: {args.min_candidate_nodes_absolute}: not in valid range [0, inf)",
-            )
-        if not args.min_candidate_nodes_percentage and not args.min_candidate_nodes_absolute:
-            raise ArgsError(
-                ("minCandidateNodesPercentage",),
-                "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
-            )
-        return args
-
-
-#: the args of a profile whose pluginConfig gives DefaultPreemption none
-DEFAULT_ARGS = PreemptionArgs()
 
 
 def placement_message(node: str, victims: int) -> str:

@@ -29,7 +29,7 @@ from kcache.spec.scheduler.pod_affinity_terms import (
     term_selects,
     with_namespaces_merged,
 )
-from kcache.spec.scheduler.preemption import PreemptionArgs
+from kcache.spec.scheduler.preemption_args import PreemptionArgs
 from kcache.spec.scheduler.status import Code, Status
 
 MIB = 1024 * 1024
