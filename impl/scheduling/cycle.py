@@ -100,6 +100,9 @@ class _Points:
 class Scheduler:
     """A scheduler over one impl cache."""
 
+    #: its PostFilter, DefaultPreemption
+    preemption: type[Preemption] = Preemption
+
     def __init__(
         self,
         cache: Cache,
@@ -248,7 +251,7 @@ class Scheduler:
                     return attrs.evolve(status, plugin=name)
             return None
 
-        found = Preemption(
+        found = self.preemption(
             pod,
             fits,
             budgets(self.objects),

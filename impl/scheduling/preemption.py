@@ -158,6 +158,21 @@ class _Candidate:
     violations: int
 
 
+def _earliest_top_start(candidate: _Candidate) -> Decimal:
+    top = candidate.victims[0].priority
+    return min(v.start for v in candidate.victims if v.priority == top)
+
+
+#: `pickOneNodeForPreemption`'s score functions in order: higher is better
+CRITERIA: tuple[Callable[[_Candidate], Decimal], ...] = (
+    lambda c: Decimal(-c.violations),
+    lambda c: Decimal(-c.victims[0].priority),
+    lambda c: Decimal(-sum(v.priority + _SHIFT for v in c.victims)),
+    lambda c: Decimal(-len(c.victims)),
+    _earliest_top_start,
+)
+
+
 @attrs.frozen
 class Outcome:
     """What the PostFilter decided: a nominated node ("" for none), its victims in upstream's
@@ -172,6 +187,9 @@ class Outcome:
 
 class Preemption:
     """One PostFilter run: the pod, the budgets and the cycle's Filter plugins."""
+
+    #: `pickOneNodeForPreemption`'s score functions, in order
+    criteria: Sequence[Callable[[_Candidate], Decimal]] = CRITERIA
 
     def __init__(
         self,
@@ -214,7 +232,7 @@ class Preemption:
         if not candidates:
             text = fit_error(len(listed), failed, _NOT_HELPFUL)
             return Outcome("", (), {}, _PREFIX + text)
-        chosen, tied = _pick(candidates)
+        chosen, tied = _pick(candidates, self.criteria)
         by_node = {c.node: c for c in candidates}
         victims = tuple(v.info.pod.ref for v in chosen.victims)
         said = f"found a potential placement for pod on node {chosen.node}, preempting "
@@ -282,16 +300,20 @@ class Preemption:
         violations = 0
         for group, breaks in ((violating, 1), (others, 0)):
             for victim in group:
-                copy.add_pod(
-                    victim.info, non_host_scoped=self._non_host_scoped, saturates=self._saturates
-                )
-                if self.fits(copy) is not None:
-                    self._remove(copy, victim)
+                if not self._reprieved(copy, victim):
                     victims.append(victim)
                     violations += breaks
         if violating and others:
             victims.sort(key=lambda victim: victim.importance)
         return tuple(victims), violations
+
+    def _reprieved(self, copy: NodeInfo, victim: _Victim) -> bool:
+        """Give `victim` back to `copy`; taken out again, and False, if the pod then fails."""
+        copy.add_pod(victim.info, non_host_scoped=self._non_host_scoped, saturates=self._saturates)
+        if self.fits(copy) is None:
+            return True
+        self._remove(copy, victim)
+        return False
 
     def _remove(self, copy: NodeInfo, victim: _Victim) -> None:
         copy.remove_pod(
@@ -323,27 +345,14 @@ def _num_candidates(count: int, args: PreemptionArgs) -> int:
     return min(max(wanted, args.min_candidate_nodes_absolute), count)
 
 
-def _earliest_top_start(candidate: _Candidate) -> Decimal:
-    top = candidate.victims[0].priority
-    return min(v.start for v in candidate.victims if v.priority == top)
-
-
-#: `pickOneNodeForPreemption`'s score functions in order: higher is better
-_CRITERIA: tuple[Callable[[_Candidate], Decimal], ...] = (
-    lambda c: Decimal(-c.violations),
-    lambda c: Decimal(-c.victims[0].priority),
-    lambda c: Decimal(-sum(v.priority + _SHIFT for v in c.victims)),
-    lambda c: Decimal(-len(c.victims)),
-    _earliest_top_start,
-)
-
-
-def _pick(candidates: list[_Candidate]) -> tuple[_Candidate, tuple[str, ...]]:
+def _pick(
+    candidates: list[_Candidate], criteria: Sequence[Callable[[_Candidate], Decimal]]
+) -> tuple[_Candidate, tuple[str, ...]]:
     """`SelectCandidate`: the chosen candidate and the nodes tied with it."""
     if len(candidates) == 1:
         return candidates[0], (candidates[0].node,)
     left = candidates
-    for score in _CRITERIA:
+    for score in criteria:
         scores = [score(c) for c in left]
         best = max(scores)
         left = [c for c, s in zip(left, scores, strict=True) if s == best]

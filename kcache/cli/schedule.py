@@ -30,8 +30,9 @@ nodes,pods,namespaces -A -o yaml`) are what InterPodAffinity's namespace
 selectors match.  When no node fits, the model's DefaultPreemption follows
 (not for --impl go, whose message carries upstream's own): each candidate
 node with its victims, the node criteria in order down to the one that
-decided, and the nominated node; the cycle itself still ends unschedulable
-(PodDisruptionBudgets are not read from the files yet).  A pod carrying
+decided, and the nominated node; the cycle itself ends unschedulable with
+that nomination.  PodDisruptionBudget objects in the files are the budgets
+the victims may break.  A pod carrying
 status.nominatedNodeName has that node filtered first, as kube-scheduler
 does (a `nominated node` line says how it went: taken unscored, rejected,
 not in the snapshot).  Other pending pods of the files nominated to a node
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             pending=cluster.pending,
         )
     preemption = (
-        model_preemption(cluster.steps, pod, config, release, claims)
+        model_preemption(cluster.steps, pod, config, release, claims, objects=cluster.objects)
         if preempts(decision) and not own_cycle
         else None
     )
