@@ -243,6 +243,13 @@ class SchedulerMachine(LockstepMachine):
             placed["spec"] = {**spec, "nodeName": decision.host}
             self.bound[uid] = pod_from_manifest(placed)
 
+    @rule(cpu=st.sampled_from(("1", "2", "4")), labels=spreading.LABELS)
+    def preemptor_arrives(self, cpu: str, labels: dict[str, str]) -> None:
+        """A pod above every drawn priority asks for much CPU: where the nodes are full of
+        lower-priority pods, DefaultPreemption evicts some of them."""
+        spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+        self.schedule_one(spec, Binding(), Spreading({"labels": dict(labels)}, {}), {}, 1000)
+
     def _check_nomination(self, decision: Decision, priority: int) -> None:
         """DefaultPreemption's promises; a nomination is counted, and its victims that the
         informer confirmed are deleted, as the API server's deletion reaches the cache."""

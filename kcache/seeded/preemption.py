@@ -3,9 +3,11 @@
 Each class is `impl.cache.Cache` whose schedulers preempt with one bug:
 a victim given back although the pod no longer fits, the budgets ignored,
 or the wrong criterion first between candidate nodes.
-`tests/stateful/test_preemption_bugs.py` requires `kcache conform
---workload scheduler` to catch each in every one of ten seeds.  Like
-`kcache.seeded.decisions`, they patch impl's internals on purpose.
+`tests/unit/harness/test_seeded_preemption.py` requires each to fail the
+preemption vector pinning what it breaks.  That the scheduler workload finds
+each in ten of ten seeds is a run of minutes, outside the suite:
+`run_conformance(BUG, workload="scheduler", seed=S, shrink=False)` for S in
+0..9.  Like `kcache.seeded.decisions`, they patch impl's internals on purpose.
 """
 
 from __future__ import annotations
@@ -67,9 +69,9 @@ class VictimReaddedThoughUnfit(_PreemptingWith):
     again, so every less important pod after it fails too and is evicted for
     nothing.
 
-    Smallest story: node a (3 CPUs) with v3, v2, v1 (priorities 3, 2, 1; 1
-    CPU, 2 CPUs, 1 CPU); a 1-CPU pod of priority 10.  Expected: v3 kept, v2 a
-    victim, v1 kept.  Actual: v2 and v1 victims.
+    Smallest story: node a (4 CPUs) full with v3, v2, v1 (priorities 3, 2,
+    1; 1 CPU, 2 CPUs, 1 CPU); a 2-CPU pod of priority 10.  Expected: v3 kept,
+    v2 a victim, v1 kept.  Actual: v2 and v1 victims.
     """
 
     kind = _VictimLeftOnTheCopy
