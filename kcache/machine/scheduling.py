@@ -21,7 +21,12 @@ cycle and every step:
   pod count, no host port taken twice (every pod arrives through the
   scheduler and capacities never shrink);
 - once every bound pod is confirmed, the cache equals one built afresh from
-  the cluster's nodes and pods.
+  the cluster's nodes and pods;
+- a nomination (DefaultPreemption after a fit error) evicts only pods of
+  lower priority than the pod, at least one; its victims the informer had
+  confirmed are then deleted (`remove_pod`).  Pods draw priorities and
+  start times, a preemptor of priority 1000 arrives now and then, and two
+  PodDisruptionBudgets select some of them (`kcache.machine.preempting`).
 """
 
 from __future__ import annotations
