@@ -5,17 +5,17 @@ json|yaml`; pods bound to a node are added, as the informers would), then
 runs one scheduling cycle of the pending pod in --pod over the target's
 cache: kcache's model of upstream's ScheduleOne with the release's default
 profile (or the `scheduler` object of --config), evaluated one node at a
-time.  The model runs 11 of the default profile's 19 plugins (20 from v1.36):
+time.  The model runs 12 of the default profile's 19 plugins (20 from v1.36):
 NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
 NodeResourcesFit, VolumeRestrictions, PodTopologySpread (its default
 selector reads the Services, ReplicaSets, ReplicationControllers and
 StatefulSets of the input), InterPodAffinity (its namespace selectors read
-the input's Namespaces), NodeResourcesBalancedAllocation and ImageLocality.
+the input's Namespaces), NodeResourcesBalancedAllocation, ImageLocality and
+DefaultPreemption (after a fit error; the input's PodDisruptionBudgets).
 The first lines name the plugins it lacks; when the pod or the cluster uses
-what one of them reads (claimed volumes, resource claims, preemption of a
-pod no node fits, ...), a `may differ from kube-scheduler` line says which
-and why, and the exit
-status is 3.  --impl go runs upstream's own ScheduleOne with the whole
+what one of them reads (claimed volumes, resource claims, ...), a `may
+differ from kube-scheduler` line says which and why, and the exit status
+is 3.  --impl go runs upstream's own ScheduleOne with the whole
 profile instead: its answer is kube-scheduler's for these objects (Services,
 controllers, volumes and resource claims not in the input are absent for
 it too).  Prints each node's Filter verdict with upstream's reason, the
