@@ -2,19 +2,19 @@
 
 The model's preemption (spec.scheduler.preemption) runs on a spec cache built
 from the same cluster steps, whatever target ran the cycle: which nodes were
-candidates and their victims, which criterion chose the node, and which
-budgets the victims would break.  PodDisruptionBudgets are not read from the
-cluster files yet, so none is ever broken here.
+candidates and their victims, which criterion chose the node, and how many
+PodDisruptionBudgets of the cluster files each candidate's victims would break.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
 from kcache.ops import Run, perform
 from kcache.spec.cache import Cache
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.config import SchedulerConfig
@@ -22,6 +22,7 @@ from kcache.spec.scheduler.cycle import Scheduler
 from kcache.spec.scheduler.decision import CycleOutcome
 from kcache.spec.scheduler.objects import claim_from_manifest
 from kcache.spec.scheduler.preemption import Preemption
+from kcache.spec.scheduler.preemption_objects import budgets_of
 from kcache.traces.trace import Step
 
 
@@ -31,9 +32,11 @@ def model_preemption(
     config: SchedulerConfig,
     release: Release,
     claims: Iterable[Any] = (),
+    *,
+    objects: Iterable[Mapping[str, Any]] = (),
 ) -> Preemption | None:
-    """The model's preemption for `pod` after the steps, with the cluster's claim manifests;
-    None when the model's cycle fits it."""
+    """The model's preemption for `pod` after the steps, with the cluster's claim manifests
+    and other objects (its PodDisruptionBudgets); None when the model's cycle fits it."""
     run = Run(Cache(ttl=Decimal(0), release=release), scheduler_config=config)
     for step in steps:
         perform(run, step.op, step.args)
@@ -42,7 +45,7 @@ def model_preemption(
     failed = scheduler.schedule_pod(pod)
     if failed.outcome is not CycleOutcome.UNSCHEDULABLE or not failed.num_all_nodes:
         return None
-    return scheduler.preemption(pod, failed, [])
+    return scheduler.preemption(pod, failed, budgets_of(ClusterObjects.of(objects)))
 
 
 def lines(found: Preemption) -> list[str]:

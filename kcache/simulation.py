@@ -42,7 +42,7 @@ from kcache.spec.releases import Release
 from kcache.spec.scheduler.config import default_config
 from kcache.spec.scheduler.decision import Binding, CycleOutcome, Decision, FailurePoint
 from kcache.targets.adapter.scheduling import AdapterScheduler
-from kcache.unmodelled import gaps, preempts, profile_line
+from kcache.unmodelled import gaps, profile_line
 
 ZONES = ("zone-a", "zone-b", "zone-c", "zone-d", "zone-e")
 #: (cpu, memory, pods) of the node classes, taken in turn
@@ -348,7 +348,7 @@ class _Simulation:
         result.cycle_seconds += time.perf_counter() - before_cycle
         _count(result, decision)
         if not self.own_cycle:
-            found = gaps(self.profile, pod, self.release, unschedulable=preempts(decision))
+            found = gaps(self.profile, pod, self.release)
             result.beyond_model.update(gap.plugin for gap in found)
         self.check(cycle, decision, pod)
         if before is not None and decision.bound is not True:

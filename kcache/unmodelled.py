@@ -34,13 +34,10 @@ from kcache.targets.adapter.scheduling import AdapterScheduler
 
 #: resource names a node reports natively: any other requested name is an extended resource
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods", "hugepages-")
-#: how the PostFilter plugins' messages begin, appended to the fit error's after a space
-#: (the reasons joined by ", "): DynamicResources' for a pod without claims (v1.35, v1.36;
-#: v1.37 says nothing then), DefaultPreemption's
-POST_FILTER = {
-    "DynamicResources": " no new claims to deallocate",
-    "DefaultPreemption": " preemption: ",
-}
+#: what an unmodelled PostFilter plugin says for a pod it cannot help, among the PostFilter
+#: reasons upstream joins with ", " after the fit error: DynamicResources' for a pod without
+#: claims (v1.35, v1.36; v1.37 says nothing then).  DefaultPreemption's is the model's too.
+POST_FILTER = {"DynamicResources": "no new claims to deallocate"}
 #: DynamicResources' PostFilter after a PreFilter rejection that came before its own
 #: PreFilter: its cycle state was never written (`fwk.ErrNotFound`), an Error that ends
 #: PostFilter, so DefaultPreemption never runs (docs/semantics.md §21.19)
@@ -68,12 +65,10 @@ class Gap:
 
 @attrs.frozen
 class _Cycle:
-    """What a plugin's test reads: the pending pod, the release, and whether the model found
-    no node for the pod."""
+    """What a plugin's test reads: the pending pod and the release."""
 
     pod: Pod
     release: Release
-    unschedulable: bool
 
     @property
     def spec(self) -> Mapping[str, Any]:
@@ -143,15 +138,6 @@ def _node_declared_features(cycle: _Cycle) -> str | None:
     return None
 
 
-def _default_preemption(cycle: _Cycle) -> str | None:
-    if cycle.unschedulable:
-        return (
-            "no node fits: kube-scheduler then looks for lower-priority pods to evict "
-            "and adds what it found to the message"
-        )
-    return None
-
-
 #: each plugin the model lacks -> what of the pod or the cluster it reads, or None when
 #: upstream's plugin is neutral for this cycle (its PreFilter and PreScore Skip)
 READS: Mapping[str, Callable[[_Cycle], str | None]] = {
@@ -160,7 +146,6 @@ READS: Mapping[str, Callable[[_Cycle], str | None]] = {
     "NodeVolumeLimits": _node_volume_limits,
     "DynamicResources": _dynamic_resources,
     "NodeDeclaredFeatures": _node_declared_features,
-    "DefaultPreemption": _default_preemption,
 }
 
 
@@ -201,16 +186,13 @@ def gaps(
     pod: Pod,
     release: Release,
     *,
-    unschedulable: bool = False,
     pending: Iterable[Pod] = (),
 ) -> tuple[Gap, ...]:
     """The plugins of `profile` the model lacks that `pod` or its cluster uses, in profile
     order, then the other `pending` pods' nominations (`nominated_pods`): where the model's
     decision for the pod may differ from kube-scheduler's.
-
-    `unschedulable`: the model found no node for the pod (PostFilter then runs upstream).
     """
-    cycle = _Cycle(pod, release, unschedulable)
+    cycle = _Cycle(pod, release)
     found = []
     if "SchedulingGates" in dict(profile.effective) and cycle.spec.get("schedulingGates"):
         found.append(
@@ -222,12 +204,6 @@ def gaps(
             found.append(Gap(plugin, uses))
     nominations = nominated_pods(pod, pending)
     return (*found, nominations) if nominations is not None else tuple(found)
-
-
-def preempts(decision: Decision) -> bool:
-    """Whether upstream would run PostFilter (DefaultPreemption) after this decision: the
-    filters left no node, and there were nodes to filter."""
-    return decision.outcome is CycleOutcome.UNSCHEDULABLE and decision.num_all_nodes > 0
 
 
 def profile_line(profile: Profile) -> str:
@@ -255,9 +231,8 @@ def covered_part(decision: Decision, profile: Profile) -> Decision:
     }
     message = decision.message
     if decision.outcome is CycleOutcome.UNSCHEDULABLE:
-        openings = [POST_FILTER[name] for name in profile.unmodelled if name in POST_FILTER]
-        cuts = [message.find(opening) for opening in openings if opening in message]
-        message = message[: min(cuts)] if cuts else message
+        for said in (POST_FILTER[name] for name in profile.unmodelled if name in POST_FILTER):
+            message = message.replace(f" {said}, ", " ").replace(f" {said}", "")
         if "DynamicResources" in profile.unmodelled and message.endswith(MISSING_STATE):
             message = message.removesuffix(MISSING_STATE)
     return attrs.evolve(decision, plugin_scores=scores, message=message)
@@ -272,3 +247,44 @@ def as_modelled(scheduler: object, pod: Pod, decision: Decision) -> Decision:
     spec = pod.manifest.get("spec") or {}
     profile = scheduler.config.profile(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
     return decision if profile is None else covered_part(decision, profile)
+
+
+def settled_nomination(model: Decision, other: Decision) -> Decision:
+    """`other` with the model's nomination where it made a choice upstream may make too: the
+    same node, or another node tied with it after every criterion, with that node's victims
+    in any order (upstream evicts them in parallel and breaks the tie by a map's order)."""
+    mine, theirs = model.nominated, other.nominated
+    if mine is None or theirs is None or mine == theirs or not mine.admits(theirs):
+        return other
+    return attrs.evolve(other, nominated=mine)
+
+
+def reads_pre_filter_state(pod: Pod, anti_affinity_placed: bool) -> bool:
+    """Whether upstream's preemption dry run may find other victims than the model's for
+    `pod`: it updates InterPodAffinity's and PodTopologySpread's PreFilter state for each pod
+    it removes or gives back (their AddPod and RemovePod extensions), which the model does
+    not (docs/semantics.md §21.20).  So: the pod has required pod (anti-)affinity terms or a
+    DoNotSchedule spread constraint, or a placed pod has required anti-affinity."""
+    spec = pod.manifest.get("spec") or {}
+    affinity = spec.get("affinity") or {}
+    required = any(
+        (affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+        for kind in ("podAffinity", "podAntiAffinity")
+    )
+    hard_spread = any(
+        constraint.get("whenUnsatisfiable") == "DoNotSchedule"
+        for constraint in spec.get("topologySpreadConstraints") or ()
+    )
+    return required or hard_spread or anti_affinity_placed
+
+
+def without_preemption(decision: Decision) -> Decision:
+    """`decision` without what DefaultPreemption decided: no nomination, and the fit error's
+    message without PostFilter's part."""
+    message = decision.message.split(" preemption: ", 1)[0]
+    return attrs.evolve(decision, nominated=None, message=message)
+
+
+def own_cycle(scheduler: object) -> bool:
+    """Whether the target runs its own cycle (an adapter's: upstream's, the whole profile)."""
+    return isinstance(scheduler, AdapterScheduler)

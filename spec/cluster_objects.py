@@ -4,10 +4,11 @@ Some plugins read objects the scheduler's cache never holds, through the
 informers' listers: PodTopologySpread's default selector reads Services,
 ReplicationControllers, ReplicaSets and StatefulSets (upstream's
 `helper.DefaultSelector`); InterPodAffinity's namespace selectors read the
-Namespaces' labels.  Cluster files and traces carry them as one list
-of manifests (a trace's `objects`); `OBJECT_KINDS` says, one row per kind,
-which API version it has and which of its fields the model reads, checked
-when it is read.  A kind joins the channel by joining the table.
+Namespaces' labels; DefaultPreemption reads the PodDisruptionBudgets.
+Cluster files and traces carry them as one list of manifests (a trace's
+`objects`); `OBJECT_KINDS` says, one row per kind, which API version it has
+and which of its fields the model reads, checked when it is read.  A kind
+joins the channel by joining the table.
 """
 
 from __future__ import annotations
@@ -41,6 +42,28 @@ def _label_selector(manifest: Fields) -> None:
         expression.strings("values")
 
 
+#: a `metav1.LabelSelector`'s operators
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def _budget(manifest: Fields) -> None:
+    """A PodDisruptionBudget's `spec.selector` (a `metav1.LabelSelector`, absent: none) and
+    its status' `disruptionsAllowed` and `disruptedPods` (DefaultPreemption)."""
+    selector = manifest.mapping("spec").optional_mapping("selector")
+    if selector is not None:
+        selector.string_map("matchLabels")
+        for expression in selector.items("matchExpressions"):
+            expression.string("key")
+            operator = expression.string("operator")
+            if operator not in _SELECTOR_OPERATORS:
+                expected = ", ".join(_SELECTOR_OPERATORS)
+                raise expression.fail("operator", f"expected one of {expected}, got {operator!r}")
+            expression.strings("values")
+    status = manifest.mapping("status")
+    status.integer("disruptionsAllowed", bits=32)
+    status.mapping("disruptedPods")
+
+
 @attrs.frozen
 class ObjectKind:
     """How the channel keeps one kind: its API version and the check of the fields read."""
@@ -62,6 +85,7 @@ OBJECT_KINDS: Mapping[str, ObjectKind] = {
         ObjectKind("ReplicaSet", "apps/v1", _label_selector, "PodTopologySpread"),
         ObjectKind("StatefulSet", "apps/v1", _label_selector, "PodTopologySpread"),
         ObjectKind("Namespace", "v1", _labels, "InterPodAffinity"),
+        ObjectKind("PodDisruptionBudget", "policy/v1", _budget, "DefaultPreemption"),
     )
 }
 

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 )
@@ -41,6 +42,9 @@ var clusterObjectKinds = map[string]clusterObjectKind{
 	}},
 	"Namespace": {decodeAs[v1.Namespace], func(f informers.SharedInformerFactory) toolscache.Store {
 		return f.Core().V1().Namespaces().Informer().GetStore()
+	}},
+	"PodDisruptionBudget": {decodeAs[policyv1.PodDisruptionBudget], func(f informers.SharedInformerFactory) toolscache.Store {
+		return f.Policy().V1().PodDisruptionBudgets().Informer().GetStore()
 	}},
 }
 

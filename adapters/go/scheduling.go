@@ -6,14 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -38,6 +41,51 @@ type cycleScheduler struct {
 	pods cache.Store
 	// stop ends what New started in the background (its metrics recorder)
 	stop context.CancelFunc
+	// evicted records the victims of the current cycle's preemption
+	evicted *evictions
+}
+
+// evictions are the pods whose eviction DefaultPreemption started this cycle,
+// as namespace/name: it marks each victim's status with the DisruptionTarget
+// condition before deleting it, and that status patch reaches the fake API
+// server (which holds no such pod, so upstream goes on as if it were gone).
+type evictions struct {
+	mu   sync.Mutex
+	pods []string
+}
+
+func (e *evictions) record(action clienttesting.Action) (bool, runtime.Object, error) {
+	if patch, ok := action.(clienttesting.PatchAction); ok && action.GetSubresource() == "status" {
+		e.mu.Lock()
+		e.pods = append(e.pods, patch.GetNamespace()+"/"+patch.GetName())
+		e.mu.Unlock()
+	}
+	return false, nil, nil
+}
+
+// taken returns the pods recorded, sorted, and starts afresh.
+func (e *evictions) taken() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pods := append([]string{}, e.pods...)
+	e.pods = nil
+	sort.Strings(pods)
+	return pods
+}
+
+// withSyncPreemption runs build with SchedulerAsyncPreemption off, as the
+// plugins New builds read it: DefaultPreemption then evicts its victims
+// before PostFilter returns, so a cycle's evictions are all recorded when
+// it ends.  The decision (node and victims) is the same either way; the gate
+// goes back to what it was.
+func withSyncPreemption(build func() error) error {
+	const gate = "SchedulerAsyncPreemption"
+	was := utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(gate))
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{gate: false}); err != nil {
+		return protocolErrorf("new_scheduler: %v", err)
+	}
+	defer func() { _ = utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{gate: was}) }()
+	return build()
 }
 
 // stopSchedulers ends every scheduler of the session (init discards them).
@@ -87,8 +135,10 @@ func (s *session) newScheduler(r request) (map[string]any, error) {
 	}
 
 	script := &bindingScript{}
+	evicted := &evictions{}
 	client := fake.NewClientset()
 	client.PrependReactor("create", "pods", script.bind)
+	client.PrependReactor("patch", "pods", evicted.record)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	claimStore := factory.Core().V1().PersistentVolumeClaims().Informer().GetStore()
 	for i := range claims {
@@ -106,11 +156,15 @@ func (s *session) newScheduler(r request) (map[string]any, error) {
 	clock := &clockedFinish{cacheUnderTest: s.cache}
 	registry := frameworkruntime.Registry{scriptName: script.plugin}
 	ctx, stop := context.WithCancel(klog.NewContext(context.Background(), s.logger))
-	sched, err := scheduler.NewForKcache(ctx, client, factory, clock, registry,
-		scheduler.WithProfiles(config.Profiles...),
-		scheduler.WithParallelism(config.Parallelism),
-		scheduler.WithPercentageOfNodesToScore(config.PercentageOfNodesToScore),
-	)
+	var sched *scheduler.Scheduler
+	err = withSyncPreemption(func() (err error) {
+		sched, err = scheduler.NewForKcache(ctx, client, factory, clock, registry,
+			scheduler.WithProfiles(config.Profiles...),
+			scheduler.WithParallelism(config.Parallelism),
+			scheduler.WithPercentageOfNodesToScore(config.PercentageOfNodesToScore),
+		)
+		return err
+	})
 	if err != nil {
 		stop()
 		return nil, protocolErrorf("new_scheduler: %v", err)
@@ -119,7 +173,7 @@ func (s *session) newScheduler(r request) (map[string]any, error) {
 		old.stop()
 	}
 	pods := factory.Core().V1().Pods().Informer().GetStore()
-	s.schedulers[name] = &cycleScheduler{sched: sched, clock: clock, script: script, pods: pods, stop: stop}
+	s.schedulers[name] = &cycleScheduler{sched: sched, clock: clock, script: script, pods: pods, stop: stop, evicted: evicted}
 	// its snapshot is viewed like any other, by name
 	s.snapshots[schedulerSnapshot(name)] = sched.Snapshot()
 	return map[string]any{"snapshot": schedulerSnapshot(name)}, nil
@@ -164,7 +218,7 @@ func (s *session) schedulePod(r request) (map[string]any, error) {
 	}
 	*c.script = bindingScript{}
 	report := c.sched.SchedulePodForKcache(klog.NewContext(context.Background(), s.logger), pod)
-	return map[string]any{"decision": decisionOf(pod, report, c.script)}, nil
+	return map[string]any{"decision": decisionOf(pod, report, c.script, nil)}, nil
 }
 
 // withCycleEnds adds what every kube-scheduler profile has but the trace's
@@ -207,11 +261,13 @@ func (s *session) scheduleOne(r request) (map[string]any, error) {
 		return nil, protocolErrorf("%s: pod: %v", r.op, err)
 	}
 	defer func() { _ = c.pods.Delete(pod) }()
+	c.evicted.taken()
 	started := time.Now()
 	report := c.sched.ScheduleOneForKcache(ctx, pod)
 	// the cycle's own time, without the pipe and the JSON on either side
 	spent := time.Since(started)
-	return map[string]any{"decision": decisionOf(pod, report, c.script), "cycle_ns": spent.Nanoseconds()}, nil
+	decision := decisionOf(pod, report, c.script, c.evicted.taken())
+	return map[string]any{"decision": decision, "cycle_ns": spent.Nanoseconds()}, nil
 }
 
 // binding reads the step's `binding`: "success" or {fails_at, message}.
@@ -250,14 +306,18 @@ func viewStatus(status *fwk.Status) statusView {
 	return statusView{Code: status.Code().String(), Reasons: reasons, Plugin: status.Plugin()}
 }
 
-// decisionOf is the trace format's DECISION for what upstream's cycle did.
-func decisionOf(pod *v1.Pod, report scheduler.CycleReport, script *bindingScript) map[string]any {
+// decisionOf is the trace format's DECISION for what upstream's cycle did;
+// `evicted` are the victims of its preemption, if any.
+func decisionOf(pod *v1.Pod, report scheduler.CycleReport, script *bindingScript, evicted []string) map[string]any {
 	decision := map[string]any{
 		"outcome": "skipped", "host": "", "evaluated_nodes": 0, "feasible_nodes": 0,
 		"node_status": map[string]statusView{}, "absent_node_status": nil,
 		"unschedulable_plugins": []string{}, "pre_filter_msg": "", "num_all_nodes": 0,
 		"plugin_scores": map[string]map[string]int64{}, "message": "", "bound": nil,
-		"next_start_node_index": report.NextStartNodeIndex,
+		"next_start_node_index": report.NextStartNodeIndex, "nominated": nil,
+	}
+	if report.Nominated != "" {
+		decision["nominated"] = map[string]any{"node": report.Nominated, "victims": evicted}
 	}
 	switch {
 	case report.Skipped:

@@ -41,11 +41,20 @@ from kcache.impl.scheduling.plugins import (
     configured,
 )
 from kcache.impl.scheduling.pod_plan import CycleInputs, PodPlan
+from kcache.impl.scheduling.preemption import Preemption, budgets
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import CacheError
 from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.scheduler.config import Profile, SchedulerConfig
-from kcache.spec.scheduler.decision import SUCCESS, Binding, CycleOutcome, Decision, FailurePoint
+from kcache.spec.scheduler.decision import (
+    SUCCESS,
+    Binding,
+    CycleOutcome,
+    Decision,
+    FailurePoint,
+    Nomination,
+)
+from kcache.spec.scheduler.preemption_args import PreemptionArgs
 from kcache.spec.scheduler.status import Code, Status
 
 if TYPE_CHECKING:
@@ -55,6 +64,7 @@ _MIN_FEASIBLE = 100
 _MIN_PERCENTAGE = 5
 _NO_NODES = "no nodes available to schedule pods"
 _PODS = operator.attrgetter("pods")
+_UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ())
 
 
 @attrs.frozen
@@ -92,6 +102,9 @@ class _Points:
 class Scheduler:
     """A scheduler over one impl cache."""
 
+    #: its PostFilter, DefaultPreemption
+    preemption: type[Preemption] = Preemption
+
     def __init__(
         self,
         cache: Cache,
@@ -112,7 +125,13 @@ class Scheduler:
         self.next_start_node_index = 0
         self._points = {profile.scheduler_name: _Points.of(profile) for profile in config.profiles}
         self._profiles = {profile.scheduler_name: profile for profile in config.profiles}
+        self._preemption_args = {
+            profile.scheduler_name: PreemptionArgs.from_json(profile.args("DefaultPreemption"))
+            for profile in config.profiles
+        }
         self._fields = NodeFieldsCache()
+        #: the last cycle's Filter plugins, those its PreFilter skipped left out (PostFilter's)
+        self._filters: list[tuple[str, Filter]] = []
 
     def schedule_one(
         self, pod: Pod, binding: Binding = SUCCESS, now: Decimal = Decimal(0)
@@ -130,6 +149,9 @@ class Scheduler:
         if pod.uid and self.cache.is_assumed_pod(pod):
             return Decision(CycleOutcome.SKIPPED, self.next_start_node_index)
         decision = self._schedule(plan, profile)
+        failed = decision.outcome is CycleOutcome.UNSCHEDULABLE and decision.num_all_nodes > 0
+        if failed and "DefaultPreemption" in profile.points["postFilter"]:
+            return self._post_filter(pod, plan, profile, decision)
         if decision.outcome is not CycleOutcome.SCHEDULED:
             return decision
         return self._bind(pod, decision, binding, now)
@@ -168,6 +190,7 @@ class Scheduler:
             terms_of=self._terms.of,
         )
         skipped, restricted_by, names, held = _run_pre_filters(plan, points)
+        self._filters = [(name, check) for name, check in points.filter if name not in skipped]
         if held is not None:
             return self._held(total, held, restricted_by)
         nodes: list[NodeInfo] = listed
@@ -179,7 +202,7 @@ class Scheduler:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 (f"node(s) didn't satisfy plugin(s) [{plugins}]",),
             )
-        filters = [(name, check) for name, check in points.filter if name not in skipped]
+        filters = self._filters
         has_filters = bool(points.filter)
         taken, rejected = self._try_nominated(plan, filters, has_filters)
         if taken is not None:
@@ -216,6 +239,41 @@ class Scheduler:
         if len(feasible) == 1:
             return attrs.evolve(found, host=_name(feasible[0]))
         return self._score(plan, feasible, points, total, found)
+
+    def _post_filter(self, pod: Pod, plan: PodPlan, profile: Profile, failed: Decision) -> Decision:
+        """`RunPostFilterPlugins` after the fit error `failed`: DefaultPreemption over the
+        snapshot the cycle filtered, its message after the fit error's."""
+        release = self.cache.release
+        absent = failed.absent_node_status or _UNRESOLVABLE
+
+        def fits(info: NodeInfo) -> Status | None:
+            assert info.node is not None
+            fields = self._fields.of(info.node)
+            for name, check in self._filters:
+                status = check(plan, info, fields)
+                if status is not None:
+                    return attrs.evolve(status, plugin=name)
+            return None
+
+        found = self.preemption(
+            pod,
+            fits,
+            budgets(self.objects),
+            non_host_scoped=release.has_non_host_scoped_list
+            and release.gate("InterPodAffinityHostnameFastPath"),
+            saturates=release.saturates_node_totals,
+        ).run(
+            self.snapshot.node_list,
+            lambda name: failed.node_status.get(name, absent),
+            self._preemption_args[profile.scheduler_name],
+            names_placement=release.names_preemption_placement,
+            fit_error=lambda total, statuses, missing: _fit_error_text(
+                total, statuses, missing, ""
+            ),
+        )
+        message = f"{failed.message} {found.message}" if found.message else failed.message
+        nominated = Nomination(found.node, found.victims, found.tied) if found.node else None
+        return attrs.evolve(failed, message=message, nominated=nominated)
 
     def _try_nominated(
         self, plan: PodPlan, filters: list[tuple[str, Filter]], has_filters: bool

@@ -555,6 +555,8 @@ PLUGINS: Mapping[str, Plugin] = {
         ),
         Plugin("NodeResourcesBalancedAllocation", pre_score=_balanced_pre_score, score=_balanced),
         Plugin("ImageLocality", score=_images),
+        # its PostFilter is the cycle's (impl/scheduling/preemption.py), no per-node point
+        Plugin("DefaultPreemption"),
     )
 }
 

@@ -31,12 +31,14 @@ equal the spec's, and the run checks that a decision from the incremental
 snapshot equals one from a fresh snapshot where both show the same, that no
 node is over-committed, that a cycle that did not bind changed nothing, and
 that the cache converges to the cluster once every pod is confirmed.  The
-model runs 11 of the default profile's plugins: a line names the others, and
-`beyond the model` counts the cycles whose pod used what one of them reads
-(a pod no node fits: DefaultPreemption).  Against --impl go, upstream's
-cycle runs the whole profile and is compared on what the model covers (the
-modelled plugins' scores, the fit error without PostFilter's addition);
-those cycles are counted too.
+model runs 12 of the default profile's plugins: a line names the others, and
+`beyond the model` counts the cycles whose pod used what one of them reads.
+Against --impl go, upstream's cycle runs the whole profile and is compared
+on what the model covers (the modelled plugins' scores, the fit error
+without DynamicResources' PostFilter reason; DefaultPreemption's nomination
+and victims except where upstream's PreFilter extensions may decide
+otherwise); those cycles are counted too.  Pods draw priorities, and a
+preemptor arrives now and then, so cycles nominate nodes and evict.
 
 Parallel mode (--parallel, with --threads, --rounds, --profile default or
 ci, and --time-budget): threads and the expiry loop share one cache, and

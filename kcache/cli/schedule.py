@@ -5,17 +5,17 @@ json|yaml`; pods bound to a node are added, as the informers would), then
 runs one scheduling cycle of the pending pod in --pod over the target's
 cache: kcache's model of upstream's ScheduleOne with the release's default
 profile (or the `scheduler` object of --config), evaluated one node at a
-time.  The model runs 11 of the default profile's 19 plugins (20 from v1.36):
+time.  The model runs 12 of the default profile's 19 plugins (20 from v1.36):
 NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
 NodeResourcesFit, VolumeRestrictions, PodTopologySpread (its default
 selector reads the Services, ReplicaSets, ReplicationControllers and
 StatefulSets of the input), InterPodAffinity (its namespace selectors read
-the input's Namespaces), NodeResourcesBalancedAllocation and ImageLocality.
+the input's Namespaces), NodeResourcesBalancedAllocation, ImageLocality and
+DefaultPreemption (after a fit error; the input's PodDisruptionBudgets).
 The first lines name the plugins it lacks; when the pod or the cluster uses
-what one of them reads (claimed volumes, resource claims, preemption of a
-pod no node fits, ...), a `may differ from kube-scheduler` line says which
-and why, and the exit
-status is 3.  --impl go runs upstream's own ScheduleOne with the whole
+what one of them reads (claimed volumes, resource claims, ...), a `may
+differ from kube-scheduler` line says which and why, and the exit status
+is 3.  --impl go runs upstream's own ScheduleOne with the whole
 profile instead: its answer is kube-scheduler's for these objects (Services,
 controllers, volumes and resource claims not in the input are absent for
 it too).  Prints each node's Filter verdict with upstream's reason, the
@@ -30,8 +30,9 @@ nodes,pods,namespaces -A -o yaml`) are what InterPodAffinity's namespace
 selectors match.  When no node fits, the model's DefaultPreemption follows
 (not for --impl go, whose message carries upstream's own): each candidate
 node with its victims, the node criteria in order down to the one that
-decided, and the nominated node; the cycle itself still ends unschedulable
-(PodDisruptionBudgets are not read from the files yet).  A pod carrying
+decided, and the nominated node; the cycle itself ends unschedulable with
+that nomination.  PodDisruptionBudget objects in the files are the budgets
+the victims may break.  A pod carrying
 status.nominatedNodeName has that node filtered first, as kube-scheduler
 does (a `nominated node` line says how it went: taken unscored, rejected,
 not in the snapshot).  Other pending pods of the files nominated to a node
@@ -80,6 +81,7 @@ from kcache.spec.scheduler.config import (
     field_name,
     read_configuration_file,
 )
+from kcache.spec.scheduler.cycle import preempts
 from kcache.spec.scheduler.decision import CycleOutcome, Decision
 from kcache.spec.scheduler.objects import claim_from_manifest, scheduling_pod
 from kcache.spec.scheduler.plugins.pod_topology_spread import (
@@ -91,7 +93,7 @@ from kcache.spec.scheduler.pod_affinity_terms import pod_affinity
 from kcache.spec.scheduler.preemption import Preemption
 from kcache.targets.adapter.scheduling import AdapterScheduler
 from kcache.traces.cluster import ClusterInput, read_cluster, read_pods
-from kcache.unmodelled import Gap, gaps, nominated_pods, preempts, profile_line
+from kcache.unmodelled import Gap, gaps, nominated_pods, profile_line
 
 #: the exit status of a decision the model's missing plugins may change
 MAY_DIFFER_STATUS = 3
@@ -166,11 +168,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             profile,
             pod,
             release,
-            unschedulable=preempts(decision),
             pending=cluster.pending,
         )
     preemption = (
-        model_preemption(cluster.steps, pod, config, release, claims)
+        model_preemption(cluster.steps, pod, config, release, claims, objects=cluster.objects)
         if preempts(decision) and not own_cycle
         else None
     )

@@ -21,7 +21,12 @@ cycle and every step:
   pod count, no host port taken twice (every pod arrives through the
   scheduler and capacities never shrink);
 - once every bound pod is confirmed, the cache equals one built afresh from
-  the cluster's nodes and pods.
+  the cluster's nodes and pods;
+- a nomination (DefaultPreemption after a fit error) evicts only pods of
+  lower priority than the pod, at least one; its victims the informer had
+  confirmed are then deleted (`remove_pod`).  Pods draw priorities and
+  start times, a preemptor of priority 1000 arrives now and then, and two
+  PodDisruptionBudgets select some of them (`kcache.machine.preempting`).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from kcache.machine import coverage, nominations, spreading
+from kcache.machine import coverage, nominations, preempting, spreading
 from kcache.machine.affinity_pods import pod_affinity, with_pod_affinity
 from kcache.machine.lockstep import LockstepMachine
 from kcache.machine.recorder import FailureRecorder
@@ -47,8 +52,9 @@ from kcache.spec.protocol import CacheFactory, CycleRunner
 from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME, default_config
 from kcache.spec.scheduler.decision import Binding, CycleOutcome, Decision, FailurePoint
+from kcache.spec.scheduler.preemption_objects import priority_of
 from kcache.traces.trace import Step
-from kcache.unmodelled import as_modelled, gaps, preempts
+from kcache.unmodelled import as_modelled, gaps
 
 #: node name -> (zone, cpu, memory, pods): capacities are fixed per name, so no node shrinks
 CAPACITIES: dict[str, tuple[str, str, str, str]] = {
@@ -151,7 +157,7 @@ class SchedulerMachine(LockstepMachine):
     #: lists tied feasible nodes in any order under more parallelism, so only then must
     #: every decision, the host among tied maxima included, equal the spec's
     scheduler: ClassVar[Mapping[str, Any] | None] = MappingProxyType({"parallelism": 1})
-    objects = spreading.CLUSTER_OBJECTS
+    objects = (*spreading.CLUSTER_OBJECTS, *preempting.BUDGETS)
 
     def __init__(self) -> None:
         super().__init__()
@@ -207,19 +213,26 @@ class SchedulerMachine(LockstepMachine):
         binding=BINDINGS,
         spread=spreading.spreading(),
         nominated=nominations.nominations(CAPACITIES),
+        priority=preempting.PRIORITIES,
     )
     def schedule_one(
-        self, spec: dict[str, Any], binding: Binding, spread: Spreading, nominated: dict[str, Any]
+        self,
+        spec: dict[str, Any],
+        binding: Binding,
+        spread: Spreading,
+        nominated: dict[str, Any],
+        priority: int,
     ) -> None:
         self.serial += 1
         uid = f"p{self.serial}"
-        spec = {**spec, **spread.spec}
+        spec = {**spec, **spread.spec, "priority": priority}
+        status = {**nominated.get("status", {}), "startTime": preempting.start_time(self.serial)}
         pod = pod_from_manifest(
             {
                 "kind": "Pod",
                 "metadata": {"name": uid, "namespace": "default", "uid": uid, **spread.metadata},
                 "spec": spec,
-                **nominated,
+                "status": status,
             }
         )
         pod = self.known(pod)
@@ -241,10 +254,33 @@ class SchedulerMachine(LockstepMachine):
         # the nominated node taken at once leaves the index where the cycle found it
         moved = 0 if nominations.index_kept(name, decision) else decision.evaluated_nodes
         self._check_cycle(decision, scheduler, fresh, (start, moved), before)
+        self._check_nomination(decision, priority)
         if decision.bound:
             placed = dict(pod.manifest)
             placed["spec"] = {**spec, "nodeName": decision.host}
             self.bound[uid] = pod_from_manifest(placed)
+
+    @rule(cpu=st.sampled_from(("1", "2", "4")), labels=spreading.LABELS)
+    def preemptor_arrives(self, cpu: str, labels: dict[str, str]) -> None:
+        """A pod above every drawn priority asks for much CPU: where the nodes are full of
+        lower-priority pods, DefaultPreemption evicts some of them."""
+        spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+        self.schedule_one(spec, Binding(), Spreading({"labels": dict(labels)}, {}), {}, 1000)
+
+    def _check_nomination(self, decision: Decision, priority: int) -> None:
+        """DefaultPreemption's promises; a nomination is counted, and its victims that the
+        informer confirmed are deleted, as the API server's deletion reaches the cache."""
+        if decision.nominated is None:
+            return
+        self.recorder.coverage[coverage.CYCLE + "nominated"] += 1
+        placed = {pod.ref: pod for pod in (*self.bound.values(), *self.confirmed.values())}
+        priorities = {ref: priority_of(pod) for ref, pod in placed.items()}
+        for problem in preempting.nomination_problems(decision, priority, priorities):
+            self.fail(problem)
+        for victim in decision.nominated.victims:
+            uid = placed[victim].uid if victim in placed else ""
+            if uid in self.confirmed:
+                self.take(Step("remove_pod", {"pod": self.confirmed.pop(uid)}))
 
     def _count_gaps(self, pod: Pod, decision: Decision) -> None:
         """Count the plugins the model lacks that this cycle's pod used: where kube-scheduler's
@@ -253,7 +289,7 @@ class SchedulerMachine(LockstepMachine):
         profile = config.profile(DEFAULT_SCHEDULER_NAME)
         if profile is None:
             return
-        for gap in gaps(profile, pod, self.release, unschedulable=preempts(decision)):
+        for gap in gaps(profile, pod, self.release):
             self.recorder.coverage[coverage.BEYOND_MODEL + gap.plugin] += 1
 
     def _fresh_decision(self, pod: Pod) -> tuple[Decision, CycleRunner]:

@@ -568,6 +568,25 @@ def _compare_substring(expected: Any, actual: Any, path: str) -> Iterator[Differ
         yield path, Prose(f"a text containing {render(expected)}"), actual
 
 
+_NOMINATION = _exact_record(
+    {"node": _str, "victims": _list_of(_str, "a list of namespace/name")},
+    '{"node": NAME, "victims": [NAMESPACE/NAME]}',
+)
+
+
+def _compare_nomination(expected: Any, actual: Any, path: str) -> Iterator[Difference]:
+    """The node, and the victims as a set (upstream evicts them in parallel)."""
+    if expected is None or actual is None:
+        yield from _exact(expected, None if actual is None else _shown_nomination(actual), path)
+        return
+    yield from _exact(expected["node"], actual["node"], _join(path, "node"))
+    yield from _as_set(expected["victims"], actual["victims"], _join(path, "victims"))
+
+
+def _shown_nomination(actual: Mapping[str, Any]) -> dict[str, Any]:
+    return {"node": actual["node"], "victims": actual["victims"]}
+
+
 def _decision_key(rule: _Rule, field: str = "") -> _Key:
     return _Key(rule, lambda seen, _: seen.result.to_json()[field])
 
@@ -624,6 +643,18 @@ DECISION_KEYS: Mapping[str, _Key] = {
         ("maxima", _Rule(_STRINGS.validate, _as_set), ""),
         ("next_start_node_index", _COUNT, ""),
         ("message", _Rule(_str, _compare_substring), ""),
+        (
+            "nominated",
+            _Rule(
+                _one_of(
+                    (_is_dict, _NOMINATION),
+                    (_is_none, _no_check),
+                    wanted='{"node": NAME, "victims": [NAMESPACE/NAME]} or null',
+                ),
+                _compare_nomination,
+            ),
+            "",
+        ),
         (
             "bound",
             _Rule(

@@ -39,6 +39,7 @@ from kcache.spec.scheduler.plugin_args import (
     InterPodAffinityArgs,
     PodTopologySpreadArgs,
 )
+from kcache.spec.scheduler.preemption_args import PreemptionArgs
 from kcache.spec.scheduler.status import go_quoted
 
 #: upstream's `getDefaultPlugins` MultiPoint list up to v1.36 before its feature gates apply,
@@ -99,6 +100,7 @@ MODELLED = frozenset(
         "ImageLocality",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DefaultPreemption",
     }
 )
 #: plugins of no extension point a cycle's decision reads (queue sort, gates, bind)
@@ -124,7 +126,7 @@ POINTS = (
     "postBind",
 )
 #: the points whose plugins a cycle's decision reads: the ones the model runs
-DECIDING = ("preFilter", "filter", "preScore", "score")
+DECIDING = ("preFilter", "filter", "postFilter", "preScore", "score")
 #: the extension points each plugin of the default profile implements (v1.35.8 to v1.37.2),
 #: as multiPoint expands it; `_PRE_FILTER_FROM_V1_37` adds the PreFilters v1.37 gave three
 _IMPLEMENTS: Mapping[str, frozenset[str]] = {
@@ -655,4 +657,5 @@ _ARGS: Mapping[str, Callable[[Mapping[str, Any]], object]] = {
     "NodeAffinity": _node_affinity_args,
     "InterPodAffinity": InterPodAffinityArgs.from_json,
     "PodTopologySpread": PodTopologySpreadArgs.from_json,
+    "DefaultPreemption": PreemptionArgs.from_json,
 }

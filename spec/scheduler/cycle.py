@@ -46,14 +46,23 @@ from kcache.spec.errors import CacheError
 from kcache.spec.objects import Node, Pod, pod_from_manifest
 from kcache.spec.protocol import SchedulerCache, Snapshot
 from kcache.spec.scheduler.config import Profile, SchedulerConfig
-from kcache.spec.scheduler.decision import SUCCESS, Binding, CycleOutcome, Decision, FailurePoint
+from kcache.spec.scheduler.decision import (
+    SUCCESS,
+    Binding,
+    CycleOutcome,
+    Decision,
+    FailurePoint,
+    Nomination,
+)
 from kcache.spec.scheduler.feasible import FilterPass, filter_pass, num_feasible_nodes_to_find
 from kcache.spec.scheduler.host import select_host
 from kcache.spec.scheduler.objects import SchedulingPod, scheduling_node, scheduling_pod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
 from kcache.spec.scheduler.plugins import PLUGINS
-from kcache.spec.scheduler.post_filter import post_filter
+from kcache.spec.scheduler.post_filter import DEFAULT_PREEMPTION, Verdict, post_filter
 from kcache.spec.scheduler.preemption import Budget, Preemption
+from kcache.spec.scheduler.preemption_args import PreemptionArgs
+from kcache.spec.scheduler.preemption_objects import budgets_of
 from kcache.spec.scheduler.scoring import score
 from kcache.spec.scheduler.status import (
     NO_NODES_MESSAGE,
@@ -63,7 +72,6 @@ from kcache.spec.scheduler.status import (
     go_quoted,
     unresolvable,
 )
-from kcache.spec.snapshot import Snapshot as ModelSnapshot
 from kcache.spec.views import NodeView, SnapshotView
 
 
@@ -105,6 +113,8 @@ class Scheduler:
         if pod.uid and self.cache.is_assumed_pod(pod):
             return self._ended(CycleOutcome.SKIPPED, "")
         decision = self._schedule(wanted, profile)
+        if preempts(decision) and profile.runs(DEFAULT_PREEMPTION, "postFilter"):
+            return self._post_filter(pod, decision)
         if decision.outcome is not CycleOutcome.SCHEDULED:
             return decision
         return self._assume_and_bind(pod, decision, binding, now)
@@ -170,23 +180,12 @@ class Scheduler:
             absent = unresolvable(
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(restricted_by))}]"
             )
-        filters = [
-            (name, check)
-            for name in profile.points["filter"]
-            if (check := PLUGINS[name].filter) is not None and name not in skipped
-        ]
+        verdict = _verdict(pod, profile, skipped, cycle)
         scorers = [PLUGINS[name] for name in _in_order(profile, "preScore", "score")]
         scorers = [p for p in scorers if p.score is not None or p.pre_score is not None]
         wanted = num_feasible_nodes_to_find(len(candidates), self._percentage(profile))
         if not scorers:
             wanted = 1
-
-        def verdict(node: Candidate) -> Status | None:
-            for name, check in filters:
-                status = check(pod, node, cycle)
-                if status is not None:
-                    return status.by(name)
-            return None
 
         filtered = Decision(
             CycleOutcome.SCHEDULED,
@@ -199,7 +198,7 @@ class Scheduler:
         first = FilterPass((), {})
         if nominated is not None:
             # one node: the start index reads 0 and one passing node is enough
-            first = filter_pass([nominated], 0, 1, verdict if filters else None)
+            first = filter_pass([nominated], 0, 1, verdict)
             if first.feasible:
                 return attrs.evolve(
                     filtered, host=nominated.name, evaluated_nodes=1, feasible_nodes=1
@@ -208,7 +207,7 @@ class Scheduler:
             candidates,
             self.next_start_node_index,
             wanted,
-            verdict if filters else None,
+            verdict,
         )
         # the nominated node's status stays beside the pass's (one status per node)
         rejected = {**first.rejected, **found.rejected}
@@ -267,44 +266,40 @@ class Scheduler:
 
     def preemption(self, pod: Pod, failed: Decision, budgets: Sequence[Budget]) -> Preemption:
         """DefaultPreemption after `failed`, this scheduler's last unschedulable decision for
-        `pod`, over the same snapshot (the model's own snapshot: it lists each entry's pods).
+        `pod`, over the same snapshot (docs/semantics.md §21.17, §21.20).
 
         The victims' removal reaches the Filter plugins through the node copies; the
         PreFilter state InterPodAffinity and PodTopologySpread keep (upstream's AddPod and
-        RemovePod extensions) is not updated yet."""
-        if not isinstance(self.snapshot, ModelSnapshot):
-            raise TypeError("preemption reads the pods of the model's own snapshot")
+        RemovePod extensions) is not updated."""
         wanted = scheduling_pod(pod)
         profile = self.config.profile(wanted.scheduler_name)
         if profile is None:
             raise ValueError(f"no profile {wanted.scheduler_name!r}")
         cycle = self._cycle(profile)
-        listed = list(cycle.nodes)
         plugins = [PLUGINS[name] for name in _in_order(profile, "preFilter", "filter")]
         skipped = _pre_filter(wanted, plugins, cycle)[0]
-        filters = [
-            (p.name, p.filter) for p in plugins if p.filter is not None and p.name not in skipped
-        ]
-
-        def verdict(node: Candidate) -> Status | None:
-            for name, check in filters:
-                status = check(wanted, node, cycle)
-                if status is not None:
-                    return status.by(name)
-            return None
-
+        verdict = _verdict(wanted, profile, skipped, cycle) or (lambda node: None)
         absent = failed.absent_node_status or unresolvable()
+        args = PreemptionArgs.from_json(profile.args(DEFAULT_PREEMPTION))
         return post_filter(
             pod,
-            listed,
+            list(cycle.nodes),
             lambda name: failed.node_status.get(name, absent),
-            self.snapshot.entry_pods,
+            cycle.node_pods,
             budgets,
             verdict=verdict,
             non_host_scoped=self.cache.release.has_non_host_scoped_list
             and self.cache.release.gate("InterPodAffinityHostnameFastPath"),
             names_placement=self.cache.release.names_preemption_placement,
+            args=args,
         )
+
+    def _post_filter(self, pod: Pod, failed: Decision) -> Decision:
+        """`RunPostFilterPlugins` after a fit error: DefaultPreemption's nomination and
+        victims, and its message after the fit error's (upstream's `PostFilterMsg`)."""
+        found = self.preemption(pod, failed, budgets_of(self.objects))
+        message = f"{failed.message} {found.message}" if found.message else failed.message
+        return attrs.evolve(failed, message=message, nominated=nomination(found))
 
     def _percentage(self, profile: Profile) -> int:
         if profile.percentage_of_nodes_to_score is not None:
@@ -382,6 +377,50 @@ def _pre_filter(
                 held = unresolvable(_no_common_node(restricted_by))
                 break
     return skipped, restricted_by, names, held
+
+
+def _verdict(
+    pod: SchedulingPod, profile: Profile, skipped: set[str], cycle: Cycle
+) -> Verdict | None:
+    """The profile's Filter plugins on one node, in its filter order, the ones PreFilter
+    skipped left out: the first rejecting status, None when the node fits; None instead of
+    a verdict when no plugin filters (every node fits unasked)."""
+    filters = [
+        (name, check)
+        for name in profile.points["filter"]
+        if (check := PLUGINS[name].filter) is not None and name not in skipped
+    ]
+    if not filters:
+        return None
+
+    def verdict(node: Candidate) -> Status | None:
+        for name, check in filters:
+            status = check(pod, node, cycle)
+            if status is not None:
+                return status.by(name)
+        return None
+
+    return verdict
+
+
+def preempts(decision: Decision) -> bool:
+    """Whether upstream runs PostFilter after `decision`: a fit error (the filters left no
+    node, and there were nodes to filter)."""
+    return decision.outcome is CycleOutcome.UNSCHEDULABLE and decision.num_all_nodes > 0
+
+
+def nomination(found: Preemption) -> Nomination | None:
+    """The decision's `nominated`: the node and victims of a successful preemption, with
+    every candidate still tied after upstream's criteria."""
+    if not found.node:
+        return None
+    by_node = {} if found.dry_run is None else {c.node: c.pods for c in found.dry_run.candidates}
+    tied = () if found.choice is None else found.choice.tied
+    return Nomination(
+        found.node,
+        tuple(victim.ref for victim in found.victims),
+        {node: tuple(victim.ref for victim in by_node[node]) for node in tied},
+    )
 
 
 def _no_common_node(plugins: set[str]) -> str:

@@ -39,6 +39,41 @@ class FailurePoint(enum.Enum):
 
 
 @attrs.frozen
+class Nomination:
+    """What DefaultPreemption decided after a fit error: the node nominated for the pod and
+    the pods evicted from it (`namespace/name`, upstream's victim order)."""
+
+    node: str
+    victims: tuple[str, ...]
+    #: every node still tied after all of upstream's criteria, with its victims: upstream
+    #: takes any of them (a map's order); the model the first candidate
+    tied: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "victims": list(self.victims),
+            "tied": {node: list(victims) for node, victims in self.tied.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Nomination:
+        tied = data.get("tied") or {}
+        return cls(
+            data["node"],
+            tuple(data["victims"]),
+            {node: tuple(victims) for node, victims in tied.items()},
+        )
+
+    def admits(self, other: Nomination) -> bool:
+        """Whether `other` is a choice upstream may make where this one was made: the same
+        node and victims, or another of the tied nodes with that node's victims."""
+        if other.node == self.node:
+            return set(other.victims) == set(self.victims)
+        return other.node in self.tied and set(other.victims) == set(self.tied[other.node])
+
+
+@attrs.frozen
 class Decision:
     """Everything one cycle decided, in the trace format's `expect` vocabulary."""
 
@@ -59,6 +94,9 @@ class Decision:
     message: str = ""
     #: None: no binding was attempted; else whether it completed
     bound: bool | None = None
+    #: after a fit error, the node DefaultPreemption nominated and its victims; None when
+    #: PostFilter did not run or nominated nothing (docs/semantics.md §21.20)
+    nominated: Nomination | None = None
 
     def to_json(self) -> dict[str, Any]:
         """DECISION of the trace format: every field, the totals and the maxima besides."""
@@ -80,12 +118,14 @@ class Decision:
             "next_start_node_index": self.next_start_node_index,
             "message": self.message,
             "bound": self.bound,
+            "nominated": None if self.nominated is None else self.nominated.to_json(),
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Decision:
         """Read back what `to_json` wrote (totals and maxima are derived, so not read)."""
         absent = data["absent_node_status"]
+        nominated = data.get("nominated")
         return cls(
             outcome=CycleOutcome(data["outcome"]),
             next_start_node_index=data["next_start_node_index"],
@@ -102,6 +142,7 @@ class Decision:
             plugin_scores=data["plugin_scores"],
             message=data["message"],
             bound=data["bound"],
+            nominated=None if nominated is None else Nomination.from_json(nominated),
         )
 
     @property

@@ -22,6 +22,7 @@ from kcache.spec.scheduler.preemption import (
     eligibility,
     preempt,
 )
+from kcache.spec.scheduler.preemption_args import DEFAULT_ARGS, PreemptionArgs
 from kcache.spec.scheduler.preemption_objects import (
     never_preempts,
     nominated_node,
@@ -30,6 +31,9 @@ from kcache.spec.scheduler.preemption_objects import (
 )
 from kcache.spec.scheduler.status import Code, Status, fit_error_message, unresolvable
 from kcache.spec.snapshot_assumed import without_pod
+
+#: the PostFilter plugin the model runs
+DEFAULT_PREEMPTION = "DefaultPreemption"
 
 #: the Filter plugins on one node as the cycle runs them: None when the pod fits
 Verdict = Callable[[Candidate], "Status | None"]
@@ -46,6 +50,7 @@ def post_filter(
     non_host_scoped: bool,
     names_placement: bool,
     offset: int = 0,
+    args: PreemptionArgs = DEFAULT_ARGS,
 ) -> Preemption:
     """Preempt for `pod`; `statuses(name)`: the fit error's status of each listed node."""
     priority = priority_of(pod)
@@ -80,4 +85,5 @@ def post_filter(
         names_placement=names_placement,
         offset=offset,
         fit_error=fit_error,
+        args=args,
     )

@@ -32,11 +32,13 @@ from decimal import Decimal
 
 import attrs
 
+from kcache.spec.scheduler.preemption_args import (
+    DEFAULT_ARGS,
+    MIN_CANDIDATE_NODES_ABSOLUTE,
+    MIN_CANDIDATE_NODES_PERCENTAGE,
+    PreemptionArgs,
+)
 from kcache.spec.scheduler.status import Code, Status, unresolvable
-
-#: DefaultPreemptionArgs' defaults
-MIN_CANDIDATE_NODES_PERCENTAGE = 10
-MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
 #: `math.MaxInt32 + 1`, added to each priority in the sum criterion so all terms are >= 0
 PRIORITY_SHIFT = 2**31
@@ -322,13 +324,19 @@ def preempt(
     names_placement: bool = False,
     offset: int = 0,
     fit_error: Callable[[Mapping[str, Status]], str] | None = None,
+    args: PreemptionArgs = DEFAULT_ARGS,
 ) -> Preemption:
     """`Evaluator.Preempt`: `fit_error` words the FitError of the dry run's statuses when
     no node is a candidate (its absent nodes: `NOT_HELPFUL`)."""
     if not_eligible:
         return Preemption("", (), MESSAGE_PREFIX + not_eligible)
+    wanted = num_candidates(
+        len(potential), args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute
+    )
     found = (
-        dry_run(potential, priority, budgets, fits, offset=offset) if potential else DryRun((), {})
+        dry_run(potential, priority, budgets, fits, offset=offset, wanted=wanted)
+        if potential
+        else DryRun((), {})
     )
     if not found.candidates:
         text = fit_error(found.node_status) if fit_error is not None else NOT_HELPFUL

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
+from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import Fields, Pod
 from kcache.spec.scheduler.preemption import Budget, Expression, Resident
 
@@ -92,6 +93,11 @@ def budget_from_manifest(obj: object) -> Budget:
         disruptions_allowed=status.integer("disruptionsAllowed", bits=32),
         disrupted_pods=frozenset(status.mapping("disruptedPods").raw),
     )
+
+
+def budgets_of(objects: ClusterObjects) -> tuple[Budget, ...]:
+    """The cluster's PodDisruptionBudgets (checked when the objects were read)."""
+    return tuple(budget_from_manifest(m) for m in objects.by_kind.get("PodDisruptionBudget", ()))
 
 
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from kcache.spec.scheduler.plugin import Plugin
 from kcache.spec.scheduler.plugins import (
     balanced_allocation,
+    default_preemption,
     image_locality,
     inter_pod_affinity,
     node_affinity,
@@ -33,5 +34,6 @@ PLUGINS: Mapping[str, Plugin] = {
         inter_pod_affinity,
         balanced_allocation,
         image_locality,
+        default_preemption,
     )
 }

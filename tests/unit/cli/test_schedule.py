@@ -47,9 +47,9 @@ UPSTREAM = pytest.param(
 #: v1.37's default profile: 20 plugins, 10 modelled, 3 (SchedulingGates, PrioritySort,
 #: DefaultBinder) of no part in the decision, 7 not modelled; upstream's cycle runs all 20
 MODEL_PROFILE = (
-    "profile default-scheduler: 11 of its 20 plugins modelled, 3 of no part in the decision; "
+    "profile default-scheduler: 12 of its 20 plugins modelled, 3 of no part in the decision; "
     "not modelled: NodeVolumeLimits, VolumeBinding, VolumeZone, "
-    "DynamicResources, DefaultPreemption, NodeDeclaredFeatures"
+    "DynamicResources, NodeDeclaredFeatures"
 )
 PROFILE_LINES = {
     "spec": MODEL_PROFILE,
@@ -122,7 +122,7 @@ def test_json_carries_the_decision(capsys: pytest.CaptureFixture[str]) -> None:
     assert document["verdicts"]["node-a"] == "feasible"
 
 
-def test_an_unplaceable_pod_shows_the_fit_error_and_the_preemption_gap(
+def test_an_unplaceable_pod_shows_the_fit_error_and_the_models_preemption(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     big = tmp_path / "big.yaml"
@@ -132,19 +132,16 @@ def test_an_unplaceable_pod_shows_the_fit_error_and_the_preemption_gap(
     )
     status, out, _ = schedule(capsys, CLUSTER, "--pod", str(big))
     lines = out.splitlines()
-    # kube-scheduler would go on to preemption, which the model lacks: status 3, not 1
-    assert status == 3
+    # the model runs DefaultPreemption too, so nothing the model lacks is used: status 1
+    assert status == 1
     # every node's status is UnschedulableAndUnresolvable (9 CPUs exceed each node's
     # allocatable): upstream's cycle (--impl go) appends the same preemption text
-    assert lines[-5:] == [
+    assert lines[-2:] == [
         "unschedulable: 0/6 nodes are available: 1 node(s) had untolerated taint(s), "
-        "1 node(s) were unschedulable, 4 Insufficient cpu.",
+        "1 node(s) were unschedulable, 4 Insufficient cpu. preemption: 0/6 nodes are "
+        "available: 6 Preemption is not helpful for scheduling.",
         "preemption (the model's): none (preemption: 0/6 nodes are available: "
         "6 Preemption is not helpful for scheduling.)",
-        "may differ from kube-scheduler: plugins the model lacks read what is used here",
-        "  DefaultPreemption: no node fits: kube-scheduler then looks for lower-priority pods "
-        "to evict and adds what it found to the message",
-        "  (--impl go runs upstream's cycle with every plugin)",
     ]
 
 
@@ -276,8 +273,8 @@ def test_claims_in_the_cluster_files_are_read(
     claim the files lack is upstream's NotFound.  Read from stdin as from a file."""
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(CLAIMED.encode())))
     status, out, _ = schedule(capsys, "-", "--pod", claiming(tmp_path, "solo"))
-    # a claimed volume is read by VolumeBinding, VolumeZone and NodeVolumeLimits too, and no
-    # node fits (DefaultPreemption): the model may differ from kube-scheduler, status 3
+    # a claimed volume is read by VolumeBinding, VolumeZone and NodeVolumeLimits too: the
+    # model may differ from kube-scheduler, status 3
     assert status == 3
     lines = out.splitlines()
     gap = lines.index(
@@ -286,15 +283,15 @@ def test_claims_in_the_cluster_files_are_read(
     # db has the pod's priority (0): the model's preemption finds no victim on a
     assert lines[gap - 2 : gap] == [
         "unschedulable: 0/1 nodes are available: 1 node(s) unavailable due to "
-        "PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod.",
+        "PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
         "preemption (the model's): none (preemption: 0/1 nodes are available: "
         "1 No preemption victims found for incoming pod.)",
     ]
-    assert [line.split(":")[0].strip() for line in lines if line.startswith("  ")][-5:] == [
+    assert [line.split(":")[0].strip() for line in lines if line.startswith("  ")][-4:] == [
         "NodeVolumeLimits",
         "VolumeBinding",
         "VolumeZone",
-        "DefaultPreemption",
         "(--impl go runs upstream's cycle with every plugin)",
     ]
     cluster = tmp_path / "cluster.yaml"
@@ -305,7 +302,8 @@ def test_claims_in_the_cluster_files_are_read(
     document = json.loads(out)
     assert status == 3
     assert document["decision"]["message"] == (
-        '0/1 nodes are available: persistentvolumeclaim "gone" not found.'
+        '0/1 nodes are available: persistentvolumeclaim "gone" not found. '
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
     assert document["may_differ"][0] == {
         "plugin": "NodeVolumeLimits",

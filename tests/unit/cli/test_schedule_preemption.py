@@ -76,3 +76,38 @@ def test_the_json_names_node_victims_and_criteria(
     assert found["message"] == (
         "preemption: found a potential placement for pod on node a, preempting 2 victims"
     )
+
+
+#: a budget over low1 (labelled app=web) allowing no disruption
+BUDGET = """\
+- kind: PodDisruptionBudget
+  apiVersion: policy/v1
+  metadata: {name: web, namespace: default}
+  spec: {selector: {matchLabels: {app: web}}}
+  status: {disruptionsAllowed: 0}
+"""
+
+
+def test_a_budget_in_the_cluster_files_decides_the_node(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Evicting low1 now breaks web: a's candidate counts one violation, b's none, and the
+    first criterion sends the pod to b."""
+    (tmp_path / "cluster.yaml").write_text(
+        CLUSTER.replace(
+            "metadata: {name: low1, namespace: default, uid: u-low1}",
+            "metadata: {name: low1, namespace: default, uid: u-low1, labels: {app: web}}",
+        )
+        + BUDGET
+    )
+    (tmp_path / "pod.yaml").write_text(POD)
+    main(["schedule", str(tmp_path / "cluster.yaml"), "--pod", str(tmp_path / "pod.yaml")])
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("preemption (the model's DefaultPreemption):")
+    assert lines[start + 1 : start + 5] == [
+        "  candidate b: evict default/mid (priority 5); PDB violations 0",
+        "  candidate a: evict default/low2 (priority 2), default/low1 (priority 1); "
+        "PDB violations 1",
+        "  by fewest PDB violations: b",
+        "nominated: b (fewest PDB violations)",
+    ]

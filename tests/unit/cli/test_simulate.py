@@ -24,18 +24,13 @@ def test_impl_passes_and_the_summary_says_what_was_checked(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("PASS impl: 300 pods on 20 nodes in ")
     assert lines[1] == (
-        "profile default-scheduler: 11 of its 20 plugins modelled, 3 of no part in the "
+        "profile default-scheduler: 12 of its 20 plugins modelled, 3 of no part in the "
         "decision; not modelled: NodeVolumeLimits, VolumeBinding, VolumeZone, "
-        "DynamicResources, DefaultPreemption, NodeDeclaredFeatures"
+        "DynamicResources, NodeDeclaredFeatures"
     )
-    unschedulable = int(re.search(r"(\d+) unschedulable", lines[4]).group(1))  # type: ignore[union-attr]
-    # only the pods no node fits: preemption would run for them
-    assert lines[2] == (
-        "beyond the model: cycles whose pod used what a plugin it lacks reads: "
-        f"{unschedulable} DefaultPreemption"
-    )
-    assert lines[3].startswith("cycles alone: ")
-    assert lines[4].startswith("outcomes: ")
+    # no claims, and DefaultPreemption is modelled: no cycle went beyond the model
+    assert lines[2].startswith("cycles alone: ")
+    assert lines[3].startswith("outcomes: ")
     assert sum(line.startswith("  zone-") for line in lines) == 5
     checked = lines[-1]
     for what in (
@@ -65,13 +60,13 @@ def test_json_counts_every_pod(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_the_cluster_fills_up_and_pods_stay_pending_for_cpu() -> None:
     """10 nodes of 4, 8 and 16 cpu in turn (4 x 4 + 3 x 8 + 3 x 16 = 88 cpu) cannot hold 400
-    pods of 1.5 cpu on average.  Each pod no node fits is one kube-scheduler would go on to
-    preempt for, which the model lacks: counted beyond the model, and nothing else (no
-    claims; PodTopologySpread and InterPodAffinity are modelled)."""
+    pods of 1.5 cpu on average.  Each pod no node fits runs the model's DefaultPreemption;
+    nothing is counted beyond the model (no claims; PodTopologySpread, InterPodAffinity
+    and DefaultPreemption are modelled)."""
     result = simulate(ImplCache, release=V1_37, nodes=10, pods=400, churn=0.0, seed=1)
     assert result.outcomes["unschedulable"] > 0
     assert result.reasons.most_common(1)[0][0] == "Insufficient cpu"
-    assert result.beyond_model == {"DefaultPreemption": result.outcomes["unschedulable"]}
+    assert not result.beyond_model
     cpu_used = sum(row[0] for row in result.zones.values())
     cpu_total = sum(row[1] for row in result.zones.values())
     assert cpu_total == 88_000

@@ -15,12 +15,12 @@ import pytest
 from kcache.spec.objects import Pod, pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36, V1_37, Release
 from kcache.spec.scheduler.config import Profile, default_config, read_config
+from kcache.spec.scheduler.cycle import preempts
 from kcache.spec.scheduler.decision import CycleOutcome, Decision
 from kcache.unmodelled import (
     covered_part,
     gaps,
     nominated_pods,
-    preempts,
     profile_line,
 )
 
@@ -44,14 +44,8 @@ def used(
     subject: Pod,
     *,
     release: Release = V1_37,
-    unschedulable: bool = False,
 ) -> dict[str, str]:
-    found = gaps(
-        default_profile(release),
-        subject,
-        release,
-        unschedulable=unschedulable,
-    )
+    found = gaps(default_profile(release), subject, release)
     return {gap.plugin: gap.uses for gap in found}
 
 
@@ -152,8 +146,8 @@ def test_node_declared_features_reads_what_the_features_infer() -> None:
 
 
 def test_preemption_runs_only_when_no_node_fits() -> None:
-    found = used(pod(), unschedulable=True)
-    assert list(found) == ["DefaultPreemption"]
+    """DefaultPreemption is modelled (the cycle's PostFilter), so it is no gap."""
+    assert used(pod()) == {}
     assert preempts(Decision(CycleOutcome.UNSCHEDULABLE, 0, num_all_nodes=3))
     # no nodes at all: ErrNoNodesAvailable ends the cycle before PostFilter
     assert not preempts(Decision(CycleOutcome.UNSCHEDULABLE, 0, num_all_nodes=0))
@@ -179,15 +173,16 @@ def test_a_profile_without_the_plugin_has_no_gap_for_it() -> None:
 
 def test_the_profile_line_counts_modelled_inert_and_missing_plugins() -> None:
     assert profile_line(default_profile(V1_35)) == (
-        "profile default-scheduler: 11 of its 19 plugins modelled, 3 of no part in the "
+        "profile default-scheduler: 12 of its 19 plugins modelled, 3 of no part in the "
         "decision; not modelled: NodeVolumeLimits, VolumeBinding, VolumeZone, "
-        "DynamicResources, DefaultPreemption"
+        "DynamicResources"
     )
 
 
-def test_the_covered_part_drops_unmodelled_scores_and_the_post_filter_message() -> None:
-    """FitError.Error() appends PostFilter's message after a space; DefaultPreemption's
-    begins `preemption: `."""
+def test_the_covered_part_drops_unmodelled_scores_and_post_filter_reasons() -> None:
+    """FitError.Error() appends PostFilter's message after a space: DefaultPreemption's
+    (`preemption: ...`, modelled) stays; DynamicResources' reason, joined before it with
+    ", " on v1.35 and v1.36, goes."""
     profile = default_profile()
     scored = Decision(
         CycleOutcome.SCHEDULED,
@@ -209,7 +204,7 @@ def test_the_covered_part_drops_unmodelled_scores_and_the_post_filter_message() 
         message="0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
         "available: 2 No preemption victims found for incoming pod.",
     )
-    assert covered_part(failed, profile).message == "0/2 nodes are available: 2 Insufficient cpu."
+    assert covered_part(failed, profile).message == failed.message
     # v1.35 and v1.36: DynamicResources' PostFilter speaks first, its reasons joined by ", "
     both = attrs.evolve(
         failed,
@@ -217,6 +212,15 @@ def test_the_covered_part_drops_unmodelled_scores_and_the_post_filter_message() 
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
     )
     assert covered_part(both, default_profile(V1_35)).message == (
+        "0/1 nodes are available: 1 Insufficient memory. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
+    # DefaultPreemption disabled, or nominating (its Success ends PostFilter): it alone
+    alone = attrs.evolve(
+        failed,
+        message="0/1 nodes are available: 1 Insufficient memory. no new claims to deallocate",
+    )
+    assert covered_part(alone, default_profile(V1_35)).message == (
         "0/1 nodes are available: 1 Insufficient memory."
     )
 

@@ -16,6 +16,9 @@ from kcache.spec.scheduler.cycle import Scheduler, on_host
 from kcache.spec.scheduler.decision import Binding, CycleOutcome, FailurePoint
 from kcache.spec.scheduler.status import Code, Status
 
+#: DefaultPreemption's PostFilter message when every node's status is UnschedulableAndUnresolvable
+NOT_HELPFUL = "preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+
 PORTS = "node(s) didn't have free ports for the requested pod ports"
 
 
@@ -68,7 +71,10 @@ def test_a_fit_error_names_every_node_and_leaves_the_cache() -> None:
     before = sched.cache.dump()
     decision = sched.schedule_one(pod("p", cpu="3"))
     assert decision.outcome is CycleOutcome.UNSCHEDULABLE
-    assert decision.message == "0/2 nodes are available: 2 Insufficient cpu."
+    # more cpu than either node has: UnschedulableAndUnresolvable, so preemption cannot help
+    assert decision.message == (
+        "0/2 nodes are available: 2 Insufficient cpu. " + NOT_HELPFUL.format(n=2)
+    )
     assert decision.num_all_nodes == 2
     assert decision.unschedulable_plugins == {"NodeResourcesFit"}
     assert set(decision.node_status) == {"a", "b"}
@@ -167,7 +173,7 @@ class TestNodeAffinityRestriction:
         decision = scheduler([node("a"), node("b"), node("c")]).schedule_one(pod("p", affinity=two))
         assert decision.message == (
             "0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) [NodeAffinity], "
-            "2 node(s) didn't match Pod's node affinity/selector."
+            "2 node(s) didn't match Pod's node affinity/selector. " + NOT_HELPFUL.format(n=3)
         )
 
     def test_a_restriction_to_absent_nodes_is_a_fit_error(self) -> None:
@@ -191,7 +197,8 @@ class TestNodeAffinityRestriction:
             )
         )
         assert decision.message == (
-            "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+            "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
+            + NOT_HELPFUL.format(n=2)
         )
 
     def test_a_pre_filter_conflict_stops_the_cycle(self) -> None:
@@ -212,7 +219,9 @@ class TestNodeAffinityRestriction:
         decision = scheduler([node("a"), node("b")]).schedule_one(pod("p", affinity=conflict))
         assert decision.outcome is CycleOutcome.UNSCHEDULABLE
         assert decision.pre_filter_msg == "pod affinity terms conflict"
-        assert decision.message == "0/2 nodes are available: pod affinity terms conflict."
+        assert decision.message == (
+            "0/2 nodes are available: pod affinity terms conflict. " + NOT_HELPFUL.format(n=2)
+        )
         assert decision.node_status == {}
 
 
@@ -266,7 +275,7 @@ def test_v1_37_restrictions_that_do_not_meet_reject_the_pod_at_pre_filter() -> N
     text = "node(s) didn't satisfy plugin(s) [NodeAffinity NodeName] simultaneously"
     assert decision.outcome is CycleOutcome.UNSCHEDULABLE
     assert decision.pre_filter_msg == text
-    assert decision.message == f"0/2 nodes are available: {text}."
+    assert decision.message == f"0/2 nodes are available: {text}. " + NOT_HELPFUL.format(n=2)
     assert decision.unschedulable_plugins == frozenset({"NodeAffinity", "NodeName"})
 
 

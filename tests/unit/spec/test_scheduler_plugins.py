@@ -29,6 +29,7 @@ from kcache.spec.scheduler.pod_affinity_terms import (
     term_selects,
     with_namespaces_merged,
 )
+from kcache.spec.scheduler.preemption_args import PreemptionArgs
 from kcache.spec.scheduler.status import Code, Status
 
 MIB = 1024 * 1024
@@ -678,3 +679,25 @@ class TestInterPodAffinity:
         ) == InterPodAffinityArgs(0, True)
         with pytest.raises(ArgsError, match=r"Invalid value: 101: not in valid range \[0, 100\]"):
             InterPodAffinityArgs.from_json({"hardPodAffinityWeight": 101})
+
+
+class TestDefaultPreemption:
+    """Its PostFilter is the cycle's (tests/unit/spec/test_scheduler_post_filter.py); here
+    its registry entry and `DefaultPreemptionArgs`."""
+
+    def test_it_has_no_point_the_node_passes_call(self) -> None:
+        plugin = PLUGINS["DefaultPreemption"]
+        points = (plugin.pre_filter, plugin.filter, plugin.pre_score, plugin.score)
+        assert points == (None, None, None, None)
+
+    def test_args_default_and_validate_as_upstream(self) -> None:
+        assert PreemptionArgs.from_json({}) == PreemptionArgs(10, 100)
+        assert PreemptionArgs.from_json(
+            {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 3}
+        ) == PreemptionArgs(0, 3)
+        with pytest.raises(ArgsError, match=r"Invalid value: 101: not in valid range \[0, 100\]"):
+            PreemptionArgs.from_json({"minCandidateNodesPercentage": 101})
+        with pytest.raises(ArgsError, match="cannot be zero at the same time"):
+            PreemptionArgs.from_json(
+                {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}
+            )

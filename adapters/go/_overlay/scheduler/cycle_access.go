@@ -56,6 +56,9 @@ type CycleReport struct {
 	NumAllNodes int
 	// NextStartNodeIndex is the scheduler's start index after the cycle.
 	NextStartNodeIndex int
+	// Nominated is the node RunPostFilterPlugins nominated after a fit error
+	// ("" for none): DefaultPreemption's choice, its victims being evicted.
+	Nominated string
 }
 
 // NewForKcache builds a scheduler with New and then points it at cache c,
@@ -106,6 +109,14 @@ func (r recordingFramework) RunFilterPluginsWithNominatedPods(ctx context.Contex
 		r.mu.Unlock()
 	}
 	return status
+}
+
+func (r recordingFramework) RunPostFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, statuses fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	result, status := r.Framework.RunPostFilterPlugins(ctx, state, pod, statuses)
+	if status.IsSuccess() && result != nil && result.NominatingInfo != nil {
+		r.report.Nominated = result.NominatingInfo.NominatedNodeName
+	}
+	return result, status
 }
 
 func (r recordingFramework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
