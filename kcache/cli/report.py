@@ -102,22 +102,18 @@ def print_coverage(hits: Mapping[str, int], release: Release, out: TextIO, *, ta
             f"{count} {key.removeprefix(coverage.CYCLE)}" for key, count in cycles.items()
         )
         print(f"cycles: {sum(cycles.values())} ({ended})", file=out)
-        beyond = {
-            key.removeprefix(coverage.BEYOND_MODEL): count
-            for key, count in hits.items()
-            if key.startswith(coverage.BEYOND_MODEL)
-        }
-        if beyond:
-            told = ", ".join(f"{count} {what}" for what, count in sorted(beyond.items()))
-            print(f"beyond the model: {told}", file=out)
-        tried = {
-            key.removeprefix(coverage.NOMINATED): count
-            for key, count in hits.items()
-            if key.startswith(coverage.NOMINATED)
-        }
-        if tried:
-            told = ", ".join(f"{count} {how}" for how, count in sorted(tried.items()))
-            print(f"nominated nodes: {told}", file=out)
+        for title, prefix in (
+            ("beyond the model", coverage.BEYOND_MODEL),
+            ("nominated nodes", coverage.NOMINATED),
+        ):
+            counted = sorted(
+                (key.removeprefix(prefix), count)
+                for key, count in hits.items()
+                if key.startswith(prefix)
+            )
+            if counted:
+                told = ", ".join(f"{count} {what}" for what, count in counted)
+                print(f"{title}: {told}", file=out)
         return
     if table:
         print(coverage.table(release, hits), file=out)
