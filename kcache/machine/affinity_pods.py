@@ -30,9 +30,12 @@ _TERMS = st.builds(
     _SELECTORS,
     st.sampled_from((HOSTNAME, HOSTNAME, ZONE)),
 )
+#: required anti-affinity twice: the commonest use (spreading replicas), and the term whose
+#: node list (`HavePodsWithRequiredAntiAffinity`) the snapshot keeps apart
 _KINDS = st.sampled_from(
     (
         ("podAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+        ("podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
         ("podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
         ("podAffinity", "preferredDuringSchedulingIgnoredDuringExecution"),
         ("podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution"),
