@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from helpers.paths import TESTS
+from helpers.targets import UPSTREAM
 
 from kcache.cli.main import main
 
@@ -32,16 +32,6 @@ def schedule(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, 
     status = main(["schedule", *argv])
     out, err = capsys.readouterr()
     return status, out, err
-
-
-#: upstream's own ScheduleOne, through the Go adapter; skipped only where no Go toolchain is
-#: installed (a platform fact): CI's machine has Go, so it runs there and in `tox -e go`
-UPSTREAM = pytest.param(
-    "go",
-    marks=pytest.mark.skipif(
-        shutil.which("go") is None, reason="needs the Go toolchain (`tox -e go` runs it too)"
-    ),
-)
 
 
 #: v1.37's default profile: 20 plugins, 10 modelled, 3 (SchedulingGates, PrioritySort,

@@ -10,23 +10,16 @@ v1.37.2) filters a nominated node first and takes it at once when it passes.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from helpers.paths import TESTS
+from helpers.targets import UPSTREAM
 
 from kcache.cli.main import main
 
 EXAMPLE = TESTS / "data" / "cluster" / "scheduling"
 CLUSTER = str(EXAMPLE / "cluster.yaml")
-
-UPSTREAM = pytest.param(
-    "go",
-    marks=pytest.mark.skipif(
-        shutil.which("go") is None, reason="needs the Go toolchain (`tox -e go` runs it too)"
-    ),
-)
 
 
 def schedule(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
