@@ -54,7 +54,7 @@ from kcache.spec.scheduler.decision import (
     FailurePoint,
     Nomination,
 )
-from kcache.spec.scheduler.preemption_args import PreemptionArgs
+from kcache.spec.scheduler.plugin_args import PreemptionArgs
 from kcache.spec.scheduler.status import Code, Status
 
 if TYPE_CHECKING:

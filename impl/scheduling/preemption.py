@@ -28,7 +28,7 @@ from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import PodInfo
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import Pod
-from kcache.spec.scheduler.preemption_args import PreemptionArgs
+from kcache.spec.scheduler.plugin_args import PreemptionArgs
 from kcache.spec.scheduler.status import Code, Status
 
 _PREFIX = "preemption: "

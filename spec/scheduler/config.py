@@ -38,8 +38,8 @@ from kcache.spec.scheduler.plugin_args import (
     FitArgs,
     InterPodAffinityArgs,
     PodTopologySpreadArgs,
+    PreemptionArgs,
 )
-from kcache.spec.scheduler.preemption_args import PreemptionArgs
 from kcache.spec.scheduler.status import go_quoted
 
 #: upstream's `getDefaultPlugins` MultiPoint list up to v1.36 before its feature gates apply,

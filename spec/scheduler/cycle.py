@@ -58,10 +58,10 @@ from kcache.spec.scheduler.feasible import FilterPass, filter_pass, num_feasible
 from kcache.spec.scheduler.host import select_host
 from kcache.spec.scheduler.objects import SchedulingPod, scheduling_node, scheduling_pod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
+from kcache.spec.scheduler.plugin_args import PreemptionArgs
 from kcache.spec.scheduler.plugins import PLUGINS
 from kcache.spec.scheduler.post_filter import DEFAULT_PREEMPTION, Verdict, post_filter
 from kcache.spec.scheduler.preemption import Budget, Preemption
-from kcache.spec.scheduler.preemption_args import PreemptionArgs
 from kcache.spec.scheduler.preemption_objects import budgets_of
 from kcache.spec.scheduler.scoring import score
 from kcache.spec.scheduler.status import (

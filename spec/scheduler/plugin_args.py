@@ -19,6 +19,10 @@ PodTopologySpread (`PodTopologySpreadArgs`): `defaultingType` System (the
 default: the system's hostname and zone constraints) or List (its
 `defaultConstraints`, which System forbids).
 
+DefaultPreemption (`DefaultPreemptionArgs`): `minCandidateNodesPercentage` in
+[0, 100] (default 10) and `minCandidateNodesAbsolute` at least 0 (default
+100), not both 0.
+
 Other plugins' args are kept raw (`Profile.args`) for the plugins that read
 them.  A problem raises `ArgsError` with the path of the field under `args`.
 """
@@ -370,3 +374,52 @@ SYSTEM_DEFAULTS: tuple[Mapping[str, Any], ...] = (
     {"topologyKey": HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
     {"topologyKey": ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
 )
+
+
+#: DefaultPreemptionArgs' defaults
+MIN_CANDIDATE_NODES_PERCENTAGE = 10
+MIN_CANDIDATE_NODES_ABSOLUTE = 100
+
+
+@attrs.frozen
+class PreemptionArgs:
+    """`DefaultPreemptionArgs`: how many candidates the dry run looks for at least."""
+
+    min_candidate_nodes_percentage: int = MIN_CANDIDATE_NODES_PERCENTAGE
+    min_candidate_nodes_absolute: int = MIN_CANDIDATE_NODES_ABSOLUTE
+
+    @classmethod
+    def from_json(cls, mapping: Mapping[str, Any]) -> PreemptionArgs:
+        """Read and validate as `ValidateDefaultPreemptionArgs` (ArgsError names the field)."""
+        fields = Fields.top("DefaultPreemptionArgs", mapping)
+        percentage = fields.raw.get("minCandidateNodesPercentage")
+        absolute = fields.raw.get("minCandidateNodesAbsolute")
+        args = cls(
+            MIN_CANDIDATE_NODES_PERCENTAGE
+            if percentage is None
+            else fields.integer("minCandidateNodesPercentage", bits=32),
+            MIN_CANDIDATE_NODES_ABSOLUTE
+            if absolute is None
+            else fields.integer("minCandidateNodesAbsolute", bits=32),
+        )
+        if not 0 <= args.min_candidate_nodes_percentage <= 100:
+            raise ArgsError(
+                ("minCandidateNodesPercentage",),
+                f"Invalid value: {args.min_candidate_nodes_percentage}: "
+                "not in valid range [0, 100]",
+            )
+        if args.min_candidate_nodes_absolute < 0:
+            raise ArgsError(
+                ("minCandidateNodesAbsolute",),
+                f"Invalid value: {args.min_candidate_nodes_absolute}: not in valid range [0, inf)",
+            )
+        if not args.min_candidate_nodes_percentage and not args.min_candidate_nodes_absolute:
+            raise ArgsError(
+                ("minCandidateNodesPercentage",),
+                "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+            )
+        return args
+
+
+#: the args of a profile whose pluginConfig gives DefaultPreemption none
+DEFAULT_ARGS = PreemptionArgs()

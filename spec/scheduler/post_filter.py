@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from kcache.spec.objects import Pod
 from kcache.spec.scheduler.plugin import Candidate
+from kcache.spec.scheduler.plugin_args import DEFAULT_ARGS, PreemptionArgs
 from kcache.spec.scheduler.preemption import (
     NOT_HELPFUL,
     Budget,
@@ -22,7 +23,6 @@ from kcache.spec.scheduler.preemption import (
     eligibility,
     preempt,
 )
-from kcache.spec.scheduler.preemption_args import DEFAULT_ARGS, PreemptionArgs
 from kcache.spec.scheduler.preemption_objects import (
     never_preempts,
     nominated_node,

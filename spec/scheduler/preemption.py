@@ -32,7 +32,7 @@ from decimal import Decimal
 
 import attrs
 
-from kcache.spec.scheduler.preemption_args import (
+from kcache.spec.scheduler.plugin_args import (
     DEFAULT_ARGS,
     MIN_CANDIDATE_NODES_ABSOLUTE,
     MIN_CANDIDATE_NODES_PERCENTAGE,

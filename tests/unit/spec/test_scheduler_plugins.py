@@ -17,7 +17,7 @@ from kcache.spec.objects import pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36, V1_37
 from kcache.spec.scheduler.objects import scheduling_pod
 from kcache.spec.scheduler.plugin import Cycle
-from kcache.spec.scheduler.plugin_args import ArgsError
+from kcache.spec.scheduler.plugin_args import ArgsError, PreemptionArgs
 from kcache.spec.scheduler.plugins import PLUGINS
 from kcache.spec.scheduler.plugins import pod_topology_spread as pts
 from kcache.spec.scheduler.plugins.image_locality import normalized_image_name, priority
@@ -29,7 +29,6 @@ from kcache.spec.scheduler.pod_affinity_terms import (
     term_selects,
     with_namespaces_merged,
 )
-from kcache.spec.scheduler.preemption_args import PreemptionArgs
 from kcache.spec.scheduler.status import Code, Status
 
 MIB = 1024 * 1024
