@@ -6,12 +6,8 @@ finds lower-priority pods to evict (DefaultPreemption, docs/semantics.md
 reads the clock for a pod without one each time it compares two, so equal
 priorities would order by chance there.  `BUDGETS` are two
 PodDisruptionBudgets over the spreading labels, one allowing no disruption
-(app=db, an eighth of the pods) and one allowing one (app=web, half of
-them), so victims break budgets and budgets decide between some nodes, but
-not between most: the later criteria get their turn.  A pod's priority keeps
-to its size (`priority_by_size`) and half the preemptors keep to the small
-nodes (`on_small_nodes`), so candidates often differ in whether they evict
-fewer pods or less important ones, which the second criterion decides.
+and one allowing one, so victims break budgets and budgets decide between
+nodes.
 """
 
 from __future__ import annotations
@@ -35,7 +31,7 @@ BUDGETS: tuple[dict[str, Any], ...] = (
         "kind": "PodDisruptionBudget",
         "metadata": {"name": "web", "namespace": "default"},
         "spec": {"selector": {"matchLabels": {"app": "web"}}},
-        "status": {"disruptionsAllowed": 1},
+        "status": {"disruptionsAllowed": 0},
     },
     {
         "apiVersion": "policy/v1",
@@ -44,34 +40,9 @@ BUDGETS: tuple[dict[str, Any], ...] = (
         "spec": {
             "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db"]}]}
         },
-        "status": {"disruptionsAllowed": 0},
+        "status": {"disruptionsAllowed": 1},
     },
 )
-
-
-#: a pod's CPU request -> the priority levels it keeps to: a 2-CPU pod is one of the
-#: important ones, a pod of half a CPU or none one of the least; so a full node holds
-#: either few important victims or many unimportant ones, and which node preemption
-#: takes turns on the lowest most important victim, not on the fewest victims
-_LEVELS_BY_CPU: dict[str, tuple[int, int]] = {"2": (10, 100), "500m": (0, 2), "": (0, 2)}
-
-
-def priority_by_size(drawn: int, cpu: str) -> int:
-    """`drawn` clamped to the levels a pod asking `cpu` keeps to (any level for 1 CPU)."""
-    low, high = _LEVELS_BY_CPU.get(cpu, (0, 100))
-    return min(max(drawn, low), high)
-
-
-#: the nodes of at most 2 CPUs (`kcache.machine.scheduling.CAPACITIES`)
-SMALL_NODES = ("n1", "n3", "n4")
-
-
-def on_small_nodes() -> dict[str, Any]:
-    """Required node affinity to `SMALL_NODES` by hostname: the bigger nodes, which would
-    take the pod without preempting, are UnschedulableAndUnresolvable, no candidates."""
-    term = {"key": "kubernetes.io/hostname", "operator": "In", "values": list(SMALL_NODES)}
-    required = {"nodeSelectorTerms": [{"matchExpressions": [term]}]}
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
 
 
 def start_time(serial: int) -> str:

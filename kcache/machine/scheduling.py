@@ -223,18 +223,6 @@ class SchedulerMachine(LockstepMachine):
         nominated: dict[str, Any],
         priority: int,
     ) -> None:
-        requests = spec["containers"][0]["resources"].get("requests", {})
-        priority = preempting.priority_by_size(priority, requests.get("cpu", ""))
-        self._schedule(spec, binding, spread, nominated, priority)
-
-    def _schedule(
-        self,
-        spec: dict[str, Any],
-        binding: Binding,
-        spread: Spreading,
-        nominated: dict[str, Any],
-        priority: int,
-    ) -> None:
         self.serial += 1
         uid = f"p{self.serial}"
         spec = {**spec, **spread.spec, "priority": priority}
@@ -272,24 +260,12 @@ class SchedulerMachine(LockstepMachine):
             placed["spec"] = {**spec, "nodeName": decision.host}
             self.bound[uid] = pod_from_manifest(placed)
 
-    @rule(
-        cpu=st.sampled_from(("1", "2", "4")),
-        labels=spreading.LABELS,
-        small=st.booleans(),
-    )
-    def preemptor_arrives(self, cpu: str, labels: dict[str, str], small: bool) -> None:
+    @rule(cpu=st.sampled_from(("1", "2", "4")), labels=spreading.LABELS)
+    def preemptor_arrives(self, cpu: str, labels: dict[str, str]) -> None:
         """A pod above every drawn priority asks for much CPU: where the nodes are full of
-        lower-priority pods, DefaultPreemption evicts some of them.  Half of them keep to
-        the small nodes (`preempting.SMALL_NODES`), which fill within an example, so that
-        several are candidates and the criteria choose between them."""
-        spec: dict[str, Any] = {
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]
-        }
-        if small:
-            spec["affinity"] = preempting.on_small_nodes()
-            # no small node has 4 CPUs: 2 empties one of 2, whatever its pods' priorities
-            spec["containers"][0]["resources"]["requests"]["cpu"] = min(cpu, "2")
-        self._schedule(spec, Binding(), Spreading({"labels": dict(labels)}, {}), {}, 1000)
+        lower-priority pods, DefaultPreemption evicts some of them."""
+        spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+        self.schedule_one(spec, Binding(), Spreading({"labels": dict(labels)}, {}), {}, 1000)
 
     def _check_nomination(self, decision: Decision, priority: int) -> None:
         """DefaultPreemption's promises; a nomination is counted, and its victims that the
