@@ -257,34 +257,3 @@ def settled_nomination(model: Decision, other: Decision) -> Decision:
     if mine is None or theirs is None or mine == theirs or not mine.admits(theirs):
         return other
     return attrs.evolve(other, nominated=mine)
-
-
-def reads_pre_filter_state(pod: Pod, anti_affinity_placed: bool) -> bool:
-    """Whether upstream's preemption dry run may find other victims than the model's for
-    `pod`: it updates InterPodAffinity's and PodTopologySpread's PreFilter state for each pod
-    it removes or gives back (their AddPod and RemovePod extensions), which the model does
-    not (docs/semantics.md §21.20).  So: the pod has required pod (anti-)affinity terms or a
-    DoNotSchedule spread constraint, or a placed pod has required anti-affinity."""
-    spec = pod.manifest.get("spec") or {}
-    affinity = spec.get("affinity") or {}
-    required = any(
-        (affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
-        for kind in ("podAffinity", "podAntiAffinity")
-    )
-    hard_spread = any(
-        constraint.get("whenUnsatisfiable") == "DoNotSchedule"
-        for constraint in spec.get("topologySpreadConstraints") or ()
-    )
-    return required or hard_spread or anti_affinity_placed
-
-
-def without_preemption(decision: Decision) -> Decision:
-    """`decision` without what DefaultPreemption decided: no nomination, and the fit error's
-    message without PostFilter's part."""
-    message = decision.message.split(" preemption: ", 1)[0]
-    return attrs.evolve(decision, nominated=None, message=message)
-
-
-def own_cycle(scheduler: object) -> bool:
-    """Whether the target runs its own cycle (an adapter's: upstream's, the whole profile)."""
-    return isinstance(scheduler, AdapterScheduler)

@@ -41,7 +41,7 @@ from kcache.impl.scheduling.plugins import (
     configured,
 )
 from kcache.impl.scheduling.pod_plan import CycleInputs, PodPlan
-from kcache.impl.scheduling.preemption import Preemption, budgets
+from kcache.impl.scheduling.preemption import Preemption, PreFilterExtensions, budgets
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import CacheError
 from kcache.spec.objects import Pod, pod_from_manifest
@@ -262,6 +262,9 @@ class Scheduler:
             non_host_scoped=release.has_non_host_scoped_list
             and release.gate("InterPodAffinityHostnameFastPath"),
             saturates=release.saturates_node_totals,
+            extensions=PreFilterExtensions(
+                plan, {name for name, _ in self._filters}, self._fields.of
+            ),
         ).run(
             self.snapshot.node_list,
             lambda name: failed.node_status.get(name, absent),

@@ -591,3 +591,50 @@ class TermsCache:
         if len(self._read) > 2 * live + 64:
             self._read = {}
             self._ids = Ids()
+
+
+# -- PreFilter extensions (preemption's dry run) ------------------------------------------------
+
+
+def clone_state(state: AffinityCycle) -> AffinityCycle:
+    """`preFilterState.Clone`: the count maps copied, the terms and memos shared."""
+    copy = AffinityCycle.__new__(AffinityCycle)
+    for slot in AffinityCycle.__slots__:
+        setattr(copy, slot, getattr(state, slot))
+    copy.existing_anti_counts = dict(state.existing_anti_counts)
+    copy.affinity_counts = dict(state.affinity_counts)
+    copy.anti_counts = dict(state.anti_counts)
+    return copy
+
+
+def _update(counts: dict[Pair, int], labels: Mapping[str, str], key: str, delta: int) -> None:
+    """`topologyToMatchedTermCount.update`: a pair that comes down to zero is dropped."""
+    found = labels.get(key)
+    if found is not None:
+        pair = (key, found)
+        left = counts.get(pair, 0) + delta
+        if left:
+            counts[pair] = left
+        else:
+            counts.pop(pair, None)
+
+
+def update_with_pod(state: AffinityCycle, held: PodInfo, info: NodeInfo, delta: int) -> None:
+    """`preFilterState.updateWithPod` (the AddPod extension with +1, RemovePod with -1): the
+    placed pod's required anti-affinity toward the pending pod, then the pending pod's
+    cluster-wide terms toward it, counted on the pairs of its node's labels."""
+    labels = state._labels(info)
+    theirs = state.terms_of(held)
+    for term in theirs.required_anti_affinity:
+        if state.fast_path and term.topology_key == _HOSTNAME:
+            continue
+        if state._selects(term):
+            _update(state.existing_anti_counts, labels, term.topology_key, delta)
+    if _all_match(state.cluster_affinity_terms, theirs):
+        for term in state.cluster_affinity_terms:
+            _update(state.affinity_counts, labels, term.topology_key, delta)
+    for term in state.cluster_anti_terms:
+        if term.matches(theirs.pod, theirs.labels, _EMPTY):
+            _update(state.anti_counts, labels, term.topology_key, delta)
+    if state.host_affinity_terms and state._host_affinity_matches(theirs):
+        state.host_matching_count += delta

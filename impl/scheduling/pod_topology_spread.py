@@ -21,6 +21,7 @@ from kcache.impl.node_info import NodeInfo
 from kcache.impl.scheduling.label_syntax import label_selector_error
 from kcache.impl.scheduling.node_fields import NodeFields
 from kcache.impl.scheduling.pod_plan import CycleInputs, PodPlan
+from kcache.spec.objects import Pod
 from kcache.spec.scheduler.status import Code, Status
 
 if TYPE_CHECKING:
@@ -527,3 +528,42 @@ POINTS: tuple[
     Callable[[PodPlan, NodeInfo, NodeFields, Context], int],
     Callable[[list[int]], list[int]],
 ] = (_pre_filter, _filter, _pre_score, _score, _normalize)
+
+
+# -- PreFilter extensions (preemption's dry run) ------------------------------------------------
+
+
+def clone_pre_filter_state(plan: PodPlan) -> None:
+    """Put a `preFilterState.Clone` of the plan's state in its place (none: nothing to do);
+    the caller keeps the plan's `state` mapping to put the original back."""
+    state: PreFilterState | None = plan.state.get(_PRE_FILTER_KEY)
+    if state is None:
+        return
+    copy = PreFilterState.__new__(PreFilterState)
+    copy.constraints = state.constraints
+    copy.self_match = state.self_match
+    copy.tp_value_to_match_num = [dict(counts) for counts in state.tp_value_to_match_num]
+    copy.critical_paths = []
+    for paths in state.critical_paths:
+        twin = CriticalPaths()
+        twin.values, twin.nums = list(paths.values), list(paths.nums)
+        copy.critical_paths.append(twin)
+    plan.state = {**plan.state, _PRE_FILTER_KEY: copy}
+
+
+def update_with_pod(plan: PodPlan, pod: Pod, fields: NodeFields, delta: int) -> None:
+    """`updateWithPod` (AddPod +1, RemovePod -1) on the plan's PreFilter state.  Unlike
+    PreFilter's count it neither skips a pod being deleted nor an empty selector."""
+    state: PreFilterState | None = plan.state.get(_PRE_FILTER_KEY)
+    if state is None or pod.namespace != plan.pod.namespace:
+        return
+    if not _has_all_keys(fields.labels, state.constraints):
+        return
+    labels = _labels(pod.manifest)
+    for index, constraint in enumerate(state.constraints):
+        if not constraint.selector.matches(labels) or not _included(constraint, plan, fields):
+            continue
+        value = domain(fields, constraint)
+        counts = state.tp_value_to_match_num[index]
+        counts[value] = counts.get(value, 0) + delta
+        state.critical_paths[index].update(value, counts[value])

@@ -10,14 +10,15 @@ longer fits.  The dry run walks the potential nodes from a deterministic
 offset (0; upstream draws it at random) until it has `num_candidates` of
 them with at least one breaking no budget; the node is picked by upstream's
 criteria in order, the first remaining candidate on a tie (upstream: any).
-The Filter plugins are the cycle's (`Fits`); the PreFilter state
-InterPodAffinity and PodTopologySpread keep is not updated for the removed
-pods, as in the model (docs/semantics.md §21.20).
+The Filter plugins are the cycle's (`Fits`); each removal and re-addition
+also runs the PreFilter extensions (`PreFilterExtensions`: InterPodAffinity's
+and PodTopologySpread's AddPod and RemovePod) on clones of their PreFilter
+state made for the node (docs/semantics.md §21.21).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -26,6 +27,9 @@ import attrs
 
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import PodInfo
+from kcache.impl.scheduling import inter_pod_affinity, pod_topology_spread
+from kcache.impl.scheduling.node_fields import NodeFields
+from kcache.impl.scheduling.pod_plan import PodPlan
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import Pod
 from kcache.spec.scheduler.plugin_args import PreemptionArgs
@@ -151,6 +155,50 @@ def budgets(objects: ClusterObjects) -> tuple[Budget, ...]:
     return tuple(Budget.of(m) for m in objects.by_kind.get("PodDisruptionBudget", ()))
 
 
+class PreFilterExtensions:
+    """The AddPod and RemovePod extensions of the PreFilter plugins the cycle did not skip,
+    on the plan's states; `begin` clones them for one node's dry run (upstream clones the
+    cycle state per node), `end` puts the originals back."""
+
+    def __init__(
+        self, plan: PodPlan, active: Collection[str], fields_of: Callable[[Any], NodeFields]
+    ) -> None:
+        self._plan = plan
+        self._affinity = "InterPodAffinity" in active and plan.inter_pod_affinity is not None
+        self._spread = "PodTopologySpread" in active
+        self._fields_of = fields_of
+        self._saved: tuple[Any, dict[str, Any]] | None = None
+
+    def begin(self) -> None:
+        plan = self._plan
+        self._saved = (plan.inter_pod_affinity, plan.state)
+        if self._affinity:
+            assert plan.inter_pod_affinity is not None
+            plan.inter_pod_affinity = inter_pod_affinity.clone_state(plan.inter_pod_affinity)
+        if self._spread:
+            pod_topology_spread.clone_pre_filter_state(plan)
+
+    def end(self) -> None:
+        assert self._saved is not None
+        self._plan.inter_pod_affinity, self._plan.state = self._saved
+        self._saved = None
+
+    def add_pod(self, held: PodInfo, info: NodeInfo) -> None:
+        self._update(held, info, 1)
+
+    def remove_pod(self, held: PodInfo, info: NodeInfo) -> None:
+        self._update(held, info, -1)
+
+    def _update(self, held: PodInfo, info: NodeInfo, delta: int) -> None:
+        plan = self._plan
+        if self._affinity:
+            assert plan.inter_pod_affinity is not None
+            inter_pod_affinity.update_with_pod(plan.inter_pod_affinity, held, info, delta)
+        if self._spread and info.node is not None:
+            fields = self._fields_of(info.node)
+            pod_topology_spread.update_with_pod(plan, held.pod, fields, delta)
+
+
 @attrs.frozen
 class _Candidate:
     node: str
@@ -199,8 +247,10 @@ class Preemption:
         *,
         non_host_scoped: bool,
         saturates: bool,
+        extensions: PreFilterExtensions | None = None,
     ) -> None:
         self.pod = pod
+        self.extensions = extensions
         self.priority = priority(pod)
         self.fits = fits
         self.budgets = budgets
@@ -269,7 +319,13 @@ class Preemption:
         for info in potential:
             assert info.node is not None
             name = info.node.name
-            found = self._select_victims(info.clone())
+            if self.extensions is not None:
+                self.extensions.begin()
+            try:
+                found = self._select_victims(info.clone())
+            finally:
+                if self.extensions is not None:
+                    self.extensions.end()
             if isinstance(found, Status):
                 failed[name] = found
                 continue
@@ -310,6 +366,8 @@ class Preemption:
     def _reprieved(self, copy: NodeInfo, victim: _Victim) -> bool:
         """Give `victim` back to `copy`; taken out again, and False, if the pod then fails."""
         copy.add_pod(victim.info, non_host_scoped=self._non_host_scoped, saturates=self._saturates)
+        if self.extensions is not None:
+            self.extensions.add_pod(victim.info, copy)
         if self.fits(copy) is None:
             return True
         self._remove(copy, victim)
@@ -322,6 +380,8 @@ class Preemption:
             non_host_scoped=self._non_host_scoped,
             saturates=self._saturates,
         )
+        if self.extensions is not None:
+            self.extensions.remove_pod(victim.info, copy)
 
     def _split_by_budget(self, ordered: list[_Victim]) -> tuple[list[_Victim], list[_Victim]]:
         """`filterPodsWithPDBViolation`: each counted pod uses one disruption of each budget

@@ -36,8 +36,7 @@ model runs 12 of the default profile's plugins: a line names the others, and
 Against --impl go, upstream's cycle runs the whole profile and is compared
 on what the model covers (the modelled plugins' scores, the fit error
 without DynamicResources' PostFilter reason; DefaultPreemption's nomination
-and victims except where upstream's PreFilter extensions may decide
-otherwise); those cycles are counted too.  Pods draw priorities, and a
+and victims); those cycles are counted too.  Pods draw priorities, and a
 preemptor arrives now and then, so cycles nominate nodes and evict.
 
 Parallel mode (--parallel, with --threads, --rounds, --profile default or

@@ -42,9 +42,6 @@ CYCLE = "cycle: "
 BEYOND_MODEL = "beyond the model: "
 #: a target's own cycle ran plugins the model lacks: compared on the modelled part only
 COMPARED_IN_PART = BEYOND_MODEL + "compared on the modelled plugins only"
-#: a target's own cycle preempted otherwise where the model's dry run lacks upstream's
-#: PreFilter extensions (`kcache.unmodelled.reads_pre_filter_state`): compared without it
-PREEMPTION_IN_PART = BEYOND_MODEL + "preemption not compared (PreFilter extensions)"
 #: the prefix of its counts of pods nominated to a node, by how the cycle's try at that node
 #: went (`kcache.machine.nominations.how_tried`)
 NOMINATED = "nominated node: "

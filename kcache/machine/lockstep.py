@@ -32,13 +32,7 @@ from kcache.spec.scheduler.decision import Decision
 from kcache.spec.views import Dump, SnapshotView
 from kcache.targets.time_limit import StepTimeout
 from kcache.traces.trace import Step
-from kcache.unmodelled import (
-    as_modelled,
-    own_cycle,
-    reads_pre_filter_state,
-    settled_nomination,
-    without_preemption,
-)
+from kcache.unmodelled import as_modelled, settled_nomination
 
 
 def _every_key(names: Sequence[str], views: dict[str, Any]) -> dict[str, Any]:
@@ -224,25 +218,8 @@ class LockstepMachine(RuleBasedStateMachine):
     def _compared_decisions(
         self, step: Step, spec: Decision, impl: Decision
     ) -> tuple[Decision, Decision]:
-        """The two decisions as compared: another tied nomination accepted, and preemption
-        left out where the target's may differ beyond the model."""
-        impl = settled_nomination(spec, impl)
-        if impl != spec and self._preemption_beyond_model(step):
-            return without_preemption(spec), without_preemption(impl)
-        return spec, impl
-
-    def _preemption_beyond_model(self, step: Step) -> bool:
-        """Whether the target's own cycle may preempt otherwise than the model for this step's
-        pod (`reads_pre_filter_state`): then its preemption is not compared, and counted."""
-        if not own_cycle(self.impl_run.scheduler):
-            return False
-        placed = any(
-            view.pods_with_required_anti_affinity for view in self.spec_dump().nodes.values()
-        )
-        if not reads_pre_filter_state(step.args["pod"], placed):
-            return False
-        self.recorder.coverage[coverage.PREEMPTION_IN_PART] += 1
-        return True
+        """The two decisions as compared: another nomination tied with the model's accepted."""
+        return spec, settled_nomination(spec, impl)
 
     def _send_reads_with(self, step: Step) -> None:
         """Have a cache in another process run the observation's reads right after `step`, in

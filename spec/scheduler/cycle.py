@@ -268,9 +268,9 @@ class Scheduler:
         """DefaultPreemption after `failed`, this scheduler's last unschedulable decision for
         `pod`, over the same snapshot (docs/semantics.md §21.17, §21.20).
 
-        The victims' removal reaches the Filter plugins through the node copies; the
-        PreFilter state InterPodAffinity and PodTopologySpread keep (upstream's AddPod and
-        RemovePod extensions) is not updated."""
+        The victims' removal reaches the Filter plugins through the node copies and, for
+        the PreFilter state InterPodAffinity and PodTopologySpread keep (upstream's AddPod
+        and RemovePod extensions), through the what-if cycle naming the pods taken off."""
         wanted = scheduling_pod(pod)
         profile = self.config.profile(wanted.scheduler_name)
         if profile is None:
@@ -278,16 +278,18 @@ class Scheduler:
         cycle = self._cycle(profile)
         plugins = [PLUGINS[name] for name in _in_order(profile, "preFilter", "filter")]
         skipped = _pre_filter(wanted, plugins, cycle)[0]
-        verdict = _verdict(wanted, profile, skipped, cycle) or (lambda node: None)
         absent = failed.absent_node_status or unresolvable()
         args = PreemptionArgs.from_json(profile.args(DEFAULT_PREEMPTION))
+
+        def verdict_in(what_if: Cycle) -> Verdict:
+            return _verdict(wanted, profile, skipped, what_if) or (lambda node: None)
+
         return post_filter(
             pod,
-            list(cycle.nodes),
+            cycle,
             lambda name: failed.node_status.get(name, absent),
-            cycle.node_pods,
             budgets,
-            verdict=verdict,
+            verdict_in=verdict_in,
             non_host_scoped=self.cache.release.has_non_host_scoped_list
             and self.cache.release.gate("InterPodAffinityHostnameFastPath"),
             names_placement=self.cache.release.names_preemption_placement,

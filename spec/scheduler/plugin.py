@@ -62,6 +62,10 @@ class Cycle:
     namespaces: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
     #: the profile's NodeResourcesFit args (`pluginConfig`), defaulted
     fit_args: FitArgs = attrs.field(factory=FitArgs)
+    #: in preemption's dry run: node name -> the refs of the pods taken off it, which the
+    #: PreFilter state of InterPodAffinity and PodTopologySpread no longer counts (their
+    #: RemovePod extensions; a pod given back is simply not listed)
+    removed: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
 
 
 #: PreFilter: None (go on), a Status (skip, reject, error) or the node names it restricts to

@@ -126,3 +126,31 @@ def test_the_sum_of_priorities_decides_as_upstreams_does(
     fit, said = _model(_cluster(2), 10, "v1.37")
     assert said == "preemption: found a potential placement for pod on node b, preempting 1 victims"
     assert _upstream(capsys, tmp_path, _cluster(2), 10, "v1.37") == f"{fit} {said}"
+
+
+def _schedule_json(capsys: pytest.CaptureFixture[str], tmp: Path, impl: str) -> dict[str, object]:
+    cluster, pod = tmp / "cluster.json", tmp / "pod.json"
+    cluster.write_text(json.dumps(_cluster(5)))
+    pod.write_text(json.dumps(_pod("hi", "", 10, "2")))
+    main(["schedule", str(cluster), "--pod", str(pod), "--impl", impl, "--format", "json"])
+    answer: dict[str, object] = json.loads(capsys.readouterr().out)
+    return answer
+
+
+def test_schedule_names_upstreams_node_and_victims_and_the_deciding_criterion(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A cluster full of lower-priority pods: a holds low1 and low2 (priorities 1 and 2),
+    b holds mid (priority 5).  Both are candidates without a budget broken; the lowest
+    highest victim priority (2 against 5) decides for a, evicting both of its pods.
+    Upstream's cycle nominates the same node and evicts the same pods (in its own order:
+    it deletes them in parallel)."""
+    model = _schedule_json(capsys, tmp_path, "spec")
+    upstream = _schedule_json(capsys, tmp_path, "go:v1.37")
+    explained = model["preemption"]
+    assert isinstance(explained, dict)
+    assert explained["decided_by"] == "lowest highest victim priority"
+    assert [c["node"] for c in explained["candidates"]] == ["a", "b"]
+    ours, theirs = model["decision"]["nominated"], upstream["decision"]["nominated"]  # type: ignore[index]
+    assert ours["node"] == theirs["node"] == "a"
+    assert sorted(ours["victims"]) == sorted(theirs["victims"]) == ["default/low1", "default/low2"]

@@ -102,10 +102,14 @@ def _once(memo: list[Any], pod: SchedulingPod, cycle: Cycle, work: Callable[[], 
 
 
 def _placed(cycle: Cycle) -> Iterator[tuple[Pod, Candidate]]:
-    """Every pod of every listed node, with its node."""
+    """Every pod of every listed node, with its node, but those a preemption dry run took
+    off (`Cycle.removed`): upstream's RemovePod and AddPod extensions move each map's count
+    by the pod's matches, so the maps equal those PreFilter would build without it."""
     for node in cycle.nodes:
+        gone = cycle.removed.get(node.name, frozenset())
         for pod in cycle.node_pods.get(node.name, ()):
-            yield pod, node
+            if pod.ref not in gone:
+                yield pod, node
 
 
 def _namespace_labels(pod: Pod, cycle: Cycle) -> Mapping[str, str]:

@@ -32,6 +32,8 @@ modelled).  Every count is recomputed here from the snapshot's pods:
   hostname domains count the node's own pods and number the scored nodes.
   Nodes missing a key are ignored (score 0) unless the constraints are the
   system defaults.  Normalisation: 100 x (max + min - score) / max.
+- In preemption's dry run Filter reads the counts less the pods taken off a
+  node (`taken_off`, upstream's RemovePod extension; docs/semantics.md §21.21).
 """
 
 from __future__ import annotations
@@ -314,10 +316,33 @@ def _pre_filter(pod: SchedulingPod, cycle: Cycle) -> Status | None:
     return None if found else Status(Code.SKIP, ())
 
 
+def taken_off(
+    pod: SchedulingPod, found: Sequence[Constraint], cycle: Cycle, counts: list[dict[str, int]]
+) -> list[dict[str, int]]:
+    """The counts after preemption's dry run took `cycle.removed` off their nodes: the
+    RemovePod extension (`updateWithPod`) takes one off the node's domain for each pod in
+    the pod's namespace whose labels a constraint's selector matches, on a node that counts
+    for it.  Unlike PreFilter's count it asks neither whether the pod is being deleted nor
+    whether the selector is empty, so such a pod takes off one PreFilter never counted."""
+    left = [dict(count) for count in counts]
+    for node in cycle.nodes:
+        gone = cycle.removed.get(node.name, frozenset())
+        if not gone or not has_keys(node, found):
+            continue
+        for other in cycle.node_pods.get(node.name, ()):
+            if other.ref not in gone or other.namespace != pod.pod.namespace:
+                continue
+            for index, constraint in enumerate(found):
+                if constraint.selector.matches(labels_of(other)) and admits(pod, node, constraint):
+                    value = node.node.labels[constraint.topology_key]
+                    left[index][value] = left[index].get(value, 0) - 1
+    return left
+
+
 def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
     found = _hard(pod, cycle)
     assert not isinstance(found, Status)  # PreFilter failed the cycle
-    counts = domain_counts(pod, found, cycle.nodes)
+    counts = taken_off(pod, found, cycle, domain_counts(pod, found, cycle.nodes))
     own_labels = labels_of(pod.pod)
     for constraint, count in zip(found, counts, strict=True):
         value = node.node.labels.get(constraint.topology_key)

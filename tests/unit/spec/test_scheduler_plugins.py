@@ -700,3 +700,32 @@ class TestDefaultPreemption:
             PreemptionArgs.from_json(
                 {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}
             )
+
+    @pytest.mark.parametrize(
+        ("args", "path", "problem"),
+        [
+            (
+                {"minCandidateNodesPercentage": -1},
+                ("minCandidateNodesPercentage",),
+                "Invalid value: -1: not in valid range [0, 100]",
+            ),
+            (
+                {"minCandidateNodesAbsolute": -5},
+                ("minCandidateNodesAbsolute",),
+                "Invalid value: -5: not in valid range [0, inf)",
+            ),
+            (
+                {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+                ("minCandidateNodesPercentage",),
+                "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+            ),
+        ],
+    )
+    def test_args_errors_name_the_field_with_upstreams_text(
+        self, args: dict[str, int], path: tuple[str, ...], problem: str
+    ) -> None:
+        """`ValidateDefaultPreemptionArgs`' texts (validation_pluginargs.go, v1.35.8 to
+        v1.37.2), each on the field it names."""
+        with pytest.raises(ArgsError) as raised:
+            PreemptionArgs.from_json(args)
+        assert (raised.value.path, raised.value.problem) == (path, problem)
