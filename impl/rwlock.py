@@ -50,16 +50,21 @@ class ReadWriteLock:
 
     def acquire_read(self) -> None:
         """Enter as a reader: wait while a writer holds or waits for the lock."""
-        with self._condition:
-            while self.writers_waiting:
-                self.readers_blocked += 1
-                self._condition.wait()
-                self.readers_blocked -= 1
+        with self.mutex:
+            if self.writers_waiting:
+                self._wait_for_writers()
             self.readers += 1
+
+    def _wait_for_writers(self) -> None:
+        """With the condition's lock held: wait, counted as blocked, until no writer waits."""
+        while self.writers_waiting:
+            self.readers_blocked += 1
+            self._condition.wait()
+            self.readers_blocked -= 1
 
     def release_read(self) -> None:
         """Leave as a reader; the last reader out wakes a waiting writer."""
-        with self._condition:
+        with self.mutex:
             self.readers -= 1
             if not self.readers and self.writers_waiting:
                 self._condition.notify_all()
@@ -89,15 +94,22 @@ class ReadWriteLock:
 
 
 class _ReadSide:
-    """`with lock.read:`, the shared side."""
+    """`with lock.read:`, the shared side: every cache read passes here, so each side of it
+    is one frame that counts the reader in or out under the mutex (`acquire_read` and
+    `release_read`, written out)."""
 
-    __slots__ = ("_lock",)
+    __slots__ = ("_lock", "_mutex")
 
     def __init__(self, lock: ReadWriteLock) -> None:
         self._lock = lock
+        self._mutex = lock.mutex
 
     def __enter__(self) -> None:
-        self._lock.acquire_read()
+        lock = self._lock
+        with self._mutex:
+            if lock.writers_waiting:
+                lock._wait_for_writers()
+            lock.readers += 1
 
     def __exit__(
         self,
@@ -105,7 +117,11 @@ class _ReadSide:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self._lock.release_read()
+        lock = self._lock
+        with self._mutex:
+            lock.readers -= 1
+            if not lock.readers and lock.writers_waiting:
+                lock._condition.notify_all()
 
 
 class _WriteSide:
