@@ -59,6 +59,14 @@ class TestCheckInvariants:
             (lambda cache: cache._assumed_pods.update(nobody=None), "assumed keys not held"),
             (lambda cache: cache._node_tree.zones.pop(":\x00:z1"), "tree counts"),
             (lambda cache: cache._image_states.summaries.clear(), "image map differs"),
+            (
+                lambda cache: cache._pod_states.pop("u1"),
+                r"NodeInfos hold \['u1', 'u2', 'u3'\], the cache knows \['u2', 'u3'\]",
+            ),
+            (
+                lambda cache: cache._node_infos.items["a"].info.pods_with_affinity.clear(),
+                "a: affinity lists differ",
+            ),
         ],
         ids=[
             "asymmetric link",
@@ -70,6 +78,8 @@ class TestCheckInvariants:
             "assumed not held",
             "tree count",
             "images",
+            "key held but not known",
+            "affinity list short",
         ],
     )
     def test_corruption_is_caught(
