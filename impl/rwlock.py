@@ -48,26 +48,12 @@ class ReadWriteLock:
         self.read = _ReadSide(self)
         self.write = _WriteSide(self)
 
-    def acquire_read(self) -> None:
-        """Enter as a reader: wait while a writer holds or waits for the lock."""
-        with self.mutex:
-            if self.writers_waiting:
-                self._wait_for_writers()
-            self.readers += 1
-
     def _wait_for_writers(self) -> None:
         """With the condition's lock held: wait, counted as blocked, until no writer waits."""
         while self.writers_waiting:
             self.readers_blocked += 1
             self._condition.wait()
             self.readers_blocked -= 1
-
-    def release_read(self) -> None:
-        """Leave as a reader; the last reader out wakes a waiting writer."""
-        with self.mutex:
-            self.readers -= 1
-            if not self.readers and self.writers_waiting:
-                self._condition.notify_all()
 
     def acquire_write(self) -> None:
         """Enter as the only writer, once every reader has left."""
@@ -95,8 +81,8 @@ class ReadWriteLock:
 
 class _ReadSide:
     """`with lock.read:`, the shared side: every cache read passes here, so each side of it
-    is one frame that counts the reader in or out under the mutex (`acquire_read` and
-    `release_read`, written out)."""
+    is one frame that counts the reader in or out under the mutex.  Entering waits while a
+    writer waits; the last reader out wakes a waiting writer."""
 
     __slots__ = ("_lock", "_mutex")
 
