@@ -564,28 +564,40 @@ class Cache:
         Raises SnapshotInconsistentError, after repairing the snapshot, when
         its node list and the node tree disagree in length.
         """
-        if not isinstance(snapshot, Snapshot):
+        if type(snapshot) is not Snapshot:
             raise TypeError(
                 "update_snapshot: expected a snapshot made by impl.cache.Cache.new_snapshot(), "
                 f"got {type(snapshot).__name__}"
             )
-        with self._lock.write:
-            if snapshot.assumed_pods:
-                snapshot.forget_all(
-                    non_host_scoped=self._non_host_scoped, saturates=self._saturates
-                )
-            head = self._node_infos.head
-            if (
-                head is not None
-                and head.info.generation == snapshot.generation
-                and len(snapshot.node_infos) == len(snapshot.node_list) == self._node_tree.num_nodes
-                and not self._groups.enabled
-            ):
-                # Nothing newer, nothing to prune, the list consistent, no groups to copy:
-                # the full refresh would change nothing (it is what a refresh between two
-                # cycles with no event between them costs, so it is kept to a few reads).
-                return
-            update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
+        # The write lock, taken inline (impl.rwlock's protocol): between two cycles with no
+        # event between them the refresh is little more than the lock, and the context
+        # manager's two Python frames were a third of it.
+        lock = self._lock
+        with lock.mutex:
+            if lock.readers:
+                lock.wait_for_readers()
+            try:
+                if snapshot.assumed_pods:
+                    snapshot.forget_all(
+                        non_host_scoped=self._non_host_scoped, saturates=self._saturates
+                    )
+                head = self._node_infos.head
+                if (
+                    head is not None
+                    and head.info.generation == snapshot.generation
+                    and len(snapshot.node_infos)
+                    == len(snapshot.node_list)
+                    == self._node_tree.num_nodes
+                    and not self._groups.enabled
+                ):
+                    # Nothing newer, nothing to prune, the list consistent, no groups to
+                    # copy: the full refresh would change nothing, so it is kept to a few
+                    # reads.
+                    return
+                update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
+            finally:
+                if lock.readers_blocked:
+                    lock.wake_readers()
 
     def start_mutations(self, snapshot: SnapshotProtocol) -> None:
         """Open a mutation session on `snapshot` (upstream `Snapshot.StartMutations`, v1.37)."""

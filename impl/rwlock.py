@@ -3,6 +3,19 @@
 Writers exclude everyone; readers exclude only writers.  A writer that is
 waiting for readers to leave keeps new readers out, so a steady stream of
 readers cannot starve it.  Not reentrant, like Go's mutex.
+
+`with lock.write:` costs two Python frames around the mutex.  A hot path whose
+whole cost is the lock (`Cache.update_snapshot` with nothing to refresh) may
+follow the write side's protocol inline instead, with the same effect::
+
+    with lock.mutex:
+        if lock.readers:
+            lock.wait_for_readers()
+        try:
+            ...  # the critical section
+        finally:
+            if lock.readers_blocked:
+                lock.wake_readers()
 """
 
 from __future__ import annotations
@@ -14,64 +27,75 @@ from types import TracebackType
 class ReadWriteLock:
     """One lock with a shared (`read`) and an exclusive (`write`) side, each a context manager."""
 
-    __slots__ = ("_condition", "_readers", "_readers_blocked", "_writers_waiting", "read", "write")
+    __slots__ = (
+        "_condition",
+        "mutex",
+        "read",
+        "readers",
+        "readers_blocked",
+        "write",
+        "writers_waiting",
+    )
 
     def __init__(self) -> None:
-        # A writer holds the condition's lock for its whole critical section;
+        # A writer holds the condition's lock, `mutex`, for its whole critical section;
         # readers hold it only while counting themselves in and out.
-        self._condition = threading.Condition(threading.Lock())
-        self._readers = 0
-        self._writers_waiting = 0
-        self._readers_blocked = 0
+        self.mutex = threading.Lock()
+        self._condition = threading.Condition(self.mutex)
+        self.readers = 0
+        self.writers_waiting = 0
+        self.readers_blocked = 0
         self.read = _ReadSide(self)
         self.write = _WriteSide(self)
 
-    def acquire_read(self) -> None:
-        """Enter as a reader: wait while a writer holds or waits for the lock."""
-        with self._condition:
-            while self._writers_waiting:
-                self._readers_blocked += 1
-                self._condition.wait()
-                self._readers_blocked -= 1
-            self._readers += 1
-
-    def release_read(self) -> None:
-        """Leave as a reader; the last reader out wakes a waiting writer."""
-        with self._condition:
-            self._readers -= 1
-            if not self._readers and self._writers_waiting:
-                self._condition.notify_all()
+    def _wait_for_writers(self) -> None:
+        """With the condition's lock held: wait, counted as blocked, until no writer waits."""
+        while self.writers_waiting:
+            self.readers_blocked += 1
+            self._condition.wait()
+            self.readers_blocked -= 1
 
     def acquire_write(self) -> None:
         """Enter as the only writer, once every reader has left."""
         self._condition.acquire()
-        if self._readers:
-            self._wait_for_readers()
+        if self.readers:
+            self.wait_for_readers()
 
-    def _wait_for_readers(self) -> None:
+    def wait_for_readers(self) -> None:
         """With the condition's lock held: announce a waiting writer until the readers left."""
-        self._writers_waiting += 1
-        while self._readers:
+        self.writers_waiting += 1
+        while self.readers:
             self._condition.wait()
-        self._writers_waiting -= 1
+        self.writers_waiting -= 1
+
+    def wake_readers(self) -> None:
+        """As the writer, before releasing: let the blocked readers in once it is released."""
+        self._condition.notify_all()
 
     def release_write(self) -> None:
         """Leave as the writer and let blocked readers in."""
-        if self._readers_blocked:
+        if self.readers_blocked:
             self._condition.notify_all()
         self._condition.release()
 
 
 class _ReadSide:
-    """`with lock.read:`, the shared side."""
+    """`with lock.read:`, the shared side: every cache read passes here, so each side of it
+    is one frame that counts the reader in or out under the mutex.  Entering waits while a
+    writer waits; the last reader out wakes a waiting writer."""
 
-    __slots__ = ("_lock",)
+    __slots__ = ("_lock", "_mutex")
 
     def __init__(self, lock: ReadWriteLock) -> None:
         self._lock = lock
+        self._mutex = lock.mutex
 
     def __enter__(self) -> None:
-        self._lock.acquire_read()
+        lock = self._lock
+        with self._mutex:
+            if lock.writers_waiting:
+                lock._wait_for_writers()
+            lock.readers += 1
 
     def __exit__(
         self,
@@ -79,7 +103,11 @@ class _ReadSide:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self._lock.release_read()
+        lock = self._lock
+        with self._mutex:
+            lock.readers -= 1
+            if not lock.readers and lock.writers_waiting:
+                lock._condition.notify_all()
 
 
 class _WriteSide:
@@ -95,8 +123,8 @@ class _WriteSide:
 
     def __enter__(self) -> None:
         self._acquire()
-        if self._lock._readers:
-            self._lock._wait_for_readers()
+        if self._lock.readers:
+            self._lock.wait_for_readers()
 
     def __exit__(
         self,
@@ -104,6 +132,6 @@ class _WriteSide:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self._lock._readers_blocked:
+        if self._lock.readers_blocked:
             self._lock._condition.notify_all()
         self._release()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -11,6 +13,8 @@ from kcache.impl.cache import Cache
 from kcache.spec.errors import Fatal, NodeNotFoundError
 
 NGINX = {"nginx": 5}
+#: generous bound for another thread to react; no assertion depends on it elapsing
+WAIT = 10.0
 
 
 def _close_the_list_into_a_ring(cache: Cache) -> None:
@@ -55,6 +59,14 @@ class TestCheckInvariants:
             (lambda cache: cache._assumed_pods.update(nobody=None), "assumed keys not held"),
             (lambda cache: cache._node_tree.zones.pop(":\x00:z1"), "tree counts"),
             (lambda cache: cache._image_states.summaries.clear(), "image map differs"),
+            (
+                lambda cache: cache._pod_states.pop("u1"),
+                r"NodeInfos hold \['u1', 'u2', 'u3'\], the cache knows \['u2', 'u3'\]",
+            ),
+            (
+                lambda cache: cache._node_infos.items["a"].info.pods_with_affinity.clear(),
+                "a: affinity lists differ",
+            ),
         ],
         ids=[
             "asymmetric link",
@@ -66,6 +78,8 @@ class TestCheckInvariants:
             "assumed not held",
             "tree count",
             "images",
+            "key held but not known",
+            "affinity list short",
         ],
     )
     def test_corruption_is_caught(
@@ -248,3 +262,48 @@ class TestUidHeldTwice:
         assert cache.dump().nodes["n1"].requested == {"cpu": 300}
         assert cache.dump().nodes["n1"].pods == ("u1",)
         cache.check_invariants()
+
+
+def _spin_until(condition: Callable[[], bool], what: str) -> None:
+    """Yield until another thread reaches a state the lock records (boundedly)."""
+    for _ in range(1_000_000):
+        if condition():
+            return
+        time.sleep(0)
+    raise AssertionError(f"never reached: {what}")
+
+
+class TestRefreshTakesTheWriteLock:
+    def test_refresh_waits_for_readers_and_lets_blocked_readers_in(self, cache: Cache) -> None:
+        """update_snapshot takes the write lock inline: it waits for the reader inside, keeps
+        a later reader out while it waits, and lets that reader in when it is done."""
+        lock = cache._lock
+        snapshot = cache.new_snapshot()
+        inside, leave, late_in, refreshed = (threading.Event() for _ in range(4))
+
+        def read(entered: threading.Event, stay: threading.Event | None) -> None:
+            with lock.read:
+                entered.set()
+                if stay is not None:
+                    stay.wait(WAIT)
+
+        threads = [threading.Thread(target=read, args=(inside, leave), daemon=True)]
+        threads[0].start()
+        assert inside.wait(WAIT)
+        refresher = threading.Thread(
+            target=lambda: (cache.update_snapshot(snapshot), refreshed.set()), daemon=True
+        )
+        refresher.start()
+        _spin_until(lambda: lock.writers_waiting == 1, "the refresh waits for the reader")
+        threads.append(threading.Thread(target=read, args=(late_in, None), daemon=True))
+        threads[1].start()
+        _spin_until(lambda: lock.readers_blocked == 1, "the late reader waits behind the refresh")
+        assert not refreshed.is_set()
+        assert snapshot.node_infos == {}
+        leave.set()
+        assert refreshed.wait(WAIT), "the refresh never ran"
+        assert late_in.wait(WAIT), "the late reader was never let in"
+        for thread in [*threads, refresher]:
+            thread.join(WAIT)
+        assert sorted(snapshot.node_infos) == ["a", "b"], "the ghost has no node to show"
+        assert (lock.readers, lock.writers_waiting, lock.readers_blocked) == (0, 0, 0)

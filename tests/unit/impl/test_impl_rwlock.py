@@ -31,7 +31,7 @@ def _spin_until(condition: Callable[[], bool], what: str) -> None:
 
 def _at_rest(lock: ReadWriteLock) -> tuple[int, int, int]:
     """The lock's counters: (readers inside, writers waiting, readers blocked)."""
-    return lock._readers, lock._writers_waiting, lock._readers_blocked
+    return lock.readers, lock.writers_waiting, lock.readers_blocked
 
 
 class Holder:
@@ -72,7 +72,7 @@ class TestReadWriteLock:
         first.wait_inside()
         second = Holder("r2", lock.read, log)
         second.wait_inside()
-        assert lock._readers == 2
+        assert lock.readers == 2
         second.leave()
         first.leave()
         assert log == ["r1 in", "r2 in", "r2 out", "r1 out"]
@@ -85,7 +85,7 @@ class TestReadWriteLock:
         for reader in readers:
             reader.wait_inside()
         writer = Holder("w", lock.write, log)
-        _spin_until(lambda: lock._writers_waiting == 1, "the writer waits")
+        _spin_until(lambda: lock.writers_waiting == 1, "the writer waits")
         readers[0].leave()
         assert _at_rest(lock) == (1, 1, 0), "one reader is still inside and the writer still waits"
         assert not writer.entered.is_set()
@@ -115,9 +115,9 @@ class TestReadWriteLock:
         first = Holder("r0", lock.read, log)
         first.wait_inside()
         writer = Holder("w", lock.write, log)
-        _spin_until(lambda: lock._writers_waiting == 1, "the writer waits")
+        _spin_until(lambda: lock.writers_waiting == 1, "the writer waits")
         late = [Holder(name, lock.read, log) for name in ("r1", "r2")]
-        _spin_until(lambda: lock._readers_blocked == 2, "both late readers are counted as blocked")
+        _spin_until(lambda: lock.readers_blocked == 2, "both late readers are counted as blocked")
         assert not any(reader.entered.is_set() for reader in late)
         first.leave()
         writer.leave()
