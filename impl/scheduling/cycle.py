@@ -14,6 +14,7 @@ are built once.  Evaluation is sequential
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import operator
 from collections import Counter
@@ -64,6 +65,8 @@ _MIN_FEASIBLE = 100
 _MIN_PERCENTAGE = 5
 _NO_NODES = "no nodes available to schedule pods"
 _PODS = operator.attrgetter("pods")
+#: named statuses kept at most (a Filter's statuses are few: constants and reason combinations)
+_NAMED_KEPT = 1024
 _UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ())
 
 
@@ -130,6 +133,8 @@ class Scheduler:
             for profile in config.profiles
         }
         self._fields = NodeFieldsCache()
+        #: (plugin, status) -> the status with the plugin's name set, as the cycle records it
+        self._named: dict[tuple[str, Status], Status] = {}
         #: the last cycle's Filter plugins, those its PreFilter skipped left out (PostFilter's)
         self._filters: list[tuple[str, Filter]] = []
 
@@ -345,21 +350,26 @@ class Scheduler:
         feasible: list[NodeInfo] = []
         rejected: dict[str, Status] = {}
         fields_of = self._fields.of
-        for offset in range(count):
-            info = nodes[(start + offset) % count]
-            assert info.node is not None
-            fields = fields_of(info.node)
-            status = None
+        named = self._named
+        if len(named) > _NAMED_KEPT:
+            named.clear()
+        start %= count
+        for info in itertools.chain(nodes[start:], nodes[:start]) if start else nodes:
+            node = info.node
+            assert node is not None
+            fields = fields_of(node)
             for name, check in filters:
                 status = check(plan, info, fields)
                 if status is not None:
-                    status = attrs.evolve(status, plugin=name)
+                    key = (name, status)
+                    found = named.get(key)
+                    if found is None:
+                        found = named[key] = attrs.evolve(status, plugin=name)
+                    rejected[fields.name] = found
                     break
-            if status is not None:
-                rejected[fields.name] = status
-            elif len(feasible) == wanted:
-                break
             else:
+                if len(feasible) == wanted:
+                    break
                 feasible.append(info)
         return feasible, rejected
 
@@ -388,10 +398,7 @@ class Scheduler:
         for plugin, score, normalize, weight in points.score:
             if plugin in skipped:
                 continue
-            raw = [
-                score(plan, info, node, context)
-                for info, node in zip(feasible, fields, strict=True)
-            ]
+            raw = score(plan, feasible, fields, context)
             values = raw if normalize is None else normalize(raw)
             plugins.append(plugin)
             columns.append(values if weight == 1 else [value * weight for value in values])
@@ -481,6 +488,9 @@ def _name(info: NodeInfo) -> str:
 
 def _heap_root(totals: list[int]) -> int:
     """The index `container/heap`'s Init leaves at the root, highest total first."""
+    top = max(totals)
+    if totals.count(top) == 1:
+        return totals.index(top)  # the root holds a highest total: the only one
     order = list(range(len(totals)))
     size = len(order)
     for start in range(size // 2 - 1, -1, -1):

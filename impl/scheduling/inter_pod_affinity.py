@@ -21,7 +21,7 @@ both, and the per-pod loops become lookups.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from kcache.impl.node_info import NodeInfo
@@ -539,14 +539,19 @@ class AffinityCycle:
         self.topology_score = scores
         return None if scores else _SKIP
 
-    def score(self, node: NodeFields) -> int:
-        total = 0
-        labels = node.labels
-        for key, by_value in self.topology_score.items():
-            value = labels.get(key)
-            if value is not None:
-                total += by_value.get(value, 0)
-        return total
+    def score(self, nodes: Sequence[NodeFields]) -> list[int]:
+        """Each node's sum of the weights PreScore put on its (key, value) pairs."""
+        pairs = list(self.topology_score.items())
+        scores = []
+        for node in nodes:
+            total = 0
+            labels = node.labels
+            for key, by_value in pairs:
+                value = labels.get(key)
+                if value is not None:
+                    total += by_value.get(value, 0)
+            scores.append(total)
+        return scores
 
 
 def _record(

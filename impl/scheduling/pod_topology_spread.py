@@ -482,23 +482,44 @@ def _init_pre_score_state(
     return state
 
 
-def _score(plan: PodPlan, info: NodeInfo, fields: NodeFields, context: Context) -> int:
+def _score(
+    plan: PodPlan, infos: Sequence[NodeInfo], nodes: Sequence[NodeFields], context: Context
+) -> list[int]:
     state: PreScoreState = plan.state[_PRE_SCORE_KEY]
-    if fields.name in state.ignored:
-        return IGNORED
-    labels = fields.labels
-    score = 0.0
-    for index, constraint in enumerate(state.constraints):
-        value = labels.get(constraint.topology_key)
-        if value is None:
+    ignored, namespace = state.ignored, plan.pod.namespace
+    # (topology key, hostname's?, selector, counts, weight, skew term) per constraint
+    each = [
+        (
+            constraint.topology_key,
+            constraint.topology_key == _HOSTNAME,
+            constraint.selector,
+            counts,
+            weight,
+            constraint.max_skew - 1,
+        )
+        for constraint, counts, weight in zip(
+            state.constraints,
+            state.topology_value_to_pod_counts,
+            state.normalizing_weight,
+            strict=True,
+        )
+    ]
+    scores = []
+    for info, fields in zip(infos, nodes, strict=True):
+        if fields.name in ignored:
+            scores.append(IGNORED)
             continue
-        if constraint.topology_key == _HOSTNAME:
-            count = _count_matching(info.pods, constraint.selector, plan.pod.namespace)
-        else:
-            count = state.topology_value_to_pod_counts[index][value]
-        score += count * state.normalizing_weight[index] + (constraint.max_skew - 1)
-    whole = math.floor(score)  # Go's math.Round: half away from zero
-    return int(whole + 1 if score - whole >= 0.5 else whole)
+        labels = fields.labels
+        score = 0.0
+        for key, by_host, selector, counts, weight, skew in each:
+            value = labels.get(key)
+            if value is None:
+                continue
+            count = _count_matching(info.pods, selector, namespace) if by_host else counts[value]
+            score += count * weight + skew
+        whole = math.floor(score)  # Go's math.Round: half away from zero
+        scores.append(int(whole + 1 if score - whole >= 0.5 else whole))
+    return scores
 
 
 def _normalize(scores: list[int]) -> list[int]:
@@ -524,6 +545,6 @@ POINTS: tuple[
     Callable[[PodPlan], Status | frozenset[str] | None],
     Callable[[PodPlan, NodeInfo, NodeFields], Status | None],
     Callable[[PodPlan], Status | None],
-    Callable[[PodPlan, NodeInfo, NodeFields, Context], int],
+    Callable[[PodPlan, Sequence[NodeInfo], Sequence[NodeFields], Context], list[int]],
     Callable[[list[int]], list[int]],
 ] = (_pre_filter, _filter, _pre_score, _score, _normalize)
