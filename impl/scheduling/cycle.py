@@ -185,7 +185,7 @@ class Scheduler:
                 CycleOutcome.UNSCHEDULABLE, self.next_start_node_index, message=_NO_NODES
             )
         plan.claim_conflicts = self._claim_conflicts(plan)
-        plan.cycle = CycleInputs(listed, self._fields.of, self.objects, profile.plugin_config)
+        plan.cycle = CycleInputs(listed, self._fields, self.objects, profile.plugin_config)
         plan.inter_pod_affinity = AffinityCycle(
             self.snapshot,
             release=self.cache.release,
@@ -349,23 +349,24 @@ class Scheduler:
             return [nodes[(start + i) % count] for i in range(wanted)], {}
         feasible: list[NodeInfo] = []
         rejected: dict[str, Status] = {}
-        fields_of = self._fields.of
+        fields_of, read = self._fields.of, self._fields.by_id.get
         named = self._named
         if len(named) > _NAMED_KEPT:
             named.clear()
-        start %= count
+        start = start % count if count else 0
         for info in itertools.chain(nodes[start:], nodes[:start]) if start else nodes:
             node = info.node
             assert node is not None
-            fields = fields_of(node)
+            found = read(id(node))
+            fields = found[1] if found is not None and found[0] is node else fields_of(node)
             for name, check in filters:
                 status = check(plan, info, fields)
                 if status is not None:
                     key = (name, status)
-                    found = named.get(key)
-                    if found is None:
-                        found = named[key] = attrs.evolve(status, plugin=name)
-                    rejected[fields.name] = found
+                    by_plugin = named.get(key)
+                    if by_plugin is None:
+                        by_plugin = named[key] = attrs.evolve(status, plugin=name)
+                    rejected[fields.name] = by_plugin
                     break
             else:
                 if len(feasible) == wanted:
@@ -378,6 +379,7 @@ class Scheduler:
     ) -> Decision:
         assert plan.cycle is not None
         plan.cycle.feasible = feasible
+        fields = plan.cycle.feasible_fields = self._fields.all_of(feasible)
         skipped: set[str] = set()
         for name, pre_score in points.pre_score:
             status = pre_score(plan)
@@ -389,8 +391,6 @@ class Scheduler:
                 return Decision(CycleOutcome.ERROR, found.next_start_node_index, message=message)
             skipped.add(name)
         context = Context.of(plan, self.cache.release, total)
-        fields_of = self._fields.of
-        fields = [fields_of(info.node) for info in feasible if info.node is not None]
         names = [node.name for node in fields]
         # one column of weighted scores per plugin run, then one row per node
         plugins: list[str] = []

@@ -388,19 +388,28 @@ def _least_cpu_memory(
     for info in infos:
         total = weights = 0
         allocatable, used_before = info.allocatable, info.non_zero_requested
+        # a positive capacity and weight leave every quotient non-negative: Python's // then
+        # is Go's division; anything else goes through _quotient
         capacity = allocatable.milli_cpu
         if capacity:
             used = used_before.milli_cpu + pod_cpu
             if used <= capacity:
-                total = _quotient((capacity - used) * MAX_SCORE, capacity) * cpu_weight
+                free = (capacity - used) * MAX_SCORE
+                share = free // capacity if capacity > 0 else _quotient(free, capacity)
+                total = share * cpu_weight
             weights = cpu_weight
         capacity = allocatable.memory
         if capacity:
             used = used_before.memory + pod_memory
             if used <= capacity:
-                total += _quotient((capacity - used) * MAX_SCORE, capacity) * memory_weight
+                free = (capacity - used) * MAX_SCORE
+                share = free // capacity if capacity > 0 else _quotient(free, capacity)
+                total += share * memory_weight
             weights += memory_weight
-        scores.append(_quotient(total, weights) if weights else 0)
+        if weights > 0 and total >= 0:
+            scores.append(total // weights)
+        else:
+            scores.append(_quotient(total, weights) if weights else 0)
     return scores
 
 
@@ -463,16 +472,6 @@ def fit_score(args: FitArgs) -> Score:
 # -- NodeResourcesBalancedAllocation -------------------------------------------------------------
 
 
-def _balance(cpu: int, memory: int, cpu_capacity: int, memory_capacity: int) -> int:
-    if cpu_capacity and memory_capacity:
-        cpu_share = float(cpu) / float(cpu_capacity)
-        memory_share = float(memory) / float(memory_capacity)
-        cpu_share = cpu_share if cpu_share < 1.0 else 1.0
-        memory_share = memory_share if memory_share < 1.0 else 1.0
-        return int((1 - abs((cpu_share - memory_share) / 2)) * float(MAX_SCORE))
-    return MAX_SCORE  # one share or none: no deviation
-
-
 def _balanced_pre_score(plan: PodPlan) -> Status | None:
     return _SKIP if not plan.cpu and not plan.memory else None
 
@@ -481,17 +480,31 @@ def _balanced(
     plan: PodPlan, infos: Sequence[NodeInfo], fields: Sequence[NodeFields], context: Context
 ) -> list[int]:
     pod_cpu, pod_memory, change = plan.cpu, plan.memory, context.balance_change
+    top, half = float(MAX_SCORE), MAX_SCORE // 2
     scores = []
     for info in infos:
         allocatable, requested = info.allocatable, info.requested
         cpu_capacity, memory_capacity = allocatable.milli_cpu, allocatable.memory
-        cpu, memory = requested.milli_cpu, requested.memory
-        with_pod = _balance(cpu + pod_cpu, memory + pod_memory, cpu_capacity, memory_capacity)
+        if not (cpu_capacity and memory_capacity):
+            # one share or none: no deviation, with the pod or without
+            scores.append(MAX_SCORE if not change else half + _quotient(half, 2))
+            continue
+        cpu, memory = float(requested.milli_cpu), float(requested.memory)
+        cpu_whole, memory_whole = float(cpu_capacity), float(memory_capacity)
+        # _balance inlined, with the pod's requests added, then (from v1.36) without them
+        cpu_share = float(requested.milli_cpu + pod_cpu) / cpu_whole
+        memory_share = float(requested.memory + pod_memory) / memory_whole
+        cpu_share = cpu_share if cpu_share < 1.0 else 1.0
+        memory_share = memory_share if memory_share < 1.0 else 1.0
+        with_pod = int((1 - abs((cpu_share - memory_share) / 2)) * top)
         if not change:
             scores.append(with_pod)
             continue
-        without = _balance(cpu, memory, cpu_capacity, memory_capacity)
-        scores.append(MAX_SCORE // 2 + _quotient(MAX_SCORE // 2 + with_pod - without, 2))
+        cpu_share, memory_share = cpu / cpu_whole, memory / memory_whole
+        cpu_share = cpu_share if cpu_share < 1.0 else 1.0
+        memory_share = memory_share if memory_share < 1.0 else 1.0
+        without = int((1 - abs((cpu_share - memory_share) / 2)) * top)
+        scores.append(half + _quotient(half + with_pod - without, 2))
     return scores
 
 

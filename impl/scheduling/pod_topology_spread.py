@@ -356,16 +356,13 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
         return _SKIP
     state = PreFilterState(constraints, _labels(plan.pod.manifest))
     namespace = plan.pod.namespace
-    fields_of = inputs.fields_of
     keys = {constraint.topology_key for constraint in constraints}
     # (index, constraint, its counts, whether a node may be left out of it)
     each = [
         (index, constraint, state.tp_value_to_match_num[index], _may_exclude(constraint, plan))
         for index, constraint in enumerate(constraints)
     ]
-    for info in inputs.nodes:
-        assert info.node is not None
-        fields = fields_of(info.node)
+    for info, fields in zip(inputs.nodes, inputs.listed_fields(), strict=True):
         labels = fields.labels
         if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
@@ -429,16 +426,13 @@ def _pre_score(plan: PodPlan) -> Status | None:
     require_all = bool(plan.spread_constraints) or not _system_defaulted(inputs)
     state = _init_pre_score_state(constraints, inputs, require_all)
     namespace = plan.pod.namespace
-    fields_of = inputs.fields_of
     keys = {constraint.topology_key for constraint in constraints} if require_all else set()
     # (constraint, its counts, whether a node may be left out of it)
     each = [
         (constraint, counts, _may_exclude(constraint, plan))
         for constraint, counts in zip(constraints, state.topology_value_to_pod_counts, strict=True)
     ]
-    for info in inputs.nodes:
-        assert info.node is not None
-        fields = fields_of(info.node)
+    for info, fields in zip(inputs.nodes, inputs.listed_fields(), strict=True):
         labels = fields.labels
         if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
@@ -458,13 +452,11 @@ def _init_pre_score_state(
 ) -> PreScoreState:
     """`initPreScoreState`: the ignored nodes, the feasible nodes' values, the weights."""
     state = PreScoreState(constraints)
-    fields_of = inputs.fields_of
     sizes = [0] * len(constraints)
-    for info in inputs.feasible:
-        assert info.node is not None
-        labels = fields_of(info.node).labels
+    for fields in inputs.feasible_fields:
+        labels = fields.labels
         if require_all and not _has_all_keys(labels, constraints):
-            state.ignored.add(info.node.name)
+            state.ignored.add(fields.name)
             continue
         for index, constraint in enumerate(constraints):
             if constraint.topology_key == _HOSTNAME:
