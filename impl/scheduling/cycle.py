@@ -34,6 +34,7 @@ from kcache.impl.scheduling.node_fields import NodeFieldsCache
 from kcache.impl.scheduling.plugins import (
     Context,
     Filter,
+    FilterOf,
     Normalize,
     Plugin,
     PreFilter,
@@ -76,6 +77,8 @@ class _Points:
 
     pre_filter: tuple[tuple[str, PreFilter], ...]
     filter: tuple[tuple[str, Filter], ...]
+    #: (name, its form for the filter pass, bound per cycle) of the plugins that have one
+    filter_of: Mapping[str, FilterOf]
     pre_score: tuple[tuple[str, PreScore], ...]
     #: (name, score, normalize, weight); an unset weight counts 1
     score: tuple[tuple[str, Score, Normalize | None, int], ...]
@@ -97,6 +100,7 @@ class _Points:
                 (p.name, p.pre_filter) for p in at("preFilter", "filter") if p.pre_filter
             ),
             filter=tuple((p.name, p.filter) for p in filters if p.filter),
+            filter_of={p.name: p.filter_of for p in filters if p.filter and p.filter_of},
             pre_score=tuple((p.name, p.pre_score) for p in scores if p.pre_score),
             score=tuple((p.name, p.score, p.normalize, weights[p.name]) for p in scores if p.score),
         )
@@ -209,6 +213,16 @@ class Scheduler:
             )
         filters = self._filters
         has_filters = bool(points.filter)
+        # the filter pass's forms, bound now that PreFilter is done; a plugin that can reject
+        # no node this cycle is left out of it (the nominated node's check included)
+        if points.filter_of:
+            passing: list[tuple[str, Filter]] = []
+            for name, check in filters:
+                bind = points.filter_of.get(name)
+                bound = check if bind is None else bind(plan)
+                if bound is not None:
+                    passing.append((name, bound))
+            filters = passing
         taken, rejected = self._try_nominated(plan, filters, has_filters)
         if taken is not None:
             return Decision(

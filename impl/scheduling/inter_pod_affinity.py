@@ -411,7 +411,8 @@ class AffinityCycle:
 
     # -- Filter ---------------------------------------------------------------------------------
 
-    def filter(self, info: NodeInfo, node: NodeFields) -> Status | None:
+    def filter(self, plan: object, info: NodeInfo, node: NodeFields) -> Status | None:
+        """The plugin's Filter (its state is the cycle's; `plan`, the pod's, is not read)."""
         labels = node.labels
         if self.host_affinity_terms:
             if not self._host_affinity(info, labels):

@@ -67,6 +67,9 @@ class Context:
 
 PreFilter = Callable[[PodPlan], "Status | frozenset[str] | None"]
 Filter = Callable[[PodPlan, NodeInfo, NodeFields], "Status | None"]
+#: a plugin's Filter for this cycle's filter pass, its per-cycle values bound once after
+#: PreFilter; None when it can reject no node this cycle (it is then not asked per node)
+FilterOf = Callable[[PodPlan], "Filter | None"]
 PreScore = Callable[[PodPlan], "Status | None"]
 #: a plugin's Score over every feasible node at once (their entries and fields side by side):
 #: one call per plugin and cycle, its per-cycle values read once, not once per node
@@ -81,6 +84,9 @@ class Plugin:
     name: str
     pre_filter: PreFilter | None = None
     filter: Filter | None = None
+    #: the filter pass's form of `filter` (None: `filter` itself); `filter` stays what
+    #: DefaultPreemption asks of a node with victims removed
+    filter_of: FilterOf | None = None
     pre_score: PreScore | None = None
     score: Score | None = None
     normalize: Normalize | None = None
@@ -153,6 +159,11 @@ def _node_name_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
 
 def _node_name(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
     return _WRONG_NAME if plan.node_name and plan.node_name != node.name else None
+
+
+def _node_name_of(plan: PodPlan) -> Filter | None:
+    """No `spec.nodeName`: every node passes."""
+    return _node_name if plan.node_name else None
 
 
 # -- TaintToleration -----------------------------------------------------------------------------
@@ -575,7 +586,12 @@ def _inter_pod_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
 def _inter_pod(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
     state = plan.inter_pod_affinity
     assert state is not None, "the scheduler sets InterPodAffinity's state before PreFilter"
-    return state.filter(info, node)
+    return state.filter(plan, info, node)
+
+
+def _inter_pod_of(plan: PodPlan) -> Filter | None:
+    """The cycle's state's own filter, without a call through the plugin's."""
+    return _cycle_state(plan).filter
 
 
 def _inter_pod_pre_score(plan: PodPlan) -> Status | None:
@@ -592,7 +608,12 @@ PLUGINS: Mapping[str, Plugin] = {
     plugin.name: plugin
     for plugin in (
         Plugin("NodeUnschedulable", filter=_unschedulable),
-        Plugin("NodeName", pre_filter=_node_name_pre_filter, filter=_node_name),
+        Plugin(
+            "NodeName",
+            pre_filter=_node_name_pre_filter,
+            filter=_node_name,
+            filter_of=_node_name_of,
+        ),
         Plugin(
             "TaintToleration",
             filter=_taints,
@@ -615,6 +636,7 @@ PLUGINS: Mapping[str, Plugin] = {
             "InterPodAffinity",
             pre_filter=_inter_pod_pre_filter,
             filter=_inter_pod,
+            filter_of=_inter_pod_of,
             pre_score=_inter_pod_pre_score,
             score=_inter_pod_score,
             normalize=normalize,

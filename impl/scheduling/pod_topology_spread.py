@@ -396,6 +396,34 @@ def _filter(plan: PodPlan, info: NodeInfo, fields: NodeFields) -> Status | None:
     return None
 
 
+def _filter_of(plan: PodPlan) -> Callable[[PodPlan, NodeInfo, NodeFields], Status | None]:
+    """`_filter` with each constraint's counts and skew offset bound for the filter pass
+    (the critical paths stay as PreFilter left them until DefaultPreemption's dry run)."""
+    state: PreFilterState = plan.state[_PRE_FILTER_KEY]
+    # (topology key, match counts, own match less the minimum, max skew) per constraint
+    each = [
+        (
+            constraint.topology_key,
+            state.tp_value_to_match_num[index],
+            state.self_match[index] - state.min_match_num(index),
+            constraint.max_skew,
+        )
+        for index, constraint in enumerate(state.constraints)
+    ]
+
+    def check(plan: PodPlan, info: NodeInfo, fields: NodeFields) -> Status | None:
+        labels = fields.labels
+        for key, counts, offset, max_skew in each:
+            value = labels.get(key)
+            if value is None:
+                return _MISSING_LABEL
+            if counts.get(value, 0) + offset > max_skew:
+                return _NOT_MATCH
+        return None
+
+    return check
+
+
 # -- PreScore, Score, NormalizeScore ---------------------------------------------------------------
 
 
@@ -536,7 +564,8 @@ def _normalize(scores: list[int]) -> list[int]:
 POINTS: tuple[
     Callable[[PodPlan], Status | frozenset[str] | None],
     Callable[[PodPlan, NodeInfo, NodeFields], Status | None],
+    Callable[[PodPlan], Callable[[PodPlan, NodeInfo, NodeFields], Status | None] | None],
     Callable[[PodPlan], Status | None],
     Callable[[PodPlan, Sequence[NodeInfo], Sequence[NodeFields], Context], list[int]],
     Callable[[list[int]], list[int]],
-] = (_pre_filter, _filter, _pre_score, _score, _normalize)
+] = (_pre_filter, _filter, _filter_of, _pre_score, _score, _normalize)
