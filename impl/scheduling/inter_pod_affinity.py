@@ -377,6 +377,8 @@ class AffinityCycle:
         counts = self.existing_anti_counts
         host_scoped = False
         for info in infos:
+            if not info.pods_with_required_anti_affinity:
+                continue
             labels = self._labels(info)
             for held in info.pods_with_required_anti_affinity:
                 for term in self.terms_of(held).required_anti_affinity:
@@ -393,6 +395,8 @@ class AffinityCycle:
         #: label set number -> (whether all affinity terms match, the matching anti terms' keys)
         answers: dict[int, tuple[bool, list[str]]] = {}
         for info in self.snapshot.node_list:
+            if not info.pods:
+                continue
             labels = self._labels(info)
             for held in info.pods:
                 terms_of = self.terms_of(held)
@@ -517,11 +521,14 @@ class AffinityCycle:
         mine_of: dict[int, list[tuple[str, int]]] = {}
         selects, terms_of, fields_of = self._selects, self.terms_of, self.fields_of
         for info in infos:
+            held_pods = info.pods if constrained else info.pods_with_affinity
             node = info.node
-            labels = _EMPTY if node is None else fields_of(node).labels
+            if not held_pods or node is None:
+                continue
+            labels = fields_of(node).labels
             if not labels:
                 continue
-            for held in info.pods if constrained else info.pods_with_affinity:
+            for held in held_pods:
                 theirs = terms_of(held)
                 if mine:
                     matched = mine_of.get(theirs.label_id)

@@ -357,22 +357,22 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
     state = PreFilterState(constraints, _labels(plan.pod.manifest))
     namespace = plan.pod.namespace
     keys = {constraint.topology_key for constraint in constraints}
-    # (index, constraint, its counts, whether a node may be left out of it)
+    # (constraint, its counts, its selector, whether a node may be left out of it)
     each = [
-        (index, constraint, state.tp_value_to_match_num[index], _may_exclude(constraint, plan))
-        for index, constraint in enumerate(constraints)
+        (constraint, counts, constraint.selector, _may_exclude(constraint, plan))
+        for constraint, counts in zip(constraints, state.tp_value_to_match_num, strict=True)
     ]
+    of_domain = domain
     for info, fields in zip(inputs.nodes, inputs.listed_fields(), strict=True):
-        labels = fields.labels
-        if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
+        if not fields.labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
-        for _, constraint, counts, may_exclude in each:
+        pods = info.pods
+        for constraint, counts, selector, may_exclude in each:
             if may_exclude and not _included(constraint, plan, fields):
                 continue
-            value = domain(fields, constraint)
-            counts[value] = counts.get(value, 0) + _count_matching(
-                info.pods, constraint.selector, namespace
-            )
+            value = of_domain(fields, constraint)
+            found = _count_matching(pods, selector, namespace) if pods else 0
+            counts[value] = counts.get(value, 0) + found
     for counts in state.tp_value_to_match_num:
         paths = CriticalPaths()
         for value, num in counts.items():
@@ -470,7 +470,8 @@ def _pre_score(plan: PodPlan) -> Status | None:
             value = labels.get(constraint.topology_key, "")
             if value not in counts:
                 continue
-            counts[value] += _count_matching(info.pods, constraint.selector, namespace)
+            if info.pods:
+                counts[value] += _count_matching(info.pods, constraint.selector, namespace)
     plan.state[_PRE_SCORE_KEY] = state
     return None
 
