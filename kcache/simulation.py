@@ -82,6 +82,9 @@ class SimulationResult:
     #: seconds inside the target's `schedule_one` alone: as its scheduler reports them
     #: (`cycle_seconds`, an adapter's own clock without the pipe) or timed around each call
     cycle_seconds: float = 0.0
+    #: CPU seconds spent inside the cycles, measured as `cycle_seconds` is (the adapter's
+    #: process CPU around each cycle, `cycle_cpu_ns`): what a busy machine leaves comparable
+    cycle_cpu_seconds: float = 0.0
     #: cycles run: `pods` unless the run was stopped
     cycles: int = 0
     #: why the run stopped before its last pod ("the time budget", "SIGINT", ...), else None
@@ -107,6 +110,7 @@ class SimulationResult:
             "elapsed_seconds": round(self.elapsed, 3),
             "pods_per_second": round(self.pods_per_second, 1),
             "cycle_seconds": round(self.cycle_seconds, 3),
+            "cycle_cpu_seconds": round(self.cycle_cpu_seconds, 3),
             "pods_per_cycle_second": round(self.pods_per_cycle_second, 1),
             "peak_rss_mib": round(self.peak_rss_mib, 1),
             "cycles": self.cycles,
@@ -279,6 +283,9 @@ def simulate(
     reported = getattr(simulation.scheduler, "cycle_seconds", None)
     if isinstance(reported, float):
         result.cycle_seconds = reported
+    reported = getattr(simulation.scheduler, "cycle_cpu_seconds", None)
+    if isinstance(reported, float):
+        result.cycle_cpu_seconds = reported
     simulation.converged()
     _utilisation(result, simulation.run.cache.dump(), simulation.nodes)
     divisor = 1024 if sys.platform != "darwin" else 1024 * 1024
@@ -343,9 +350,10 @@ class _Simulation:
             fresh = self.run.new_scheduler()
             fresh.next_start_node_index = self.scheduler.next_start_node_index
         fresh_decision = None if fresh is None else fresh.schedule_pod(pod)
-        before_cycle = time.perf_counter()
+        before_cycle, before_cpu = time.perf_counter(), time.process_time()
         decision = self.scheduler.schedule_one(pod, binding)
         result.cycle_seconds += time.perf_counter() - before_cycle
+        result.cycle_cpu_seconds += time.process_time() - before_cpu
         _count(result, decision)
         if not self.own_cycle:
             found = gaps(self.profile, pod, self.release)

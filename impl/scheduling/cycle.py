@@ -14,6 +14,7 @@ are built once.  Evaluation is sequential
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import operator
 from collections import Counter
@@ -33,6 +34,7 @@ from kcache.impl.scheduling.node_fields import NodeFieldsCache
 from kcache.impl.scheduling.plugins import (
     Context,
     Filter,
+    FilterOf,
     Normalize,
     Plugin,
     PreFilter,
@@ -64,6 +66,8 @@ _MIN_FEASIBLE = 100
 _MIN_PERCENTAGE = 5
 _NO_NODES = "no nodes available to schedule pods"
 _PODS = operator.attrgetter("pods")
+#: named statuses kept at most (a Filter's statuses are few: constants and reason combinations)
+_NAMED_KEPT = 1024
 _UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ())
 
 
@@ -73,6 +77,8 @@ class _Points:
 
     pre_filter: tuple[tuple[str, PreFilter], ...]
     filter: tuple[tuple[str, Filter], ...]
+    #: (name, its form for the filter pass, bound per cycle) of the plugins that have one
+    filter_of: Mapping[str, FilterOf]
     pre_score: tuple[tuple[str, PreScore], ...]
     #: (name, score, normalize, weight); an unset weight counts 1
     score: tuple[tuple[str, Score, Normalize | None, int], ...]
@@ -94,6 +100,7 @@ class _Points:
                 (p.name, p.pre_filter) for p in at("preFilter", "filter") if p.pre_filter
             ),
             filter=tuple((p.name, p.filter) for p in filters if p.filter),
+            filter_of={p.name: p.filter_of for p in filters if p.filter and p.filter_of},
             pre_score=tuple((p.name, p.pre_score) for p in scores if p.pre_score),
             score=tuple((p.name, p.score, p.normalize, weights[p.name]) for p in scores if p.score),
         )
@@ -130,6 +137,8 @@ class Scheduler:
             for profile in config.profiles
         }
         self._fields = NodeFieldsCache()
+        #: (plugin, status) -> the status with the plugin's name set, as the cycle records it
+        self._named: dict[tuple[str, Status], Status] = {}
         #: the last cycle's Filter plugins, those its PreFilter skipped left out (PostFilter's)
         self._filters: list[tuple[str, Filter]] = []
 
@@ -180,7 +189,7 @@ class Scheduler:
                 CycleOutcome.UNSCHEDULABLE, self.next_start_node_index, message=_NO_NODES
             )
         plan.claim_conflicts = self._claim_conflicts(plan)
-        plan.cycle = CycleInputs(listed, self._fields.of, self.objects, profile.plugin_config)
+        plan.cycle = CycleInputs(listed, self._fields, self.objects, profile.plugin_config)
         plan.inter_pod_affinity = AffinityCycle(
             self.snapshot,
             release=self.cache.release,
@@ -204,6 +213,16 @@ class Scheduler:
             )
         filters = self._filters
         has_filters = bool(points.filter)
+        # the filter pass's forms, bound now that PreFilter is done; a plugin that can reject
+        # no node this cycle is left out of it (the nominated node's check included)
+        if points.filter_of:
+            passing: list[tuple[str, Filter]] = []
+            for name, check in filters:
+                bind = points.filter_of.get(name)
+                bound = check if bind is None else bind(plan)
+                if bound is not None:
+                    passing.append((name, bound))
+            filters = passing
         taken, rejected = self._try_nominated(plan, filters, has_filters)
         if taken is not None:
             return Decision(
@@ -347,22 +366,28 @@ class Scheduler:
             return [nodes[(start + i) % count] for i in range(wanted)], {}
         feasible: list[NodeInfo] = []
         rejected: dict[str, Status] = {}
-        fields_of = self._fields.of
-        for offset in range(count):
-            info = nodes[(start + offset) % count]
-            assert info.node is not None
-            fields = fields_of(info.node)
-            status = None
+        fields_of, read = self._fields.of, self._fields.by_id.get
+        named = self._named
+        if len(named) > _NAMED_KEPT:
+            named.clear()
+        start = start % count if count else 0
+        for info in itertools.chain(nodes[start:], nodes[:start]) if start else nodes:
+            node = info.node
+            assert node is not None
+            found = read(id(node))
+            fields = found[1] if found is not None and found[0] is node else fields_of(node)
             for name, check in filters:
                 status = check(plan, info, fields)
                 if status is not None:
-                    status = attrs.evolve(status, plugin=name)
+                    key = (name, status)
+                    by_plugin = named.get(key)
+                    if by_plugin is None:
+                        by_plugin = named[key] = attrs.evolve(status, plugin=name)
+                    rejected[fields.name] = by_plugin
                     break
-            if status is not None:
-                rejected[fields.name] = status
-            elif len(feasible) == wanted:
-                break
             else:
+                if len(feasible) == wanted:
+                    break
                 feasible.append(info)
         return feasible, rejected
 
@@ -371,6 +396,7 @@ class Scheduler:
     ) -> Decision:
         assert plan.cycle is not None
         plan.cycle.feasible = feasible
+        fields = plan.cycle.feasible_fields = self._fields.all_of(feasible)
         skipped: set[str] = set()
         for name, pre_score in points.pre_score:
             status = pre_score(plan)
@@ -382,8 +408,6 @@ class Scheduler:
                 return Decision(CycleOutcome.ERROR, found.next_start_node_index, message=message)
             skipped.add(name)
         context = Context.of(plan, self.cache.release, total)
-        fields_of = self._fields.of
-        fields = [fields_of(info.node) for info in feasible if info.node is not None]
         names = [node.name for node in fields]
         # one column of weighted scores per plugin run, then one row per node
         plugins: list[str] = []
@@ -391,10 +415,7 @@ class Scheduler:
         for plugin, score, normalize, weight in points.score:
             if plugin in skipped:
                 continue
-            raw = [
-                score(plan, info, node, context)
-                for info, node in zip(feasible, fields, strict=True)
-            ]
+            raw = score(plan, feasible, fields, context)
             values = raw if normalize is None else normalize(raw)
             plugins.append(plugin)
             columns.append(values if weight == 1 else [value * weight for value in values])
@@ -484,6 +505,9 @@ def _name(info: NodeInfo) -> str:
 
 def _heap_root(totals: list[int]) -> int:
     """The index `container/heap`'s Init leaves at the root, highest total first."""
+    top = max(totals)
+    if totals.count(top) == 1:
+        return totals.index(top)  # the root holds a highest total: the only one
     order = list(range(len(totals)))
     size = len(order)
     for start in range(size // 2 - 1, -1, -1):

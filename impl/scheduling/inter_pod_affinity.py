@@ -21,7 +21,7 @@ both, and the per-pod loops become lookups.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from kcache.impl.node_info import NodeInfo
@@ -377,6 +377,8 @@ class AffinityCycle:
         counts = self.existing_anti_counts
         host_scoped = False
         for info in infos:
+            if not info.pods_with_required_anti_affinity:
+                continue
             labels = self._labels(info)
             for held in info.pods_with_required_anti_affinity:
                 for term in self.terms_of(held).required_anti_affinity:
@@ -393,6 +395,8 @@ class AffinityCycle:
         #: label set number -> (whether all affinity terms match, the matching anti terms' keys)
         answers: dict[int, tuple[bool, list[str]]] = {}
         for info in self.snapshot.node_list:
+            if not info.pods:
+                continue
             labels = self._labels(info)
             for held in info.pods:
                 terms_of = self.terms_of(held)
@@ -411,7 +415,8 @@ class AffinityCycle:
 
     # -- Filter ---------------------------------------------------------------------------------
 
-    def filter(self, info: NodeInfo, node: NodeFields) -> Status | None:
+    def filter(self, plan: object, info: NodeInfo, node: NodeFields) -> Status | None:
+        """The plugin's Filter (its state is the cycle's; `plan`, the pod's, is not read)."""
         labels = node.labels
         if self.host_affinity_terms:
             if not self._host_affinity(info, labels):
@@ -516,11 +521,14 @@ class AffinityCycle:
         mine_of: dict[int, list[tuple[str, int]]] = {}
         selects, terms_of, fields_of = self._selects, self.terms_of, self.fields_of
         for info in infos:
+            held_pods = info.pods if constrained else info.pods_with_affinity
             node = info.node
-            labels = _EMPTY if node is None else fields_of(node).labels
+            if not held_pods or node is None:
+                continue
+            labels = fields_of(node).labels
             if not labels:
                 continue
-            for held in info.pods if constrained else info.pods_with_affinity:
+            for held in held_pods:
                 theirs = terms_of(held)
                 if mine:
                     matched = mine_of.get(theirs.label_id)
@@ -539,14 +547,19 @@ class AffinityCycle:
         self.topology_score = scores
         return None if scores else _SKIP
 
-    def score(self, node: NodeFields) -> int:
-        total = 0
-        labels = node.labels
-        for key, by_value in self.topology_score.items():
-            value = labels.get(key)
-            if value is not None:
-                total += by_value.get(value, 0)
-        return total
+    def score(self, nodes: Sequence[NodeFields]) -> list[int]:
+        """Each node's sum of the weights PreScore put on its (key, value) pairs."""
+        pairs = list(self.topology_score.items())
+        scores = []
+        for node in nodes:
+            total = 0
+            labels = node.labels
+            for key, by_value in pairs:
+                value = labels.get(key)
+                if value is not None:
+                    total += by_value.get(value, 0)
+            scores.append(total)
+        return scores
 
 
 def _record(

@@ -6,6 +6,8 @@ each is read the first time a cycle meets it, not once per cycle.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import Fields
 from kcache.spec.objects import Node
@@ -33,21 +35,33 @@ class NodeFields:
 class NodeFieldsCache:
     """Node object -> its fields, by identity; forgets objects no snapshot lists any more."""
 
-    __slots__ = ("_read",)
+    __slots__ = ("by_id",)
 
     def __init__(self) -> None:
-        self._read: dict[int, tuple[Node, NodeFields]] = {}
+        #: id(node) -> (the node, its fields): the hot loops look up here without a call
+        self.by_id: dict[int, tuple[Node, NodeFields]] = {}
 
     def of(self, node: Node) -> NodeFields:
-        found = self._read.get(id(node))
+        found = self.by_id.get(id(node))
         if found is not None and found[0] is node:
             return found[1]
         fields = NodeFields(node)
-        self._read[id(node)] = (node, fields)
+        self.by_id[id(node)] = (node, fields)
+        return fields
+
+    def all_of(self, infos: Iterable[NodeInfo]) -> list[NodeFields]:
+        """The fields of each entry's node, in order: one call for a whole list of nodes."""
+        read = self.by_id.get
+        fields: list[NodeFields] = []
+        for info in infos:
+            node = info.node
+            assert node is not None
+            found = read(id(node))
+            fields.append(found[1] if found is not None and found[0] is node else self.of(node))
         return fields
 
     def keep_only(self, infos: list[NodeInfo]) -> None:
         """Drop what the entries' nodes no longer use, once it has grown well past them."""
-        if len(self._read) > 2 * len(infos) + 16:
+        if len(self.by_id) > 2 * len(infos) + 16:
             live = {id(info.node) for info in infos if info.node is not None}
-            self._read = {key: value for key, value in self._read.items() if key in live}
+            self.by_id = {key: value for key, value in self.by_id.items() if key in live}

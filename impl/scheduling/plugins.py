@@ -67,8 +67,15 @@ class Context:
 
 PreFilter = Callable[[PodPlan], "Status | frozenset[str] | None"]
 Filter = Callable[[PodPlan, NodeInfo, NodeFields], "Status | None"]
+#: a plugin's Filter for this cycle's filter pass, its per-cycle values bound once after
+#: PreFilter; None when it can reject no node this cycle (it is then not asked per node)
+FilterOf = Callable[[PodPlan], "Filter | None"]
 PreScore = Callable[[PodPlan], "Status | None"]
-Score = Callable[[PodPlan, NodeInfo, NodeFields, Context], int]
+#: a plugin's Score over every feasible node at once (their entries and fields side by side):
+#: one call per plugin and cycle, its per-cycle values read once, not once per node
+Score = Callable[[PodPlan, Sequence[NodeInfo], Sequence[NodeFields], Context], list[int]]
+#: a Score of one node, for a plugin whose scoring is rare enough to go a node at a time
+NodeScore = Callable[[PodPlan, NodeInfo, NodeFields, Context], int]
 Normalize = Callable[[list[int]], list[int]]
 
 
@@ -77,9 +84,23 @@ class Plugin:
     name: str
     pre_filter: PreFilter | None = None
     filter: Filter | None = None
+    #: the filter pass's form of `filter` (None: `filter` itself); `filter` stays what
+    #: DefaultPreemption asks of a node with victims removed
+    filter_of: FilterOf | None = None
     pre_score: PreScore | None = None
     score: Score | None = None
     normalize: Normalize | None = None
+
+
+def per_node(score: NodeScore) -> Score:
+    """The Score that asks `score` of each feasible node in turn."""
+
+    def each(
+        plan: PodPlan, infos: Sequence[NodeInfo], fields: Sequence[NodeFields], context: Context
+    ) -> list[int]:
+        return [score(plan, info, node, context) for info, node in zip(infos, fields, strict=True)]
+
+    return each
 
 
 def _quotient(numerator: int, denominator: int) -> int:
@@ -140,6 +161,11 @@ def _node_name(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None
     return _WRONG_NAME if plan.node_name and plan.node_name != node.name else None
 
 
+def _node_name_of(plan: PodPlan) -> Filter | None:
+    """No `spec.nodeName`: every node passes."""
+    return _node_name if plan.node_name else None
+
+
 # -- TaintToleration -----------------------------------------------------------------------------
 
 _UNTOLERATED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) had untolerated taint(s)",))
@@ -152,13 +178,20 @@ def _taints(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
     return None
 
 
-def _soft_taints(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
-    if not node.taints:
-        return 0
+def _soft_taints(
+    plan: PodPlan, infos: Sequence[NodeInfo], fields: Sequence[NodeFields], context: Context
+) -> list[int]:
     soft = [t for t in plan.tolerations if t[3] in ("", "PreferNoSchedule")]
-    return sum(
-        1 for taint in node.taints if taint[2] == "PreferNoSchedule" and not _tolerated(taint, soft)
-    )
+    return [
+        sum(
+            1
+            for taint in node.taints
+            if taint[2] == "PreferNoSchedule" and not _tolerated(taint, soft)
+        )
+        if node.taints
+        else 0
+        for node in fields
+    ]
 
 
 # -- NodeAffinity --------------------------------------------------------------------------------
@@ -357,6 +390,40 @@ def _scored_amounts(plan: PodPlan, info: NodeInfo, name: str) -> tuple[int, int,
     return used, wanted, dict(allocatable.scalars).get(name, 0)
 
 
+def _least_cpu_memory(
+    plan: PodPlan, infos: Sequence[NodeInfo], cpu_weight: int, memory_weight: int
+) -> list[int]:
+    """LeastAllocated over cpu and memory, the default strategy, without a call per resource."""
+    pod_cpu, pod_memory = plan.non_zero_cpu, plan.non_zero_memory
+    scores = []
+    for info in infos:
+        total = weights = 0
+        allocatable, used_before = info.allocatable, info.non_zero_requested
+        # a positive capacity and weight leave every quotient non-negative: Python's // then
+        # is Go's division; anything else goes through _quotient
+        capacity = allocatable.milli_cpu
+        if capacity:
+            used = used_before.milli_cpu + pod_cpu
+            if used <= capacity:
+                free = (capacity - used) * MAX_SCORE
+                share = free // capacity if capacity > 0 else _quotient(free, capacity)
+                total = share * cpu_weight
+            weights = cpu_weight
+        capacity = allocatable.memory
+        if capacity:
+            used = used_before.memory + pod_memory
+            if used <= capacity:
+                free = (capacity - used) * MAX_SCORE
+                share = free // capacity if capacity > 0 else _quotient(free, capacity)
+                total += share * memory_weight
+            weights += memory_weight
+        if weights > 0 and total >= 0:
+            scores.append(total // weights)
+        else:
+            scores.append(_quotient(total, weights) if weights else 0)
+    return scores
+
+
 def fit_score(args: FitArgs) -> Score:
     """NodeResourcesFit's Score under the args' scoring strategy (`resource_allocation.go`)."""
     strategy = args.scoring_strategy
@@ -386,23 +453,15 @@ def fit_score(args: FitArgs) -> Score:
     )
     cpu_weight, memory_weight = (resources[0][1], resources[1][1]) if least_cpu_memory else (0, 0)
 
-    def score(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
+    def score(
+        plan: PodPlan, infos: Sequence[NodeInfo], fields: Sequence[NodeFields], context: Context
+    ) -> list[int]:
+        if least_cpu_memory and not context.clamps and not context.saturates:
+            return _least_cpu_memory(plan, infos, cpu_weight, memory_weight)
+        return [of_node(plan, info, context) for info in infos]
+
+    def of_node(plan: PodPlan, info: NodeInfo, context: Context) -> int:
         clamps, saturates = context.clamps, context.saturates
-        if least_cpu_memory and not clamps and not saturates:
-            total = weights = 0
-            capacity = info.allocatable.milli_cpu
-            if capacity:
-                used = info.non_zero_requested.milli_cpu + plan.non_zero_cpu
-                if used <= capacity:
-                    total = _quotient((capacity - used) * MAX_SCORE, capacity) * cpu_weight
-                weights = cpu_weight
-            capacity = info.allocatable.memory
-            if capacity:
-                used = info.non_zero_requested.memory + plan.non_zero_memory
-                if used <= capacity:
-                    total += _quotient((capacity - used) * MAX_SCORE, capacity) * memory_weight
-                weights += memory_weight
-            return _quotient(total, weights) if weights else 0
         total = weights = 0
         for name, weight in resources:
             used, wanted, capacity = _scored_amounts(plan, info, name)
@@ -424,28 +483,40 @@ def fit_score(args: FitArgs) -> Score:
 # -- NodeResourcesBalancedAllocation -------------------------------------------------------------
 
 
-def _balance(cpu: int, memory: int, cpu_capacity: int, memory_capacity: int) -> int:
-    if cpu_capacity and memory_capacity:
-        cpu_share = float(cpu) / float(cpu_capacity)
-        memory_share = float(memory) / float(memory_capacity)
-        cpu_share = cpu_share if cpu_share < 1.0 else 1.0
-        memory_share = memory_share if memory_share < 1.0 else 1.0
-        return int((1 - abs((cpu_share - memory_share) / 2)) * float(MAX_SCORE))
-    return MAX_SCORE  # one share or none: no deviation
-
-
 def _balanced_pre_score(plan: PodPlan) -> Status | None:
     return _SKIP if not plan.cpu and not plan.memory else None
 
 
-def _balanced(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
-    cpu_capacity, memory_capacity = info.allocatable.milli_cpu, info.allocatable.memory
-    cpu, memory = info.requested.milli_cpu, info.requested.memory
-    with_pod = _balance(cpu + plan.cpu, memory + plan.memory, cpu_capacity, memory_capacity)
-    if not context.balance_change:
-        return with_pod
-    without = _balance(cpu, memory, cpu_capacity, memory_capacity)
-    return MAX_SCORE // 2 + _quotient(MAX_SCORE // 2 + with_pod - without, 2)
+def _balanced(
+    plan: PodPlan, infos: Sequence[NodeInfo], fields: Sequence[NodeFields], context: Context
+) -> list[int]:
+    pod_cpu, pod_memory, change = plan.cpu, plan.memory, context.balance_change
+    top, half = float(MAX_SCORE), MAX_SCORE // 2
+    scores = []
+    for info in infos:
+        allocatable, requested = info.allocatable, info.requested
+        cpu_capacity, memory_capacity = allocatable.milli_cpu, allocatable.memory
+        if not (cpu_capacity and memory_capacity):
+            # one share or none: no deviation, with the pod or without
+            scores.append(MAX_SCORE if not change else half + _quotient(half, 2))
+            continue
+        cpu, memory = float(requested.milli_cpu), float(requested.memory)
+        cpu_whole, memory_whole = float(cpu_capacity), float(memory_capacity)
+        # _balance inlined, with the pod's requests added, then (from v1.36) without them
+        cpu_share = float(requested.milli_cpu + pod_cpu) / cpu_whole
+        memory_share = float(requested.memory + pod_memory) / memory_whole
+        cpu_share = cpu_share if cpu_share < 1.0 else 1.0
+        memory_share = memory_share if memory_share < 1.0 else 1.0
+        with_pod = int((1 - abs((cpu_share - memory_share) / 2)) * top)
+        if not change:
+            scores.append(with_pod)
+            continue
+        cpu_share, memory_share = cpu / cpu_whole, memory / memory_whole
+        cpu_share = cpu_share if cpu_share < 1.0 else 1.0
+        memory_share = memory_share if memory_share < 1.0 else 1.0
+        without = int((1 - abs((cpu_share - memory_share) / 2)) * top)
+        scores.append(half + _quotient(half + with_pod - without, 2))
+    return scores
 
 
 # -- ImageLocality -------------------------------------------------------------------------------
@@ -458,16 +529,22 @@ def _normalized(name: str) -> str:
     return name + ":latest" if name.rfind(":") <= name.rfind("/") else name
 
 
-def _images(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
-    states = info.image_states
-    total = 0
-    for name in context.image_names:
-        state = states.get(name)
-        if state is not None:
-            total += int(float(state.size) * (float(state.num_nodes) / float(context.num_nodes)))
+def _images(
+    plan: PodPlan, infos: Sequence[NodeInfo], fields: Sequence[NodeFields], context: Context
+) -> list[int]:
+    names, num_nodes = context.image_names, float(context.num_nodes)
     ceiling = _MAX_CONTAINER_THRESHOLD * context.image_count
-    clamped = _MIN_THRESHOLD if total < _MIN_THRESHOLD else min(total, ceiling)
-    return _quotient(MAX_SCORE * (clamped - _MIN_THRESHOLD), ceiling - _MIN_THRESHOLD)
+    scores = []
+    for info in infos:
+        states = info.image_states
+        total = 0
+        for name in names:
+            state = states.get(name)
+            if state is not None:
+                total += int(float(state.size) * (float(state.num_nodes) / num_nodes))
+        clamped = _MIN_THRESHOLD if total < _MIN_THRESHOLD else min(total, ceiling)
+        scores.append(_quotient(MAX_SCORE * (clamped - _MIN_THRESHOLD), ceiling - _MIN_THRESHOLD))
+    return scores
 
 
 # -- VolumeRestrictions --------------------------------------------------------------------------
@@ -509,24 +586,34 @@ def _inter_pod_pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
 def _inter_pod(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
     state = plan.inter_pod_affinity
     assert state is not None, "the scheduler sets InterPodAffinity's state before PreFilter"
-    return state.filter(info, node)
+    return state.filter(plan, info, node)
+
+
+def _inter_pod_of(plan: PodPlan) -> Filter | None:
+    """The cycle's state's own filter, without a call through the plugin's."""
+    return _cycle_state(plan).filter
 
 
 def _inter_pod_pre_score(plan: PodPlan) -> Status | None:
     return _cycle_state(plan).pre_score(plan.pod)
 
 
-def _inter_pod_score(plan: PodPlan, info: NodeInfo, node: NodeFields, context: Context) -> int:
-    state = plan.inter_pod_affinity
-    assert state is not None, "the scheduler sets InterPodAffinity's state before PreFilter"
-    return state.score(node)
+def _inter_pod_score(
+    plan: PodPlan, infos: Sequence[NodeInfo], fields: Sequence[NodeFields], context: Context
+) -> list[int]:
+    return _cycle_state(plan).score(fields)
 
 
 PLUGINS: Mapping[str, Plugin] = {
     plugin.name: plugin
     for plugin in (
         Plugin("NodeUnschedulable", filter=_unschedulable),
-        Plugin("NodeName", pre_filter=_node_name_pre_filter, filter=_node_name),
+        Plugin(
+            "NodeName",
+            pre_filter=_node_name_pre_filter,
+            filter=_node_name,
+            filter_of=_node_name_of,
+        ),
         Plugin(
             "TaintToleration",
             filter=_taints,
@@ -538,7 +625,7 @@ PLUGINS: Mapping[str, Plugin] = {
             pre_filter=_affinity_pre_filter,
             filter=_affinity,
             pre_score=_affinity_pre_score,
-            score=_preferred,
+            score=per_node(_preferred),
             normalize=lambda scores: _normalize(scores, reverse=False),
         ),
         Plugin("NodePorts", pre_filter=_ports_pre_filter, filter=_ports),
@@ -549,6 +636,7 @@ PLUGINS: Mapping[str, Plugin] = {
             "InterPodAffinity",
             pre_filter=_inter_pod_pre_filter,
             filter=_inter_pod,
+            filter_of=_inter_pod_of,
             pre_score=_inter_pod_pre_score,
             score=_inter_pod_score,
             normalize=normalize,

@@ -7,7 +7,7 @@ comparisons and lookups.  Selectors are compiled into `Term`s once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kcache.impl.pod_info import (
@@ -21,14 +21,14 @@ from kcache.impl.pod_info import (
 )
 from kcache.impl.scheduling.label_syntax import node_selector_term_errors
 from kcache.spec.cluster_objects import ClusterObjects
-from kcache.spec.objects import Node, Pod
+from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Status
 
 if TYPE_CHECKING:
     from kcache.impl.node_info import NodeInfo
     from kcache.impl.scheduling.inter_pod_affinity import AffinityCycle
-    from kcache.impl.scheduling.node_fields import NodeFields
+    from kcache.impl.scheduling.node_fields import NodeFields, NodeFieldsCache
 
 #: (key, operator, value, effect) of a toleration, as the API spells them
 Toleration = tuple[str, str, str, str]
@@ -67,20 +67,37 @@ class CycleInputs:
     """What plugins read besides the pod and one node: the listed NodeInfos, node fields, the
     cluster's listed objects and the profile's plugin args; the feasible nodes for PreScore."""
 
-    __slots__ = ("feasible", "fields_of", "nodes", "objects", "plugin_args")
+    __slots__ = (
+        "_listed_fields",
+        "feasible",
+        "feasible_fields",
+        "fields",
+        "nodes",
+        "objects",
+        "plugin_args",
+    )
 
     def __init__(
         self,
         nodes: Sequence[NodeInfo],
-        fields_of: Callable[[Node], NodeFields],
+        fields: NodeFieldsCache,
         objects: ClusterObjects,
         plugin_args: Mapping[str, Mapping[str, Any]],
     ) -> None:
         self.nodes = nodes
-        self.fields_of = fields_of
+        self.fields = fields
         self.objects = objects
         self.plugin_args = plugin_args
         self.feasible: Sequence[NodeInfo] = ()
+        #: the feasible nodes' fields, side by side with them
+        self.feasible_fields: Sequence[NodeFields] = ()
+        self._listed_fields: list[NodeFields] | None = None
+
+    def listed_fields(self) -> list[NodeFields]:
+        """The listed nodes' fields, side by side with them, read once per cycle."""
+        if self._listed_fields is None:
+            self._listed_fields = self.fields.all_of(self.nodes)
+        return self._listed_fields
 
 
 class PodPlan:
@@ -107,6 +124,7 @@ class PodPlan:
         "pod",
         "preferred",
         "preferred_parse_errors",
+        "requests_nothing",
         "required",
         "required_names",
         "scalars",
@@ -138,6 +156,10 @@ class PodPlan:
         self.memory = counted.memory
         self.ephemeral_storage = counted.ephemeral_storage
         self.scalars = counted.scalars
+        #: no amount of any resource asked (NodeResourcesFit then checks the pod count alone)
+        self.requests_nothing = not (
+            self.cpu or self.memory or self.ephemeral_storage or self.scalars
+        )
         self.non_zero_cpu = milli_value(non_zero.get("cpu", 0))
         self.non_zero_memory = whole_value(non_zero.get("memory", 0))
         self.host_ports = [
@@ -192,10 +214,6 @@ class PodPlan:
             for volume in spec.get("volumes") or []
             if volume.get("image") is not None
         ]
-
-    @property
-    def requests_nothing(self) -> bool:
-        return not (self.cpu or self.memory or self.ephemeral_storage or self.scalars)
 
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"

@@ -357,26 +357,23 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
         return _SKIP
     state = PreFilterState(constraints, _labels(plan.pod.manifest))
     namespace = plan.pod.namespace
-    fields_of = inputs.fields_of
     keys = {constraint.topology_key for constraint in constraints}
-    # (index, constraint, its counts, whether a node may be left out of it)
+    # (constraint, its counts, its selector, whether a node may be left out of it)
     each = [
-        (index, constraint, state.tp_value_to_match_num[index], _may_exclude(constraint, plan))
-        for index, constraint in enumerate(constraints)
+        (constraint, counts, constraint.selector, _may_exclude(constraint, plan))
+        for constraint, counts in zip(constraints, state.tp_value_to_match_num, strict=True)
     ]
-    for info in inputs.nodes:
-        assert info.node is not None
-        fields = fields_of(info.node)
-        labels = fields.labels
-        if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
+    of_domain = domain
+    for info, fields in zip(inputs.nodes, inputs.listed_fields(), strict=True):
+        if not fields.labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
-        for _, constraint, counts, may_exclude in each:
+        pods = info.pods
+        for constraint, counts, selector, may_exclude in each:
             if may_exclude and not _included(constraint, plan, fields):
                 continue
-            value = domain(fields, constraint)
-            counts[value] = counts.get(value, 0) + _count_matching(
-                info.pods, constraint.selector, namespace
-            )
+            value = of_domain(fields, constraint)
+            found = _count_matching(pods, selector, namespace) if pods else 0
+            counts[value] = counts.get(value, 0) + found
     for counts in state.tp_value_to_match_num:
         paths = CriticalPaths()
         for value, num in counts.items():
@@ -398,6 +395,34 @@ def _filter(plan: PodPlan, info: NodeInfo, fields: NodeFields) -> Status | None:
         if skew > constraint.max_skew:
             return _NOT_MATCH
     return None
+
+
+def _filter_of(plan: PodPlan) -> Callable[[PodPlan, NodeInfo, NodeFields], Status | None]:
+    """`_filter` with each constraint's counts and skew offset bound for the filter pass
+    (the critical paths stay as PreFilter left them until DefaultPreemption's dry run)."""
+    state: PreFilterState = plan.state[_PRE_FILTER_KEY]
+    # (topology key, match counts, own match less the minimum, max skew) per constraint
+    each = [
+        (
+            constraint.topology_key,
+            state.tp_value_to_match_num[index],
+            state.self_match[index] - state.min_match_num(index),
+            constraint.max_skew,
+        )
+        for index, constraint in enumerate(state.constraints)
+    ]
+
+    def check(plan: PodPlan, info: NodeInfo, fields: NodeFields) -> Status | None:
+        labels = fields.labels
+        for key, counts, offset, max_skew in each:
+            value = labels.get(key)
+            if value is None:
+                return _MISSING_LABEL
+            if counts.get(value, 0) + offset > max_skew:
+                return _NOT_MATCH
+        return None
+
+    return check
 
 
 # -- PreScore, Score, NormalizeScore ---------------------------------------------------------------
@@ -430,16 +455,13 @@ def _pre_score(plan: PodPlan) -> Status | None:
     require_all = bool(plan.spread_constraints) or not _system_defaulted(inputs)
     state = _init_pre_score_state(constraints, inputs, require_all)
     namespace = plan.pod.namespace
-    fields_of = inputs.fields_of
     keys = {constraint.topology_key for constraint in constraints} if require_all else set()
     # (constraint, its counts, whether a node may be left out of it)
     each = [
         (constraint, counts, _may_exclude(constraint, plan))
         for constraint, counts in zip(constraints, state.topology_value_to_pod_counts, strict=True)
     ]
-    for info in inputs.nodes:
-        assert info.node is not None
-        fields = fields_of(info.node)
+    for info, fields in zip(inputs.nodes, inputs.listed_fields(), strict=True):
         labels = fields.labels
         if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
@@ -449,7 +471,8 @@ def _pre_score(plan: PodPlan) -> Status | None:
             value = labels.get(constraint.topology_key, "")
             if value not in counts:
                 continue
-            counts[value] += _count_matching(info.pods, constraint.selector, namespace)
+            if info.pods:
+                counts[value] += _count_matching(info.pods, constraint.selector, namespace)
     plan.state[_PRE_SCORE_KEY] = state
     return None
 
@@ -459,13 +482,11 @@ def _init_pre_score_state(
 ) -> PreScoreState:
     """`initPreScoreState`: the ignored nodes, the feasible nodes' values, the weights."""
     state = PreScoreState(constraints)
-    fields_of = inputs.fields_of
     sizes = [0] * len(constraints)
-    for info in inputs.feasible:
-        assert info.node is not None
-        labels = fields_of(info.node).labels
+    for fields in inputs.feasible_fields:
+        labels = fields.labels
         if require_all and not _has_all_keys(labels, constraints):
-            state.ignored.add(info.node.name)
+            state.ignored.add(fields.name)
             continue
         for index, constraint in enumerate(constraints):
             if constraint.topology_key == _HOSTNAME:
@@ -483,23 +504,44 @@ def _init_pre_score_state(
     return state
 
 
-def _score(plan: PodPlan, info: NodeInfo, fields: NodeFields, context: Context) -> int:
+def _score(
+    plan: PodPlan, infos: Sequence[NodeInfo], nodes: Sequence[NodeFields], context: Context
+) -> list[int]:
     state: PreScoreState = plan.state[_PRE_SCORE_KEY]
-    if fields.name in state.ignored:
-        return IGNORED
-    labels = fields.labels
-    score = 0.0
-    for index, constraint in enumerate(state.constraints):
-        value = labels.get(constraint.topology_key)
-        if value is None:
+    ignored, namespace = state.ignored, plan.pod.namespace
+    # (topology key, hostname's?, selector, counts, weight, skew term) per constraint
+    each = [
+        (
+            constraint.topology_key,
+            constraint.topology_key == _HOSTNAME,
+            constraint.selector,
+            counts,
+            weight,
+            constraint.max_skew - 1,
+        )
+        for constraint, counts, weight in zip(
+            state.constraints,
+            state.topology_value_to_pod_counts,
+            state.normalizing_weight,
+            strict=True,
+        )
+    ]
+    scores = []
+    for info, fields in zip(infos, nodes, strict=True):
+        if fields.name in ignored:
+            scores.append(IGNORED)
             continue
-        if constraint.topology_key == _HOSTNAME:
-            count = _count_matching(info.pods, constraint.selector, plan.pod.namespace)
-        else:
-            count = state.topology_value_to_pod_counts[index][value]
-        score += count * state.normalizing_weight[index] + (constraint.max_skew - 1)
-    whole = math.floor(score)  # Go's math.Round: half away from zero
-    return int(whole + 1 if score - whole >= 0.5 else whole)
+        labels = fields.labels
+        score = 0.0
+        for key, by_host, selector, counts, weight, skew in each:
+            value = labels.get(key)
+            if value is None:
+                continue
+            count = _count_matching(info.pods, selector, namespace) if by_host else counts[value]
+            score += count * weight + skew
+        whole = math.floor(score)  # Go's math.Round: half away from zero
+        scores.append(int(whole + 1 if score - whole >= 0.5 else whole))
+    return scores
 
 
 def _normalize(scores: list[int]) -> list[int]:
@@ -524,10 +566,11 @@ def _normalize(scores: list[int]) -> list[int]:
 POINTS: tuple[
     Callable[[PodPlan], Status | frozenset[str] | None],
     Callable[[PodPlan, NodeInfo, NodeFields], Status | None],
+    Callable[[PodPlan], Callable[[PodPlan, NodeInfo, NodeFields], Status | None] | None],
     Callable[[PodPlan], Status | None],
-    Callable[[PodPlan, NodeInfo, NodeFields, Context], int],
+    Callable[[PodPlan, Sequence[NodeInfo], Sequence[NodeFields], Context], list[int]],
     Callable[[list[int]], list[int]],
-] = (_pre_filter, _filter, _pre_score, _score, _normalize)
+] = (_pre_filter, _filter, _filter_of, _pre_score, _score, _normalize)
 
 
 # -- PreFilter extensions (preemption's dry run) ------------------------------------------------

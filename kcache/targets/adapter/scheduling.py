@@ -50,6 +50,8 @@ class AdapterScheduler:
         #: seconds the adapter reports spending inside its `schedule_one` cycles (`cycle_ns`),
         #: the pipe and the JSON excluded: what `kcache simulate` rates a target's cycle by
         self.cycle_seconds = 0.0
+        #: the CPU seconds the adapter's process reports using inside them (`cycle_cpu_ns`)
+        self.cycle_cpu_seconds = 0.0
         answer = cache.request(
             NEW_SCHEDULER,
             scheduler=name,
@@ -92,6 +94,9 @@ class AdapterScheduler:
         spent = answer.get("cycle_ns")
         if isinstance(spent, int) and not isinstance(spent, bool):
             self.cycle_seconds += spent / 1e9
+        spent = answer.get("cycle_cpu_ns")
+        if isinstance(spent, int) and not isinstance(spent, bool):
+            self.cycle_cpu_seconds += spent / 1e9
         return decision
 
     def _in_profile_order(self, decision: Decision, pod: Pod) -> Decision:

@@ -7,14 +7,17 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
+from helpers.targets import UPSTREAM
 
 from kcache.cli.main import main
 from kcache.impl.cache import Cache as ImplCache
 from kcache.seeded.decisions import PortLeftAfterRemoval, StaleRequestedAfterSnapshotUpdate
 from kcache.simulation import simulate
 from kcache.spec.releases import V1_37
+from kcache.targets import go
 
 
 def test_impl_passes_and_the_summary_says_what_was_checked(
@@ -43,10 +46,24 @@ def test_impl_passes_and_the_summary_says_what_was_checked(
 
 
 def test_the_cycles_alone_take_part_of_the_run() -> None:
-    """The cycle time excludes the checks and the informer, so it is below the run's time."""
+    """The cycle time excludes the checks and the informer, so it is below the run's time;
+    so is the cycles' CPU time below the CPU the whole run used."""
+    cpu_before = time.process_time()
     result = simulate(ImplCache, release=V1_37, nodes=10, pods=100, seed=2)
     assert 0 < result.cycle_seconds < result.elapsed
     assert result.pods_per_cycle_second > result.pods_per_second
+    assert 0 < result.cycle_cpu_seconds < time.process_time() - cpu_before
+
+
+@pytest.mark.parametrize("target", [UPSTREAM])
+def test_upstream_reports_its_cycles_cpu(target: str) -> None:
+    """The Go adapter reports its process's CPU time around each cycle beside the wall
+    time (`cycle_cpu_ns`), and the simulation adds it up as it does for a Python cycle."""
+    assert target == "go"
+    with go.factory(V1_37.name) as adapter:
+        result = simulate(adapter, release=V1_37, nodes=5, pods=20, seed=2)
+    assert result.cycles == 20
+    assert result.cycle_cpu_seconds > 0
 
 
 def test_json_counts_every_pod(capsys: pytest.CaptureFixture[str]) -> None:
