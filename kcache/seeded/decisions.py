@@ -12,6 +12,7 @@ seeds.  Like `kcache.seeded.bugs`, they patch impl's internals on purpose.
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
@@ -188,12 +189,20 @@ class StaleAffinityListRead(Cache):
 
 
 class _IgnoringPlacedPreferredTerms(TermsCache):
+    """Placed pods' terms without their preferred ones, as copies: the cache keeps terms per
+    pod object, and one object is the pending pod before it is placed, so stripping the kept
+    terms would make whether the bug shows depend on which role read the object first (a
+    replayed trace, whose pods are fresh objects, then passed where the machine had failed)."""
+
     def of(self, held: PodInfo | Pod) -> PodTerms:
         terms = super().of(held)
-        if isinstance(held, PodInfo):
-            terms.preferred_affinity = []
-            terms.preferred_anti_affinity = []
-        return terms
+        if not isinstance(held, PodInfo):
+            return terms
+        stripped = copy.copy(terms)
+        stripped.preferred_affinity = []
+        stripped.preferred_anti_affinity = []
+        stripped._toward = None  # the weighed terms it memoized held the preferred ones
+        return stripped
 
 
 class _IgnoringPlacedPreferences(Scheduler):
