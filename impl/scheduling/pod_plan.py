@@ -65,9 +65,10 @@ class Term:
 
 class CycleInputs:
     """What plugins read besides the pod and one node: the listed NodeInfos, node fields, the
-    cluster's listed objects and the profile's plugin args; the feasible nodes for PreScore."""
+    cluster's listed objects, the profile's plugin args and the release; the feasible nodes
+    for PreScore."""
 
-    __slots__ = ("feasible", "fields_of", "nodes", "objects", "plugin_args")
+    __slots__ = ("feasible", "fields_of", "nodes", "objects", "plugin_args", "release")
 
     def __init__(
         self,
@@ -75,11 +76,13 @@ class CycleInputs:
         fields_of: Callable[[Node], NodeFields],
         objects: ClusterObjects,
         plugin_args: Mapping[str, Mapping[str, Any]],
+        release: Release,
     ) -> None:
         self.nodes = nodes
         self.fields_of = fields_of
         self.objects = objects
         self.plugin_args = plugin_args
+        self.release = release
         self.feasible: Sequence[NodeInfo] = ()
 
 

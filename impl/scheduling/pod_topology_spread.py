@@ -21,6 +21,7 @@ from kcache.impl.node_info import NodeInfo
 from kcache.impl.scheduling.label_syntax import label_selector_error
 from kcache.impl.scheduling.node_fields import NodeFields
 from kcache.impl.scheduling.pod_plan import CycleInputs, PodPlan
+from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Code, Status
 
 if TYPE_CHECKING:
@@ -230,9 +231,20 @@ def _get_constraints(plan: PodPlan, inputs: CycleInputs, action: str) -> list[Co
     return defaults
 
 
+_NOTHING = Selector(nothing=True)
+
+
+def _counting_selector(selector: Selector, release: Release) -> Selector:
+    """What `countPodsMatchSelector` counts with: v1.38 skips only `labels.Nothing()`,
+    earlier releases test `Empty()` and so skip a `{}` selector as well."""
+    if not release.spread_counts_empty_selector and selector.empty():
+        return _NOTHING
+    return selector
+
+
 def _count_matching(infos: Sequence[Any], selector: Selector, namespace: str) -> int:
-    """`countPodsMatchSelector` over a NodeInfo's pods."""
-    if not infos or selector.empty():
+    """`countPodsMatchSelector` over a NodeInfo's pods, with `_counting_selector`'s selector."""
+    if not infos or selector.nothing:
         return 0
     count = 0
     for pod_info in infos:
@@ -358,9 +370,14 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
     namespace = plan.pod.namespace
     fields_of = inputs.fields_of
     keys = {constraint.topology_key for constraint in constraints}
-    # (index, constraint, its counts, whether a node may be left out of it)
+    # (the selector counted with, constraint, its counts, whether a node may be left out of it)
     each = [
-        (index, constraint, state.tp_value_to_match_num[index], _may_exclude(constraint, plan))
+        (
+            _counting_selector(constraint.selector, inputs.release),
+            constraint,
+            state.tp_value_to_match_num[index],
+            _may_exclude(constraint, plan),
+        )
         for index, constraint in enumerate(constraints)
     ]
     for info in inputs.nodes:
@@ -369,13 +386,11 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
         labels = fields.labels
         if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
-        for _, constraint, counts, may_exclude in each:
+        for selector, constraint, counts, may_exclude in each:
             if may_exclude and not _included(constraint, plan, fields):
                 continue
             value = domain(fields, constraint)
-            counts[value] = counts.get(value, 0) + _count_matching(
-                info.pods, constraint.selector, namespace
-            )
+            counts[value] = counts.get(value, 0) + _count_matching(info.pods, selector, namespace)
     for counts in state.tp_value_to_match_num:
         paths = CriticalPaths()
         for value, num in counts.items():
@@ -431,9 +446,14 @@ def _pre_score(plan: PodPlan) -> Status | None:
     namespace = plan.pod.namespace
     fields_of = inputs.fields_of
     keys = {constraint.topology_key for constraint in constraints} if require_all else set()
-    # (constraint, its counts, whether a node may be left out of it)
+    # (the selector counted with, constraint, its counts, whether a node may be left out of it)
     each = [
-        (constraint, counts, _may_exclude(constraint, plan))
+        (
+            _counting_selector(constraint.selector, inputs.release),
+            constraint,
+            counts,
+            _may_exclude(constraint, plan),
+        )
         for constraint, counts in zip(constraints, state.topology_value_to_pod_counts, strict=True)
     ]
     for info in inputs.nodes:
@@ -442,13 +462,13 @@ def _pre_score(plan: PodPlan) -> Status | None:
         labels = fields.labels
         if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
-        for constraint, counts, may_exclude in each:
+        for selector, constraint, counts, may_exclude in each:
             if may_exclude and not _included(constraint, plan, fields):
                 continue
             value = labels.get(constraint.topology_key, "")
             if value not in counts:
                 continue
-            counts[value] += _count_matching(info.pods, constraint.selector, namespace)
+            counts[value] += _count_matching(info.pods, selector, namespace)
     plan.state[_PRE_SCORE_KEY] = state
     return None
 
@@ -493,7 +513,8 @@ def _score(plan: PodPlan, info: NodeInfo, fields: NodeFields, context: Context) 
         if value is None:
             continue
         if constraint.topology_key == _HOSTNAME:
-            count = _count_matching(info.pods, constraint.selector, plan.pod.namespace)
+            selector = _counting_selector(constraint.selector, context.release)
+            count = _count_matching(info.pods, selector, plan.pod.namespace)
         else:
             count = state.topology_value_to_pod_counts[index][value]
         score += count * state.normalizing_weight[index] + (constraint.max_skew - 1)
