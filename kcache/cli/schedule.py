@@ -128,9 +128,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(kubescheduler.config.k8s.io/v1) as kube-scheduler reads it: parallelism, "
         "percentageOfNodesToScore, profiles with enabled/disabled plugins per extension point "
         "and multiPoint merged with the release's defaults, weights, and pluginConfig "
-        "(NodeResourcesFit's scoring strategies and ignored resources are modelled; other "
-        "plugins' args go to --impl go as written; NodeAffinity's addedAffinity and "
-        "BalancedAllocation's resources are refused as not modelled); the connection, leader "
+        "(NodeResourcesFit's scoring strategies and ignored resources, NodeAffinity's "
+        "addedAffinity, InterPodAffinity's, PodTopologySpread's and DefaultPreemption's args "
+        "are modelled; other plugins' args go to --impl go as written; BalancedAllocation's "
+        "resources are refused as not modelled); the connection, leader "
         "election, profiling and backoff fields are read past; extenders are accepted, not "
         "run, and warned about (exit 3); or the trace format's `scheduler` object; default: "
         "kube-scheduler's defaults",
