@@ -147,7 +147,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     pod = _pending_pod(args.pod)
     _terms_read([pod], str(args.pod))
     _terms_read(cluster.pods, ", ".join(cluster.sources))
-    config = _config(args.config, release)
+    config = config_file(args.config, release)
     with targets.opened(args.impl) as factory:
         targets.require_release(factory, args.impl, release.name)
         cache = targets.build_cache(
@@ -230,7 +230,9 @@ def _pending_pod(path: Path) -> Pod:
     return pods[0]
 
 
-def _config(path: Path | None, release: Release) -> SchedulerConfig:
+def config_file(path: Path | None, release: Release) -> SchedulerConfig:
+    """--config FILE read as kube-scheduler reads it (refusals name the file, line and
+    field); the release's defaults without one."""
     if path is None:
         return default_config(release)
     source = f"--config {path}"
