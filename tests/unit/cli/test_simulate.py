@@ -139,7 +139,7 @@ def test_a_config_file_sets_the_profile(
         "  pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n"
         "        preferredDuringSchedulingIgnoredDuringExecution:\n"
         "        - weight: 5\n          preference:\n            matchExpressions:\n"
-        "            - {key: topology.kubernetes.io/zone, operator: In, values: [zone-0]}\n"
+        "            - {key: topology.kubernetes.io/zone, operator: In, values: [zone-a]}\n"
     )
     argv = ["simulate", "--impl", "impl", "--nodes", "10", "--pods", "50", "--config", str(config)]
     assert main(argv) == 0
