@@ -14,7 +14,8 @@ few cycles late and out of order; with --churn per cycle a confirmed pod is
 deleted or a node cordoned or uncordoned.  A live line shows the progress
 on stderr; the summary gives the outcomes, why pods stayed pending,
 utilisation per zone, every property checked (the host has the top score,
-no over-commit, a cycle whose binding failed changed nothing, incremental
+no over-commit and no host port given twice where the profile runs
+NodeResourcesFit's and NodePorts' Filter, a cycle whose binding failed changed nothing, incremental
 equals fresh where the snapshots agree, convergence after the last
 confirmation) with any violation, throughput in pods/s and peak memory, and
 the time spent inside the cycles alone (for --impl go, as the adapter
