@@ -109,11 +109,15 @@ class Added:
     preferred: tuple[PreferredTerm, ...] = ()
 
 
+#: a profile without addedAffinity
+NONE_ADDED = Added()
+
+
 def added_of(cycle: Cycle) -> Added:
     """The profile's NodeAffinityArgs (`Cycle.plugin_args` holds pluginConfig's JSON)."""
     found = cycle.plugin_args.get("NodeAffinity")
     if found is None:
-        return Added()
+        return NONE_ADDED
     args = NodeAffinityArgs.from_json(found)
     return Added(
         None
@@ -162,17 +166,15 @@ def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
 
 
 def _pre_score(pod: SchedulingPod, cycle: Cycle) -> Status | None:
+    if pod.preferred_terms is None and not added_of(cycle).preferred:
+        return Status(Code.SKIP, ())
     errors = [
         error
         for i, term in enumerate(pod.preferred_terms or ())
         if term.weight != 0 and (term.preference.expressions or term.preference.fields)
         for error in term_errors(term.preference, f"[{i}]")
     ]
-    if errors:
-        return Status(Code.ERROR, (aggregate(errors),))
-    if pod.preferred_terms is None and not added_of(cycle).preferred:
-        return Status(Code.SKIP, ())
-    return None
+    return Status(Code.ERROR, (aggregate(errors),)) if errors else None
 
 
 def _score(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> int:
