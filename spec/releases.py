@@ -174,6 +174,13 @@ class Release:
             "for pod on node N, preempting K victims'"
         },
     )
+    spread_counts_empty_selector: bool = attrs.field(
+        metadata={
+            "doc": "PodTopologySpread counts every pod of the namespace for a constraint whose "
+            "labelSelector is {} (only a missing selector counts none); earlier releases "
+            "counted none for {} too (§21.22)"
+        },
+    )
     #: the known upstream defects of this release line, by id (kcache.traces.defects)
     upstream_defects: frozenset[str] = frozenset()
     #: feature gates set otherwise than the release's default (a trace's `feature_gates`)
@@ -254,6 +261,7 @@ V1_35 = Release(
     saturates_node_totals=False,
     clamps_fit_scores=False,
     names_preemption_placement=False,
+    spread_counts_empty_selector=False,
 )
 #: assumed-pod expiry removed (kubernetes#136204); GetNode joins the interface; pod-level
 #: resize status counts; pod-group members; PreBindPreFlight's result and SchedulePod's pod
@@ -295,7 +303,8 @@ V1_37 = attrs.evolve(
 
 #: the next release, checked against its first beta (the newest v1.38 the module proxy
 #: serves): one GenericPodGroup API in the cache; the cycle in SchedulingAlgorithm; NodeInfo
-#: totals saturate; NodeResourcesFit's scores are exact and clamped.  The pod-group
+#: totals saturate; NodeResourcesFit's scores are exact and clamped; PodTopologySpread counts
+#: the pods a {} selector matches.  The pod-group
 #: "initially scheduled" UID it adds is not modelled (docs/upstream-divergences.md)
 V1_38 = attrs.evolve(
     V1_37,
@@ -305,6 +314,7 @@ V1_38 = attrs.evolve(
     has_scheduling_algorithm=True,
     saturates_node_totals=True,
     clamps_fit_scores=True,
+    spread_counts_empty_selector=True,
 )
 
 #: every modelled release, oldest first

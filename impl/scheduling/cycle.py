@@ -189,7 +189,9 @@ class Scheduler:
                 CycleOutcome.UNSCHEDULABLE, self.next_start_node_index, message=_NO_NODES
             )
         plan.claim_conflicts = self._claim_conflicts(plan)
-        plan.cycle = CycleInputs(listed, self._fields, self.objects, profile.plugin_config)
+        plan.cycle = CycleInputs(
+            listed, self._fields, self.objects, profile.plugin_config, self.cache.release
+        )
         plan.inter_pod_affinity = AffinityCycle(
             self.snapshot,
             release=self.cache.release,

@@ -16,6 +16,7 @@ from kcache.impl.resource import saturating_add
 from kcache.impl.scheduling import pod_topology_spread
 from kcache.impl.scheduling.inter_pod_affinity import AffinityCycle, normalize
 from kcache.impl.scheduling.label_syntax import aggregate_text
+from kcache.impl.scheduling.node_affinity import with_added_affinity
 from kcache.impl.scheduling.node_fields import NodeFields, Taint
 from kcache.impl.scheduling.pod_plan import PodPlan, Toleration
 from kcache.spec.releases import Release
@@ -655,4 +656,6 @@ def configured(name: str, profile: Profile) -> Plugin:
     if name == "NodeResourcesFit":
         args = profile.fit_args
         return attrs.evolve(PLUGINS[name], filter=fit_filter(args), score=fit_score(args))
+    if name == "NodeAffinity":
+        return with_added_affinity(PLUGINS[name], profile.args(name))
     return PLUGINS[name]

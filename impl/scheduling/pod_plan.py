@@ -65,7 +65,8 @@ class Term:
 
 class CycleInputs:
     """What plugins read besides the pod and one node: the listed NodeInfos, node fields, the
-    cluster's listed objects and the profile's plugin args; the feasible nodes for PreScore."""
+    cluster's listed objects, the profile's plugin args and the release; the feasible nodes
+    for PreScore."""
 
     __slots__ = (
         "_listed_fields",
@@ -75,6 +76,7 @@ class CycleInputs:
         "nodes",
         "objects",
         "plugin_args",
+        "release",
     )
 
     def __init__(
@@ -83,11 +85,13 @@ class CycleInputs:
         fields: NodeFieldsCache,
         objects: ClusterObjects,
         plugin_args: Mapping[str, Mapping[str, Any]],
+        release: Release,
     ) -> None:
         self.nodes = nodes
         self.fields = fields
         self.objects = objects
         self.plugin_args = plugin_args
+        self.release = release
         self.feasible: Sequence[NodeInfo] = ()
         #: the feasible nodes' fields, side by side with them
         self.feasible_fields: Sequence[NodeFields] = ()

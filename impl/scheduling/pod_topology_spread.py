@@ -22,6 +22,7 @@ from kcache.impl.scheduling.label_syntax import label_selector_error
 from kcache.impl.scheduling.node_fields import NodeFields
 from kcache.impl.scheduling.pod_plan import CycleInputs, PodPlan
 from kcache.spec.objects import Pod
+from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Code, Status
 
 if TYPE_CHECKING:
@@ -231,9 +232,20 @@ def _get_constraints(plan: PodPlan, inputs: CycleInputs, action: str) -> list[Co
     return defaults
 
 
+_NOTHING = Selector(nothing=True)
+
+
+def _counting_selector(selector: Selector, release: Release) -> Selector:
+    """What `countPodsMatchSelector` counts with: v1.38 skips only `labels.Nothing()`,
+    earlier releases test `Empty()` and so skip a `{}` selector as well."""
+    if not release.spread_counts_empty_selector and selector.empty():
+        return _NOTHING
+    return selector
+
+
 def _count_matching(infos: Sequence[Any], selector: Selector, namespace: str) -> int:
-    """`countPodsMatchSelector` over a NodeInfo's pods."""
-    if not infos or selector.empty():
+    """`countPodsMatchSelector` over a NodeInfo's pods, with `_counting_selector`'s selector."""
+    if not infos or selector.nothing:
         return 0
     count = 0
     for pod_info in infos:
@@ -360,7 +372,12 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
     keys = {constraint.topology_key for constraint in constraints}
     # (constraint, its counts, its selector, whether a node may be left out of it)
     each = [
-        (constraint, counts, constraint.selector, _may_exclude(constraint, plan))
+        (
+            constraint,
+            counts,
+            _counting_selector(constraint.selector, inputs.release),
+            _may_exclude(constraint, plan),
+        )
         for constraint, counts in zip(constraints, state.tp_value_to_match_num, strict=True)
     ]
     of_domain = domain
@@ -456,23 +473,28 @@ def _pre_score(plan: PodPlan) -> Status | None:
     state = _init_pre_score_state(constraints, inputs, require_all)
     namespace = plan.pod.namespace
     keys = {constraint.topology_key for constraint in constraints} if require_all else set()
-    # (constraint, its counts, whether a node may be left out of it)
+    # (the selector counted with, constraint, its counts, whether a node may be left out of it)
     each = [
-        (constraint, counts, _may_exclude(constraint, plan))
+        (
+            _counting_selector(constraint.selector, inputs.release),
+            constraint,
+            counts,
+            _may_exclude(constraint, plan),
+        )
         for constraint, counts in zip(constraints, state.topology_value_to_pod_counts, strict=True)
     ]
     for info, fields in zip(inputs.nodes, inputs.listed_fields(), strict=True):
         labels = fields.labels
         if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
-        for constraint, counts, may_exclude in each:
+        for selector, constraint, counts, may_exclude in each:
             if may_exclude and not _included(constraint, plan, fields):
                 continue
             value = labels.get(constraint.topology_key, "")
             if value not in counts:
                 continue
             if info.pods:
-                counts[value] += _count_matching(info.pods, constraint.selector, namespace)
+                counts[value] += _count_matching(info.pods, selector, namespace)
     plan.state[_PRE_SCORE_KEY] = state
     return None
 
@@ -514,7 +536,7 @@ def _score(
         (
             constraint.topology_key,
             constraint.topology_key == _HOSTNAME,
-            constraint.selector,
+            _counting_selector(constraint.selector, context.release),
             counts,
             weight,
             constraint.max_skew - 1,

@@ -128,9 +128,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(kubescheduler.config.k8s.io/v1) as kube-scheduler reads it: parallelism, "
         "percentageOfNodesToScore, profiles with enabled/disabled plugins per extension point "
         "and multiPoint merged with the release's defaults, weights, and pluginConfig "
-        "(NodeResourcesFit's scoring strategies and ignored resources are modelled; other "
-        "plugins' args go to --impl go as written; NodeAffinity's addedAffinity and "
-        "BalancedAllocation's resources are refused as not modelled); the connection, leader "
+        "(NodeResourcesFit's scoring strategies and ignored resources, NodeAffinity's "
+        "addedAffinity, InterPodAffinity's, PodTopologySpread's and DefaultPreemption's args "
+        "are modelled; other plugins' args go to --impl go as written; BalancedAllocation's "
+        "resources are refused as not modelled); the connection, leader "
         "election, profiling and backoff fields are read past; extenders are accepted, not "
         "run, and warned about (exit 3); or the trace format's `scheduler` object; default: "
         "kube-scheduler's defaults",
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     pod = _pending_pod(args.pod)
     _terms_read([pod], str(args.pod))
     _terms_read(cluster.pods, ", ".join(cluster.sources))
-    config = _config(args.config, release)
+    config = config_file(args.config, release)
     with targets.opened(args.impl) as factory:
         targets.require_release(factory, args.impl, release.name)
         cache = targets.build_cache(
@@ -229,7 +230,9 @@ def _pending_pod(path: Path) -> Pod:
     return pods[0]
 
 
-def _config(path: Path | None, release: Release) -> SchedulerConfig:
+def config_file(path: Path | None, release: Release) -> SchedulerConfig:
+    """--config FILE read as kube-scheduler reads it (refusals name the file, line and
+    field); the release's defaults without one."""
     if path is None:
         return default_config(release)
     source = f"--config {path}"

@@ -3,9 +3,10 @@
 Builds --nodes nodes in five zones (4, 8 and 16 cpu classes) on the
 target's cache, then runs --pods pending pods (100m to 4 cpu, some with a
 host port) one cycle each through the target's scheduler: impl's own,
-upstream's ScheduleOne for --impl go (with the whole default profile), or
-kcache's model of the cycle over the target's cache, at parallelism 1.  A
-line names the default profile's plugins the model lacks, and `beyond the
+upstream's ScheduleOne for --impl go (with the whole default profile, or
+the default-scheduler profile of --config FILE, read as `kcache schedule`
+reads it), or kcache's model of the cycle over the target's cache, at
+parallelism 1.  A line names the profile's plugins the model lacks, and `beyond the
 model` counts the cycles whose pod used what one of them reads (a pod no
 node fits: kube-scheduler's DefaultPreemption).  Bindings fail with
 --bind-failure-rate at a random point; the informer confirms bound pods a
@@ -13,7 +14,8 @@ few cycles late and out of order; with --churn per cycle a confirmed pod is
 deleted or a node cordoned or uncordoned.  A live line shows the progress
 on stderr; the summary gives the outcomes, why pods stayed pending,
 utilisation per zone, every property checked (the host has the top score,
-no over-commit, a cycle whose binding failed changed nothing, incremental
+no over-commit and no host port given twice where the profile runs
+NodeResourcesFit's and NodePorts' Filter, a cycle whose binding failed changed nothing, incremental
 equals fresh where the snapshots agree, convergence after the last
 confirmation) with any violation, throughput in pods/s and peak memory, and
 the time spent inside the cycles alone (for --impl go, as the adapter
@@ -38,12 +40,16 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 
 from kcache import exact_json, targets
 from kcache.cli import machine_run, options, report
+from kcache.cli.schedule import config_file
+from kcache.errors import KcacheError
 from kcache.simulation import SimulationResult, simulate
 from kcache.spec.releases import RELEASES
+from kcache.spec.scheduler.config import DEFAULT_SCHEDULER_NAME
 
 #: the largest cluster and workload simulated: both are held in memory
 MAX_NODES = 100_000
@@ -115,12 +121,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: 0.02)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the workload's seed (default: 0)")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1, JSON or YAML) read "
+        "and refused exactly as `kcache schedule --config` reads it; the simulated pods are "
+        f"{DEFAULT_SCHEDULER_NAME}'s, so it needs that profile, and the cycles run at "
+        "parallelism 1 whatever it says (default: kube-scheduler's defaults)",
+    )
     options.add_format_argument(parser)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     release = RELEASES[args.release]
+    config = config_file(args.config, release)
+    if config.profile(DEFAULT_SCHEDULER_NAME) is None:
+        raise KcacheError(
+            f"--config {args.config}: no profile named {DEFAULT_SCHEDULER_NAME}, the scheduler "
+            "the simulated pods name"
+        )
+    for note in config.not_modelled:
+        sys.stderr.write(f"kcache simulate: --config {args.config}: {note}\n")
     started = time.monotonic()
     live = sys.stderr.isatty()
     last = [0.0]
@@ -162,6 +185,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             seed=args.seed,
             progress=progress,
             stop=why_stop,
+            config=config,
         )
     if live:
         sys.stderr.write("\r\x1b[K")

@@ -37,6 +37,7 @@ from kcache.spec.scheduler.plugin_args import (
     BalancedArgs,
     FitArgs,
     InterPodAffinityArgs,
+    NodeAffinityArgs,
     PodTopologySpreadArgs,
     PreemptionArgs,
 )
@@ -589,17 +590,6 @@ def _balanced_args(data: Mapping[str, Any]) -> BalancedArgs:
     return args
 
 
-def _node_affinity_args(data: Mapping[str, Any]) -> None:
-    """NodeAffinity's `addedAffinity` is not modelled: refused by name, never ignored."""
-    if data.get("addedAffinity"):
-        raise ArgsError(
-            ("addedAffinity",), "not modelled: the model's NodeAffinity reads the pod's own terms"
-        )
-    for key in data:
-        if key != "addedAffinity":
-            raise ArgsError((key,), f'unknown field "{key}"')
-
-
 def _plugin_list(data: Mapping[str, Any], key: str, path: Path) -> list[tuple[str, int]]:
     items = data.get(key) or []
     if not isinstance(items, list):
@@ -654,7 +644,7 @@ def _known(data: Mapping[str, Any], path: Path, keys: set[str] | frozenset[str])
 _ARGS: Mapping[str, Callable[[Mapping[str, Any]], object]] = {
     "NodeResourcesFit": FitArgs.from_json,
     "NodeResourcesBalancedAllocation": _balanced_args,
-    "NodeAffinity": _node_affinity_args,
+    "NodeAffinity": NodeAffinityArgs.from_json,
     "InterPodAffinity": InterPodAffinityArgs.from_json,
     "PodTopologySpread": PodTopologySpreadArgs.from_json,
     "DefaultPreemption": PreemptionArgs.from_json,

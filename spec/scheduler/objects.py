@@ -9,7 +9,7 @@ same field-path errors.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -114,15 +114,10 @@ def scheduling_pod(pod: Pod) -> SchedulingPod:
         node_selector=None
         if selector is None
         else {name: selector.string(name) for name in selector.names()},
-        required_terms=None
-        if required is None
-        else tuple(_term(item) for item in required.items("nodeSelectorTerms")),
+        required_terms=None if required is None else node_selector_terms(required),
         preferred_terms=None
         if affinity is None or affinity.raw.get(_PREFERRED) is None
-        else tuple(
-            PreferredTerm(item.integer("weight", bits=32), _term(item.mapping("preference")))
-            for item in affinity.items(_PREFERRED)
-        ),
+        else preferred_terms(affinity.items(_PREFERRED)),
         init_images=tuple(item.string("image") for item in spec.items("initContainers")),
         images=tuple(item.string("image") for item in spec.items("containers")),
         volume_images=tuple(
@@ -160,6 +155,19 @@ def _flag(fields: Fields, key: str) -> bool:
     if not isinstance(found, bool):
         raise fields.fail(key, f"expected true or false, got {found!r}")
     return found
+
+
+def node_selector_terms(selector: Fields) -> tuple[Term, ...]:
+    """A `NodeSelector`'s terms (a pod's required node affinity, NodeAffinityArgs' own)."""
+    return tuple(_term(item) for item in selector.items("nodeSelectorTerms"))
+
+
+def preferred_terms(items: Sequence[Fields]) -> tuple[PreferredTerm, ...]:
+    """`PreferredSchedulingTerm`s, weighted (a pod's, NodeAffinityArgs' own)."""
+    return tuple(
+        PreferredTerm(item.integer("weight", bits=32), _term(item.mapping("preference")))
+        for item in items
+    )
 
 
 def _term(fields: Fields) -> Term:

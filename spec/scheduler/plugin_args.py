@@ -19,6 +19,10 @@ PodTopologySpread (`PodTopologySpreadArgs`): `defaultingType` System (the
 default: the system's hostname and zone constraints) or List (its
 `defaultConstraints`, which System forbids).
 
+NodeAffinity (`NodeAffinityArgs`): `addedAffinity`, node affinity every pod of
+the profile gets besides its own: its required node selector and its preferred
+terms, each term validated as `ValidateNodeAffinityArgs` parses it.
+
 DefaultPreemption (`DefaultPreemptionArgs`): `minCandidateNodesPercentage` in
 [0, 100] (default 10) and `minCandidateNodesAbsolute` at least 0 (default
 100), not both 0.
@@ -36,6 +40,7 @@ from typing import Any
 import attrs
 
 from kcache.spec.errors import ObjectError
+from kcache.spec.label_syntax import aggregate, node_selector_term_errors
 from kcache.spec.objects import Fields
 from kcache.spec.scheduler.status import go_quoted
 
@@ -419,6 +424,76 @@ class PreemptionArgs:
                 "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
             )
         return args
+
+
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+@attrs.frozen
+class NodeAffinityArgs:
+    """`NodeAffinityArgs`: the scheduler-enforced node affinity of `addedAffinity`, its terms
+    as written (the plugins read them as they read a pod's)."""
+
+    #: its required `NodeSelector`; None: it has none (no terms: it matches no node)
+    required: Mapping[str, Any] | None = None
+    #: its `PreferredSchedulingTerm`s (weight 0 and empty terms included, scoring nothing)
+    preferred: tuple[Mapping[str, Any], ...] = ()
+
+    @classmethod
+    def from_json(cls, mapping: Mapping[str, Any]) -> NodeAffinityArgs:
+        """Read and validate as `ValidateNodeAffinityArgs`: every term upstream parses must
+        parse (ArgsError with upstream's texts, aggregated)."""
+        _known(mapping, (), {"addedAffinity"})
+        added = mapping.get("addedAffinity")
+        if added is None:
+            return cls()
+        _known(added, ("addedAffinity",), {_REQUIRED, _PREFERRED})
+        try:
+            fields = Fields.top("addedAffinity", added)
+            selector = fields.optional_mapping(_REQUIRED)
+            required = [] if selector is None else selector.items("nodeSelectorTerms")
+            preferred = fields.items(_PREFERRED)
+            errors = [
+                error
+                for i, term in enumerate(required)
+                for error in _term_errors(term, f"addedAffinity.{_REQUIRED}.nodeSelectorTerms[{i}]")
+            ]
+            for i, item in enumerate(preferred):
+                weight = item.integer("weight", bits=32)
+                errors += (
+                    []
+                    if weight == 0
+                    else _term_errors(
+                        item.mapping("preference"), f"addedAffinity.{_PREFERRED}[{i}]"
+                    )
+                )
+        except ObjectError as error:
+            raise ArgsError(("addedAffinity",), str(error)) from None
+        if errors:
+            raise ArgsError(("addedAffinity",), aggregate(errors))
+        return cls(
+            None if selector is None else selector.raw, tuple(item.raw for item in preferred)
+        )
+
+
+def _term_errors(term: Fields, path: str) -> list[str]:
+    """`newNodeSelectorTerm`'s errors; none for an empty term, which upstream drops."""
+
+    def listed(key: str) -> list[tuple[str, str, list[str] | None]]:
+        return [
+            (
+                item.string("key"),
+                item.string("operator"),
+                item.strings("values") if item.raw.get("values") is not None else None,
+            )
+            for item in term.items(key)
+        ]
+
+    expressions, fields = listed("matchExpressions"), listed("matchFields")
+    if not expressions and not fields:
+        return []
+    return node_selector_term_errors(expressions, fields, path)
 
 
 #: the args of a profile whose pluginConfig gives DefaultPreemption none

@@ -18,20 +18,39 @@ component-helpers' `nodeaffinity.go` and apimachinery's label requirements:
   empty terms ignored); normalisation scales the highest to 100.  A preferred
   term that does not parse fails PreScore with an Error giving every parse
   error (docs/semantics.md §21.19).
+- The profile's `addedAffinity` (NodeAffinityArgs, validated when the
+  configuration is read): its required terms must match too, checked before
+  the pod's, with their own reason; its preferred terms' weights add to every
+  pod's score.  It keeps PreFilter from skipping a pod (required) and PreScore
+  from skipping one (preferred), but the `metadata.name` shortcut reads the
+  pod's terms alone (docs/semantics.md §21.22).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import attrs
+
 from kcache.spec.label_syntax import aggregate, node_selector_term_errors, parse_int64
+from kcache.spec.objects import Fields
 from kcache.spec.scheduler.normalize import default_normalize
-from kcache.spec.scheduler.objects import Requirement, SchedulingNode, SchedulingPod, Term
+from kcache.spec.scheduler.objects import (
+    PreferredTerm,
+    Requirement,
+    SchedulingNode,
+    SchedulingPod,
+    Term,
+    node_selector_terms,
+    preferred_terms,
+)
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
+from kcache.spec.scheduler.plugin_args import NodeAffinityArgs
 from kcache.spec.scheduler.status import Code, Status, unresolvable
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
 CONFLICT = "pod affinity terms conflict"
+ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 NAME_FIELD = "metadata.name"
 
 
@@ -81,6 +100,33 @@ def _usable(term: Term) -> bool:
     return bool(term.expressions or term.fields) and parses(term)
 
 
+@attrs.frozen
+class Added:
+    """The profile's `addedAffinity` read as a pod's node affinity is."""
+
+    #: None: no required node selector
+    required: tuple[Term, ...] | None = None
+    preferred: tuple[PreferredTerm, ...] = ()
+
+
+#: a profile without addedAffinity
+NONE_ADDED = Added()
+
+
+def added_of(cycle: Cycle) -> Added:
+    """The profile's NodeAffinityArgs (`Cycle.plugin_args` holds pluginConfig's JSON)."""
+    found = cycle.plugin_args.get("NodeAffinity")
+    if found is None:
+        return NONE_ADDED
+    args = NodeAffinityArgs.from_json(found)
+    return Added(
+        None
+        if args.required is None
+        else node_selector_terms(Fields.top("addedAffinity", args.required)),
+        preferred_terms([Fields.top("addedAffinity", item) for item in args.preferred]),
+    )
+
+
 def required_matches(pod: SchedulingPod, node: SchedulingNode) -> bool:
     """`RequiredNodeAffinity.Match`: the selector's labels, then any usable required term."""
     selector = pod.node_selector or {}
@@ -92,7 +138,8 @@ def required_matches(pod: SchedulingPod, node: SchedulingNode) -> bool:
 
 
 def _pre_filter(pod: SchedulingPod, cycle: Cycle) -> Status | frozenset[str] | None:
-    if pod.required_terms is None and pod.node_selector is None:
+    enforced = added_of(cycle).required
+    if pod.required_terms is None and pod.node_selector is None and enforced is None:
         return Status(Code.SKIP, ())
     if not pod.required_terms:
         return None
@@ -110,15 +157,20 @@ def _pre_filter(pod: SchedulingPod, cycle: Cycle) -> Status | frozenset[str] | N
 
 
 def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
+    enforced = added_of(cycle).required
+    if enforced is not None and not any(
+        _usable(term) and term_matches(term, node.node) for term in enforced
+    ):
+        return unresolvable(ENFORCED)
     return None if required_matches(pod, node.node) else unresolvable(REASON)
 
 
 def _pre_score(pod: SchedulingPod, cycle: Cycle) -> Status | None:
-    if pod.preferred_terms is None:
+    if pod.preferred_terms is None and not added_of(cycle).preferred:
         return Status(Code.SKIP, ())
     errors = [
         error
-        for i, term in enumerate(pod.preferred_terms)
+        for i, term in enumerate(pod.preferred_terms or ())
         if term.weight != 0 and (term.preference.expressions or term.preference.fields)
         for error in term_errors(term.preference, f"[{i}]")
     ]
@@ -128,7 +180,7 @@ def _pre_score(pod: SchedulingPod, cycle: Cycle) -> Status | None:
 def _score(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> int:
     return sum(
         term.weight
-        for term in pod.preferred_terms or ()
+        for term in (*added_of(cycle).preferred, *(pod.preferred_terms or ()))
         if term.weight != 0
         and _usable(term.preference)
         and term_matches(term.preference, node.node)

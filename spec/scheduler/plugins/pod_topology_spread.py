@@ -2,7 +2,8 @@
 
 Follows `podtopologyspread/` (`common.go`, `filtering.go`, `scoring.go`,
 `plugin.go`) and `helper/spread.go`, alike in v1.35.8, v1.36.3 and v1.37.2
-for a cycle (v1.37's skip of a pod whose resize is deferred sits behind the
+for a cycle, and in v1.38.0-beta.0 but for what a `{}` selector counts
+(v1.37's skip of a pod whose resize is deferred sits behind the
 InPlacePodVerticalScalingSchedulerPreemption gate, off by default, and is not
 modelled).  Every count is recomputed here from the snapshot's pods:
 
@@ -22,7 +23,10 @@ modelled).  Every count is recomputed here from the snapshot's pods:
   and required node affinity to match; `nodeTaintsPolicy` Honor (default
   Ignore) needs its NoSchedule/NoExecute taints tolerated.  A domain's
   count is the pods there in the pod's namespace, not being deleted,
-  that the selector matches (an empty selector matches none).
+  that the selector matches.  A missing selector (`labels.Nothing()`)
+  counts none; a `{}` one (`labels.Everything()`) counts none before v1.38
+  and every such pod from v1.38 (`spread_counts_empty_selector`, §21.22),
+  though it matches the pod itself in every release.
 - Filter: a node without a topology key is `... (missing required
   label)`; else skew = the node's domain count + 1 if the pod matches its
   own selector - the smallest domain count (0 when fewer domains than
@@ -46,6 +50,7 @@ import attrs
 
 from kcache.spec.label_syntax import label_selector_error
 from kcache.spec.objects import Fields, Pod
+from kcache.spec.releases import Release
 from kcache.spec.scheduler.objects import SchedulingPod
 from kcache.spec.scheduler.plugin import Candidate, Cycle, Plugin
 from kcache.spec.scheduler.plugin_args import (
@@ -253,9 +258,17 @@ def constraints(pod: Pod, cycle: Cycle, action: str) -> tuple[Constraint, ...]:
 # -- counting ---------------------------------------------------------------------------------
 
 
+def counted_by(selector: Selector, release: Release) -> Selector:
+    """The selector `countPodsMatchSelector` counts with: it skips `labels.Nothing()`, and
+    before v1.38 an empty selector too, by testing `Empty()` instead (§21.22)."""
+    if selector.empty() and not release.spread_counts_empty_selector:
+        return Selector(nothing=True)
+    return selector
+
+
 def matching(pods: Sequence[Pod], selector: Selector, namespace: str) -> int:
-    """`countPodsMatchSelector`."""
-    if selector.empty():
+    """`countPodsMatchSelector`, given the selector it counts with (`counted_by`)."""
+    if selector.nothing:
         return 0
     return sum(
         1
@@ -280,7 +293,7 @@ def admits(pod: SchedulingPod, node: Candidate, constraint: Constraint) -> bool:
 
 
 def domain_counts(
-    pod: SchedulingPod, found: Sequence[Constraint], nodes: Sequence[Candidate]
+    pod: SchedulingPod, found: Sequence[Constraint], nodes: Sequence[Candidate], release: Release
 ) -> list[dict[str, int]]:
     """Per constraint: topology value -> matching pods, over the nodes that count
     (`TpValueToMatchNum`)."""
@@ -291,7 +304,8 @@ def domain_counts(
         for index, constraint in enumerate(found):
             if admits(pod, node, constraint):
                 value = node.node.labels[constraint.topology_key]
-                added = matching(node.pods, constraint.selector, pod.pod.namespace)
+                selector = counted_by(constraint.selector, release)
+                added = matching(node.pods, selector, pod.pod.namespace)
                 counts[index][value] = counts[index].get(value, 0) + added
     return counts
 
@@ -342,7 +356,7 @@ def taken_off(
 def _filter(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> Status | None:
     found = _hard(pod, cycle)
     assert not isinstance(found, Status)  # PreFilter failed the cycle
-    counts = taken_off(pod, found, cycle, domain_counts(pod, found, cycle.nodes))
+    counts = taken_off(pod, found, cycle, domain_counts(pod, found, cycle.nodes, cycle.release))
     own_labels = labels_of(pod.pod)
     for constraint, count in zip(found, counts, strict=True):
         value = node.node.labels.get(constraint.topology_key)
@@ -393,7 +407,8 @@ def soft(pod: SchedulingPod, cycle: Cycle) -> Soft | Status:
         for index, constraint in enumerate(found):
             value = node.node.labels.get(constraint.topology_key, "")
             if admits(pod, node, constraint) and value in counts[index]:
-                counts[index][value] += matching(node.pods, constraint.selector, pod.pod.namespace)
+                selector = counted_by(constraint.selector, cycle.release)
+                counts[index][value] += matching(node.pods, selector, pod.pod.namespace)
     sizes = [
         len(kept) if c.topology_key == HOSTNAME else len(d)
         for c, d in zip(found, domains, strict=True)
@@ -428,7 +443,8 @@ def _score(pod: SchedulingPod, node: Candidate, cycle: Cycle) -> int:
         if value is None:
             continue
         if constraint.topology_key == HOSTNAME:
-            count = matching(node.pods, constraint.selector, pod.pod.namespace)
+            selector = counted_by(constraint.selector, cycle.release)
+            count = matching(node.pods, selector, pod.pod.namespace)
         else:
             count = counts[value]
         total += count * weight + (constraint.max_skew - 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import re
 import signal
 import subprocess
@@ -140,3 +141,57 @@ def test_the_text_summary_says_the_run_was_stopped() -> None:
         r"PASS impl \(stopped by SIGINT after (\d+) of 200000 cycles\): \1 pods on 20 nodes in ",
         first,
     ), first
+
+
+def test_a_config_file_sets_the_profile(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    """--config narrows the profile as `schedule --config` does: the profile line names what
+    runs (NodeResourcesFit and NodeAffinity with its addedAffinity, both modelled)."""
+    config = tmp_path / "scheduler.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: '*'}]\n"
+        "      enabled: [{name: NodeResourcesFit}, {name: NodeAffinity}]\n"
+        "  pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n"
+        "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+        "        - weight: 5\n          preference:\n            matchExpressions:\n"
+        "            - {key: topology.kubernetes.io/zone, operator: In, values: [zone-a]}\n"
+    )
+    argv = ["simulate", "--impl", "impl", "--nodes", "10", "--pods", "50", "--config", str(config)]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("PASS impl: 50 pods on 10 nodes in ")
+    assert lines[1] == (
+        "profile default-scheduler: 2 of its 2 plugins modelled, 0 of no part in the decision"
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "problem"),
+    [
+        ("parallelism: 0\n", "line 1: parallelism: Invalid value: 0: should be larger"),
+        (
+            "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n"
+            "    args: {addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+            "{nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Near}]}]}}}\n",
+            "line 4: profiles[0].pluginConfig[0].args.addedAffinity: addedAffinity."
+            "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+            '.matchExpressions[0].operator: Unsupported value: "Near"',
+        ),
+        (
+            "profiles: [{schedulerName: other}]\n",
+            "no profile named default-scheduler, the scheduler the simulated pods name",
+        ),
+    ],
+)
+def test_a_bad_config_file_is_refused_before_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path, config: str, problem: str
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(config)
+    assert main(["simulate", "--impl", "impl", "--nodes", "5", "--config", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert problem in captured.err
+    assert str(path) in captured.err

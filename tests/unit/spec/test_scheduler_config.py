@@ -14,6 +14,7 @@ from kcache.spec.scheduler.config import (
     read_config,
     read_configuration_file,
 )
+from kcache.spec.scheduler.plugin_args import NodeAffinityArgs
 
 #: upstream's default MultiPoint order (v1.35.8 default_plugins.go), modelled plugins only
 V1_35_ORDER = [
@@ -320,6 +321,54 @@ def test_a_kube_scheduler_configuration_file_loads_as_kube_scheduler_reads_it() 
     assert "ImageLocality" not in dict(config.profiles[0].effective)
 
 
+#: addedAffinity with one bad required term (after an empty one, which upstream drops) and
+#: one bad preferred term (after one of weight 0, which upstream does not parse)
+BAD_ADDED = {
+    "addedAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {},
+                {"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]}]},
+            ]
+        },
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 0, "preference": {"matchExpressions": [{"key": "a b", "operator": "In"}]}},
+            {
+                "weight": 5,
+                "preference": {
+                    "matchFields": [
+                        {"key": "metadata.name", "operator": "In", "values": ["a", "b"]}
+                    ]
+                },
+            },
+        ],
+    }
+}
+
+
+def test_added_affinity_is_read_as_written() -> None:
+    """NodeAffinityArgs' addedAffinity is modelled: kept for the plugins, its terms as written."""
+    added = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+            ]
+        }
+    }
+    config = read_configuration_file(
+        {
+            **UPSTREAM_DOCS_EXAMPLE,
+            "profiles": [
+                {"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": added}}]}
+            ],
+        },
+        V1_37,
+    )
+    args = NodeAffinityArgs.from_json(config.profiles[0].args("NodeAffinity"))
+    assert args.required == added["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert args.preferred == ()
+
+
 @pytest.mark.parametrize(
     ("data", "problem"),
     [
@@ -341,7 +390,20 @@ def test_a_kube_scheduler_configuration_file_loads_as_kube_scheduler_reads_it() 
                     }
                 ],
             },
-            "profiles[0].pluginConfig[0].args.addedAffinity: not modelled",
+            'profiles[0].pluginConfig[0].args.addedAffinity.x: unknown field "x"',
+        ),
+        (
+            {
+                **UPSTREAM_DOCS_EXAMPLE,
+                "profiles": [{"pluginConfig": [{"name": "NodeAffinity", "args": BAD_ADDED}]}],
+            },
+            # ValidateNodeAffinityArgs' errors flattened into one aggregate, in term order
+            "profiles[0].pluginConfig[0].args.addedAffinity: ["
+            "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1]"
+            '.matchExpressions[0].operator: Unsupported value: "Near": supported values: "In", '
+            '"NotIn", "Exists", "DoesNotExist", "Gt", "Lt", '
+            "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[1].matchFields[0]"
+            '.values: Invalid value: ["a","b"]: must have one element]',
         ),
     ],
 )
