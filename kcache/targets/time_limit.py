@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import signal
 import threading
 import time
@@ -80,11 +81,14 @@ class _Watchdog:
 
     def _tick(self, signum: int, frame: FrameType | None) -> None:
         started = self.started
-        if started is not None and time.monotonic() - started >= self.seconds:
-            self.started = None  # one timeout per call
-            raise StepTimeout(
-                f"{self.what} did not return within {self.seconds:g} s (--step-timeout)"
-            )
+        if started is None or time.monotonic() - started < self.seconds:
+            return
+        if frame is not None and frame.f_code in _gc_callback_code():
+            # raised in a garbage collector's callback, Python would print it and go on,
+            # the timeout lost: the next tick raises it in the call's own code
+            return
+        self.started = None  # one timeout per call
+        raise StepTimeout(f"{self.what} did not return within {self.seconds:g} s (--step-timeout)")
 
     def run(self, what: str, method: Callable[..., Any], *args: Any) -> Any:
         """`method(*args)`, interrupted once it has run for the limit when called from the
@@ -100,6 +104,11 @@ class _Watchdog:
             return method(*args)
         finally:
             self.started = None
+
+
+def _gc_callback_code() -> set[object]:
+    """The code of every function the garbage collector calls back (Hypothesis registers one)."""
+    return {getattr(callback, "__code__", None) for callback in gc.callbacks}
 
 
 class _LimitedFactory:

@@ -103,7 +103,9 @@ class TestReadWriteLock:
         # nothing records a thread blocked on the writer's lock: give both time to (wrongly) enter
         assert not any(other.entered.wait(0.2) for other in others)
         writer.leave()
-        for other in others:
+        # either may get in first, and the other only once it has left: let them out in turn
+        _spin_until(lambda: any(other.entered.is_set() for other in others), "one gets in")
+        for other in sorted(others, key=lambda other: not other.entered.is_set()):
             other.leave()
         assert log[:2] == ["w1 in", "w1 out"]
         assert sorted(log[2:]) == ["r in", "r out", "w2 in", "w2 out"]
