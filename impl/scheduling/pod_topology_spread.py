@@ -401,21 +401,13 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
 
 
 def _filter(plan: PodPlan, info: NodeInfo, fields: NodeFields) -> Status | None:
-    state: PreFilterState = plan.state[_PRE_FILTER_KEY]
-    labels = fields.labels
-    for index, constraint in enumerate(state.constraints):
-        value = labels.get(constraint.topology_key)
-        if value is None:
-            return _MISSING_LABEL
-        match_num = state.tp_value_to_match_num[index].get(value, 0)
-        skew = match_num + state.self_match[index] - state.min_match_num(index)
-        if skew > constraint.max_skew:
-            return _NOT_MATCH
-    return None
+    """Filter for one node on the state as it is now (DefaultPreemption's dry run changes it
+    between calls): `_filter_of` bound afresh."""
+    return _filter_of(plan)(plan, info, fields)
 
 
 def _filter_of(plan: PodPlan) -> Callable[[PodPlan, NodeInfo, NodeFields], Status | None]:
-    """`_filter` with each constraint's counts and skew offset bound for the filter pass
+    """Filter with each constraint's counts and skew offset bound once, for the filter pass
     (the critical paths stay as PreFilter left them until DefaultPreemption's dry run)."""
     state: PreFilterState = plan.state[_PRE_FILTER_KEY]
     # (topology key, match counts, own match less the minimum, max skew) per constraint

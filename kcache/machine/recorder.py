@@ -70,11 +70,10 @@ class RecordedStep:
         if isinstance(self.result, Decision):
             decided = self.result.to_json()
             expected = {key: decided[key] for key in PINNED_DECISION}
-            nominated = self.result.nominated
-            if nominated is None or not nominated.tied:
+            nominated = decided["nominated"]
+            if nominated is None or not nominated["tied"]:
                 expected["nominated"] = nominated and {
-                    "node": nominated.node,
-                    "victims": list(nominated.victims),
+                    key: nominated[key] for key in ("node", "victims")
                 }
             return expected
         expected = expected_result(self.op, self.result)
