@@ -36,6 +36,7 @@ from kcache.concurrency.yield_points import Scheduler, install
 from kcache.ops import Outcome, Run, call, perform
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import DEFAULT_RELEASE, Release
+from kcache.targets.time_limit import unlimited
 
 #: how far virtual time moves at each expiry pass
 TIME_STEP = Decimal("0.5")
@@ -283,7 +284,7 @@ class _HeldFrame:
     there (`Scheduler.hold`) until the other workers have finished."""
 
     def __init__(self, cache: object, scheduler: Scheduler, name: str) -> None:
-        self._cache = cache
+        self._cache = unlimited(cache)  # under --step-timeout, the cache the limit wraps
         self._scheduler = scheduler
         self._name = name
         self._outer = sys.getprofile()

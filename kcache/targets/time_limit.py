@@ -123,6 +123,12 @@ class _LimitedFactory:
         return cast(SchedulerCache, _Limited(cache, self.watchdog))
 
 
+def unlimited(cache: object) -> object:
+    """The cache inside `cache`'s limit: the object whose own methods run a call, which a
+    held run must stop in (`kcache.concurrency.execution`)."""
+    return cache._inner if type(cache) is _Limited else cache
+
+
 class _Limited:
     """A cache or snapshot whose every method call runs under the limit."""
 
