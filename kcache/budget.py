@@ -45,27 +45,41 @@ def in_rounds(run_round: Callable[[int], bool], *, time_budget: float | None) ->
 
 class Deadline:
     """When a run must end: `time_budget` seconds after `started` (whole run, shrinking and
-    pruning included), and at most `shrink_budget` seconds after its first failure.
+    pruning included), at most `shrink_budget` seconds after its first failure, and after
+    at most `shrink_examples` examples spent shrinking it.
 
     Hypothesis shrinks a failure for up to five minutes on its own, and over
     an adapter's pipe that can be far longer than the run was given; a
-    shrink cut short keeps the smallest failing example found so far.
+    shrink cut short keeps the smallest failing example found so far.  A
+    count of examples cuts the same shrink at the same example on any
+    machine, however busy, where seconds cut it sooner on a slow one.
     """
 
     def __init__(
-        self, started: float, time_budget: float | None, shrink_budget: float | None
+        self,
+        started: float,
+        time_budget: float | None,
+        shrink_budget: float | None,
+        shrink_examples: int | None = None,
     ) -> None:
         self._ends = None if time_budget is None else started + time_budget
         self._shrink_budget = shrink_budget
-        #: whether the deadline was met while a failure was being shrunk or pruned
+        self._shrink_examples = shrink_examples
+        #: whether time ran out while a failure was being shrunk or pruned
         self.spent = False
+        #: whether the shrink used up `shrink_examples` (pruning, being counted, may follow)
+        self.counted_out = False
 
-    def check(self, failure_found_at: float | None) -> None:
-        """Raise `BudgetSpent` if the run's time, or its failure's shrinking time, is up."""
+    def check(self, failure_found_at: float | None, examples_shrinking: int = 0) -> None:
+        """Raise `BudgetSpent` if the run's time, its failure's shrinking time, or its
+        shrinking examples (`examples_shrinking` so far) are up."""
         now = time.monotonic()
         over = self._ends is not None and now >= self._ends
         if failure_found_at is not None and self._shrink_budget is not None:
             over = over or now - failure_found_at >= self._shrink_budget
         if over:
             self.spent = self.spent or failure_found_at is not None
+            raise BudgetSpent
+        if self._shrink_examples is not None and examples_shrinking >= self._shrink_examples:
+            self.counted_out = True
             raise BudgetSpent

@@ -125,6 +125,7 @@ def run_conformance(
     workload: str = "cache",
     shrink: bool = True,
     shrink_budget: float | None = None,
+    shrink_examples: int | None = None,
 ) -> ConformanceResult:
     """Check `factory`'s caches against the spec until a failure, the budget, or Ctrl-C.
 
@@ -137,8 +138,10 @@ def run_conformance(
     the time is up (an example's draws must end as Hypothesis began them).
     The budget bounds the whole run: a failure found is shrunk, then pruned,
     while time is left (and for at most `shrink_budget` seconds after it was
-    found), and the smallest failing trace by then is written, the result
-    saying it was cut short.
+    found, and for at most `shrink_examples` examples, a bound that cuts at
+    the same example however busy the machine), and the smallest failing
+    trace by then is written, the result saying it was cut short.  Only a
+    spent time stops the pruning that follows the shrink.
     `progress(examples, steps, failures)` is called after every example.
     `name` labels the trace file and its messages; `target`, when given, is
     the name messages call the target by instead (`--impl`'s own words, where
@@ -180,12 +183,13 @@ def run_conformance(
     recorder = machine.recorder
     started = time.monotonic()
     interrupted = False
-    deadline = Deadline(started, time_budget, shrink_budget)
+    deadline = Deadline(started, time_budget, shrink_budget, shrink_examples)
 
     def after_example(examples: int, steps: int, failures: int) -> None:
         if progress is not None:
             progress(examples, steps, failures)
-        deadline.check(recorder.first_failure_time)
+        found = recorder.first_failure_at
+        deadline.check(recorder.first_failure_time, 0 if found is None else examples - found[0])
 
     recorder.progress = after_example
 
@@ -244,7 +248,7 @@ def run_conformance(
         acknowledged=dict(recorder.acknowledged),
         coverage=dict(recorder.coverage),
         error=error,
-        shrink_cut_short=failure is not None and deadline.spent,
+        shrink_cut_short=failure is not None and (deadline.spent or deadline.counted_out),
     )
 
 

@@ -1,11 +1,12 @@
 """The machine catches every seeded bug, shrinks it, and its trace reproduces it.
 
 For each bug of `kcache.seeded.bugs`: runs under the default profile (at most
-`MAX_ROUNDS` of them, seeds 0, 1, ...) find a failure; the written trace has
-at most 12 steps; replayed, it fails against the bug at the step the machine
-named (with the impl's own representation check after each step, for bugs
-only that check sees and no short extension of the trace shows,
-`kcache.machine.witness`) and passes against the spec.  Steps-to-catch are
+`MAX_ROUNDS` of them, seeds 0, 1, ...) find a failure; shrunk for at most
+`SHRINK_EXAMPLES` examples, its written trace has at most 12 steps;
+replayed, it fails against the bug at the step the machine named (with the
+impl's own representation check after each step, for bugs only that check
+sees and no short extension of the trace shows, `kcache.machine.witness`)
+and passes against the spec.  Steps-to-catch are
 printed after the last test (tests/conftest.py).
 """
 
@@ -32,6 +33,9 @@ MAX_TRACE_STEPS = 12
 #: rounds of the default profile's examples, under seeds 0, 1, ...: counted, not
 #: timed, so that the verdict does not depend on how loaded the machine is
 MAX_ROUNDS = 4
+#: examples the shrink may take: Hypothesis' own shrink runs thousands (over a minute for
+#: some bugs) long after the trace is as short as it gets; counted, not timed, as above
+SHRINK_EXAMPLES = 300
 #: the name of the property each test records its row under
 STEPS_TO_CATCH = "steps_to_catch"
 
@@ -56,6 +60,7 @@ def test_machine_catches_seeded_bug(
             out_dir=tmp_path,
             name=name,
             use_database=False,
+            shrink_examples=SHRINK_EXAMPLES,
         )
         if result.failure is not None:
             break

@@ -6,6 +6,7 @@ by example, so two runs are compared by what they did, not by counts.
 
 from __future__ import annotations
 
+import functools
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -13,8 +14,11 @@ from typing import Any
 
 from kcache.impl.cache import Cache as ImplCache
 from kcache.machine.runner import run_conformance
+from kcache.seeded.bugs import SEEDED_BUGS
 from kcache.spec.objects import Node, Pod
 from kcache.spec.releases import Release
+from kcache.traces.replay import Verdict, replay_trace
+from kcache.traces.trace import load_file
 
 Log = list[list[str]]
 
@@ -137,3 +141,24 @@ def test_without_shrinking_the_run_ends_at_its_first_failure(tmp_path: Path) -> 
     steps = json.loads(result.failure.trace_text)["steps"]
     assert steps[-1]["op"] == "observe"
     assert result.found_after[1] == len(steps) - 1  # every step of that example, unpruned
+
+
+def test_a_shrink_bounded_by_examples_stops_at_that_count_and_still_prunes(
+    tmp_path: Path,
+) -> None:
+    """A count of shrinking examples cuts the shrink where it says, whatever the machine's
+    speed, and the pruning after it still drops steps the failure does not need."""
+    bug = SEEDED_BUGS["GhostDroppedWithPods"]
+    run = functools.partial(run_conformance, bug, profile="default", seed=0, use_database=False)
+    as_found = run(out_dir=tmp_path / "found", shrink=False)
+    cut = run(out_dir=tmp_path / "cut", shrink_examples=1)
+    assert as_found.failure is not None and cut.failure is not None
+    assert cut.shrink_cut_short
+    assert cut.found_after == as_found.found_after is not None
+    assert cut.examples == cut.found_after[0] + 1  # the one shrinking example allowed
+    found_steps = json.loads(as_found.failure.trace_text)["steps"]
+    cut_steps = json.loads(cut.failure.trace_text)["steps"]
+    assert len(cut_steps) < len(found_steps)
+    assert cut.failure.trace_path is not None
+    (trace,) = load_file(cut.failure.trace_path)
+    assert replay_trace(trace, bug).verdict is Verdict.FAILED
