@@ -31,6 +31,7 @@ from typing import Any
 
 import attrs
 
+from kcache.spec.label_syntax import aggregate
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.plugin_args import (
     ArgsError,
@@ -573,7 +574,13 @@ def _plugin_config(data: Any, path: Path) -> dict[str, Mapping[str, Any]]:
             try:
                 reader(args)
             except ArgsError as error:
-                raise ConfigError((*where, "args", *error.path), error.problem) from None
+                fields = [((*where, "args", *path), problem) for path, problem in error.errors]
+                if len(fields) == 1:
+                    raise ConfigError(*fields[0]) from None
+                # upstream's aggregate of several field errors, each with its full path
+                raise ConfigError(
+                    (), aggregate([f"{field_name(path)}: {problem}" for path, problem in fields])
+                ) from None
         config[name] = args
     return config
 
