@@ -267,6 +267,32 @@ class SchedulerMachine(LockstepMachine):
         spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
         self.schedule_one(spec, Binding(), Spreading({"labels": dict(labels)}, {}), {}, 1000)
 
+    @rule(data=st.data())
+    def preemption_scene(self, data: st.DataObject) -> None:
+        """A few nodes filled each with one important pod or two unimportant ones, then a
+        preemptor keeping to them that needs the smallest one's whole CPU: candidates tied
+        on budgets whose victims differ in priority and number (`kcache.machine.preempting`)."""
+        live = sorted(name for name in self.live_nodes() if name in self.last_node)
+        if len(live) < 2:
+            return
+        names = data.draw(
+            st.lists(st.sampled_from(live), min_size=2, max_size=3, unique=True), label="nodes"
+        )
+        for name in names:
+            for cpu, priority in data.draw(preempting.fillings(CAPACITIES[name][1]), label="pods"):
+                labels = data.draw(preempting.SCENE_LABELS, label="labels")
+                spec = {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+                    "affinity": preempting.on_nodes([name]),
+                }
+                self.schedule_one(spec, Binding(), Spreading({"labels": labels}, {}), {}, priority)
+        cpu = min((CAPACITIES[name][1] for name in names), key=int)
+        spec = {
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+            "affinity": preempting.on_nodes(names),
+        }
+        self.schedule_one(spec, Binding(), Spreading({"labels": {}}, {}), {}, 1000)
+
     def _check_nomination(self, decision: Decision, priority: int) -> None:
         """DefaultPreemption's promises; a nomination is counted, and its victims that the
         informer confirmed are deleted, as the API server's deletion reaches the cache."""
