@@ -31,7 +31,6 @@ from typing import Any
 
 import attrs
 
-from kcache.spec.label_syntax import aggregate
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.plugin_args import (
     ArgsError,
@@ -577,10 +576,10 @@ def _plugin_config(data: Any, path: Path) -> dict[str, Mapping[str, Any]]:
                 fields = [((*where, "args", *path), problem) for path, problem in error.errors]
                 if len(fields) == 1:
                     raise ConfigError(*fields[0]) from None
-                # upstream's aggregate of several field errors, each with its full path
-                raise ConfigError(
-                    (), aggregate([f"{field_name(path)}: {problem}" for path, problem in fields])
-                ) from None
+                # upstream's aggregate of several field errors (each its full path, so none
+                # repeats another): `[a, b]`
+                named = ", ".join(f"{field_name(path)}: {problem}" for path, problem in fields)
+                raise ConfigError((), f"[{named}]") from None
         config[name] = args
     return config
 

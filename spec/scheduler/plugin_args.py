@@ -442,11 +442,13 @@ class PreemptionArgs:
             errors += [
                 (
                     percentage_path,
-                    "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+                    "Invalid value: 0: cannot be zero at the same time as "
+                    "minCandidateNodesAbsolute",
                 ),
                 (
                     absolute_path,
-                    "Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage",
+                    "Invalid value: 0: cannot be zero at the same time as "
+                    "minCandidateNodesPercentage",
                 ),
             ]
         if errors:
