@@ -15,7 +15,8 @@ a few nodes each with either one important pod or two unimportant ones, mostly
 under no budget, then a preemptor that keeps to those nodes needs the smallest
 one's whole CPU, so each is a candidate and which one preemption takes turns
 on the most important victim's priority, not on the fewest victims.  The
-scene is a rule of its own beside the old pools, which it leaves as they were.
+preemptor rule plays the scene half the time and leaves the old pools as they
+were.
 """
 
 from __future__ import annotations
