@@ -284,7 +284,7 @@ class Scheduler:
             and release.gate("InterPodAffinityHostnameFastPath"),
             saturates=release.saturates_node_totals,
             extensions=PreFilterExtensions(
-                plan, {name for name, _ in self._filters}, self._fields.of
+                plan, {name for name, _ in self._filters}, self._fields.of, self.claims
             ),
         ).run(
             self.snapshot.node_list,

@@ -161,17 +161,32 @@ class PreFilterExtensions:
     cycle state per node), `end` puts the originals back."""
 
     def __init__(
-        self, plan: PodPlan, active: Collection[str], fields_of: Callable[[Any], NodeFields]
+        self,
+        plan: PodPlan,
+        active: Collection[str],
+        fields_of: Callable[[Any], NodeFields],
+        claim_modes: Mapping[str, tuple[str, ...]],
     ) -> None:
         self._plan = plan
         self._affinity = "InterPodAffinity" in active and plan.inter_pod_affinity is not None
         self._spread = "PodTopologySpread" in active
         self._fields_of = fields_of
-        self._saved: tuple[Any, dict[str, Any]] | None = None
+        #: VolumeRestrictions' state: the names (no namespace) of the pod's ReadWriteOncePod
+        #: claims, which a pod's claim volumes move the plan's conflict count by
+        self._single_writer = (
+            frozenset(
+                key.split("/", 1)[1]
+                for key in plan.claims
+                if "ReadWriteOncePod" in claim_modes.get(key, ())
+            )
+            if "VolumeRestrictions" in active
+            else frozenset()
+        )
+        self._saved: tuple[Any, dict[str, Any], int | Status] | None = None
 
     def begin(self) -> None:
         plan = self._plan
-        self._saved = (plan.inter_pod_affinity, plan.state)
+        self._saved = (plan.inter_pod_affinity, plan.state, plan.claim_conflicts)
         if self._affinity:
             assert plan.inter_pod_affinity is not None
             plan.inter_pod_affinity = inter_pod_affinity.clone_state(plan.inter_pod_affinity)
@@ -180,7 +195,7 @@ class PreFilterExtensions:
 
     def end(self) -> None:
         assert self._saved is not None
-        self._plan.inter_pod_affinity, self._plan.state = self._saved
+        self._plan.inter_pod_affinity, self._plan.state, self._plan.claim_conflicts = self._saved
         self._saved = None
 
     def add_pod(self, held: PodInfo, info: NodeInfo) -> None:
@@ -197,6 +212,10 @@ class PreFilterExtensions:
         if self._spread and info.node is not None:
             fields = self._fields_of(info.node)
             pod_topology_spread.update_with_pod(plan, held.pod, fields, delta)
+        if self._single_writer and isinstance(plan.claim_conflicts, int):
+            # `updateWithPod`: each claim volume of the pod naming one, namespace unread
+            named = sum(1 for key in held.pvc_keys if key.split("/", 1)[1] in self._single_writer)
+            plan.claim_conflicts += delta * named
 
 
 @attrs.frozen

@@ -8,6 +8,15 @@ priorities would order by chance there.  `BUDGETS` are two
 PodDisruptionBudgets over the spreading labels, one allowing no disruption
 and one allowing one, so victims break budgets and budgets decide between
 nodes.
+
+Those pools seldom leave two candidate nodes tied on budgets whose victims
+differ in the later criteria.  A scene (`fillings`, `on_nodes`) does: it fills
+a few nodes each with either one important pod or two unimportant ones, mostly
+under no budget, then a preemptor that keeps to those nodes needs the smallest
+one's whole CPU, so each is a candidate and which one preemption takes turns
+on the most important victim's priority, not on the fewest victims.  The
+preemptor rule plays the scene half the time and leaves the old pools as they
+were.
 """
 
 from __future__ import annotations
@@ -43,6 +52,30 @@ BUDGETS: tuple[dict[str, Any], ...] = (
         "status": {"disruptionsAllowed": 1},
     },
 )
+
+
+#: the labels of a scene's pods: mostly under no budget, so the nodes tie on violations
+SCENE_LABELS = st.sampled_from(({}, {}, {"app": "api"}, {"app": "cache"}, {"app": "web"}))
+
+
+def fillings(cpu: str) -> st.SearchStrategy[list[tuple[str, int]]]:
+    """(CPU request, priority) of the pods that fill a node of `cpu` CPUs: one important pod
+    taking all of it, or two unimportant ones taking half each."""
+    millis = int(cpu) * 1000
+    one = PRIORITIES.filter(lambda p: p >= 5).map(lambda p: [(f"{millis}m", p)])
+    half = f"{millis // 2}m"
+    two = st.lists(st.sampled_from((0, 1, 2)), min_size=2, max_size=2).map(
+        lambda ps: [(half, p) for p in ps]
+    )
+    return st.one_of(one, two)
+
+
+def on_nodes(names: list[str]) -> dict[str, Any]:
+    """Required node affinity to the nodes `names`, by hostname: the others are
+    UnschedulableAndUnresolvable, no candidates for preemption."""
+    term = {"key": "kubernetes.io/hostname", "operator": "In", "values": sorted(names)}
+    required = {"nodeSelectorTerms": [{"matchExpressions": [term]}]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
 
 
 def start_time(serial: int) -> str:

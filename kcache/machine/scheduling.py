@@ -25,7 +25,8 @@ cycle and every step:
 - a nomination (DefaultPreemption after a fit error) evicts only pods of
   lower priority than the pod, at least one; its victims the informer had
   confirmed are then deleted (`remove_pod`).  Pods draw priorities and
-  start times, a preemptor of priority 1000 arrives now and then, and two
+  start times, a preemptor of priority 1000 arrives now and then (half the
+  time after a scene filling the nodes it keeps to), and two
   PodDisruptionBudgets select some of them (`kcache.machine.preempting`).
 """
 
@@ -260,12 +261,49 @@ class SchedulerMachine(LockstepMachine):
             placed["spec"] = {**spec, "nodeName": decision.host}
             self.bound[uid] = pod_from_manifest(placed)
 
-    @rule(cpu=st.sampled_from(("1", "2", "4")), labels=spreading.LABELS)
-    def preemptor_arrives(self, cpu: str, labels: dict[str, str]) -> None:
+    @rule(
+        cpu=st.sampled_from(("1", "2", "4")),
+        labels=spreading.LABELS,
+        scene=st.booleans(),
+        data=st.data(),
+    )
+    def preemptor_arrives(
+        self, cpu: str, labels: dict[str, str], scene: bool, data: st.DataObject
+    ) -> None:
         """A pod above every drawn priority asks for much CPU: where the nodes are full of
-        lower-priority pods, DefaultPreemption evicts some of them."""
+        lower-priority pods, DefaultPreemption evicts some of them.  Half the time it comes
+        at the end of a scene that fills the nodes it keeps to (`_preemption_scene`)."""
+        if scene and self._preemption_scene(data):
+            return
         spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
         self.schedule_one(spec, Binding(), Spreading({"labels": dict(labels)}, {}), {}, 1000)
+
+    def _preemption_scene(self, data: st.DataObject) -> bool:
+        """A few nodes filled each with one important pod or two unimportant ones, then a
+        preemptor keeping to them that needs the smallest one's whole CPU: candidates tied
+        on budgets whose victims differ in priority and number (`kcache.machine.preempting`).
+        False where fewer than two nodes are live."""
+        live = sorted(name for name in self.live_nodes() if name in self.last_node)
+        if len(live) < 2:
+            return False
+        names = data.draw(
+            st.lists(st.sampled_from(live), min_size=2, max_size=3, unique=True), label="nodes"
+        )
+        for name in names:
+            for cpu, priority in data.draw(preempting.fillings(CAPACITIES[name][1]), label="pods"):
+                labels = data.draw(preempting.SCENE_LABELS, label="labels")
+                spec = {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+                    "affinity": preempting.on_nodes([name]),
+                }
+                self.schedule_one(spec, Binding(), Spreading({"labels": labels}, {}), {}, priority)
+        cpu = min((CAPACITIES[name][1] for name in names), key=int)
+        spec = {
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+            "affinity": preempting.on_nodes(names),
+        }
+        self.schedule_one(spec, Binding(), Spreading({"labels": {}}, {}), {}, 1000)
+        return True
 
     def _check_nomination(self, decision: Decision, priority: int) -> None:
         """DefaultPreemption's promises; a nomination is counted, and its victims that the

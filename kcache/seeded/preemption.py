@@ -7,7 +7,9 @@ or the wrong criterion first between candidate nodes.
 preemption vector pinning what it breaks.  That the scheduler workload finds
 each in ten of ten seeds is a run of minutes, outside the suite:
 `run_conformance(BUG, workload="scheduler", seed=S, shrink=False)` for S in
-0..9.  Like `kcache.seeded.decisions`, they patch impl's internals on purpose.
+0..9.  The wrong criterion shows only between candidates tied on budgets; the
+preemptor rule's scene (`kcache.machine.preempting`) makes them.  Like
+`kcache.seeded.decisions`, they patch impl's internals on purpose.
 """
 
 from __future__ import annotations

@@ -573,7 +573,13 @@ def _plugin_config(data: Any, path: Path) -> dict[str, Mapping[str, Any]]:
             try:
                 reader(args)
             except ArgsError as error:
-                raise ConfigError((*where, "args", *error.path), error.problem) from None
+                fields = [((*where, "args", *path), problem) for path, problem in error.errors]
+                if len(fields) == 1:
+                    raise ConfigError(*fields[0]) from None
+                # upstream's aggregate of several field errors (each its full path, so none
+                # repeats another): `[a, b]`
+                named = ", ".join(f"{field_name(path)}: {problem}" for path, problem in fields)
+                raise ConfigError((), f"[{named}]") from None
         config[name] = args
     return config
 

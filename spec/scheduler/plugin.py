@@ -63,8 +63,8 @@ class Cycle:
     #: the profile's NodeResourcesFit args (`pluginConfig`), defaulted
     fit_args: FitArgs = attrs.field(factory=FitArgs)
     #: in preemption's dry run: node name -> the refs of the pods taken off it, which the
-    #: PreFilter state of InterPodAffinity and PodTopologySpread no longer counts (their
-    #: RemovePod extensions; a pod given back is simply not listed)
+    #: PreFilter state of InterPodAffinity, PodTopologySpread and VolumeRestrictions no
+    #: longer counts (their RemovePod extensions; a pod given back is simply not listed)
     removed: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
 
 

@@ -66,11 +66,20 @@ _PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 
 
 class ArgsError(ValueError):
-    """A plugin's args are not valid: the field (a path under `args`) and what was wrong."""
+    """A plugin's args are not valid: the field (a path under `args`) and what was wrong;
+    `errors` holds every (path, problem) where validation, as upstream's, reports several."""
 
     def __init__(self, path: Path, problem: str) -> None:
         self.path, self.problem = path, problem
+        self.errors: tuple[tuple[Path, str], ...] = ((path, problem),)
         super().__init__(problem)
+
+    @classmethod
+    def several(cls, errors: list[tuple[Path, str]]) -> ArgsError:
+        """One error standing for all of `errors` (a `field.ErrorList`), the first named."""
+        error = cls(*errors[0])
+        error.errors = tuple(errors)
+        return error
 
 
 @attrs.frozen
@@ -395,7 +404,8 @@ class PreemptionArgs:
 
     @classmethod
     def from_json(cls, mapping: Mapping[str, Any]) -> PreemptionArgs:
-        """Read and validate as `ValidateDefaultPreemptionArgs` (ArgsError names the field)."""
+        """Read and validate as `ValidateDefaultPreemptionArgs`, which reports every error
+        (`ArgsError.errors`, in upstream's order; ArgsError names the first's field)."""
         fields = Fields.top("DefaultPreemptionArgs", mapping)
         percentage = fields.raw.get("minCandidateNodesPercentage")
         absolute = fields.raw.get("minCandidateNodesAbsolute")
@@ -407,22 +417,42 @@ class PreemptionArgs:
             if absolute is None
             else fields.integer("minCandidateNodesAbsolute", bits=32),
         )
+        percentage_path, absolute_path = (
+            ("minCandidateNodesPercentage",),
+            ("minCandidateNodesAbsolute",),
+        )
+        errors: list[tuple[Path, str]] = []
         if not 0 <= args.min_candidate_nodes_percentage <= 100:
-            raise ArgsError(
-                ("minCandidateNodesPercentage",),
-                f"Invalid value: {args.min_candidate_nodes_percentage}: "
-                "not in valid range [0, 100]",
+            errors.append(
+                (
+                    percentage_path,
+                    f"Invalid value: {args.min_candidate_nodes_percentage}: "
+                    "not in valid range [0, 100]",
+                )
             )
         if args.min_candidate_nodes_absolute < 0:
-            raise ArgsError(
-                ("minCandidateNodesAbsolute",),
-                f"Invalid value: {args.min_candidate_nodes_absolute}: not in valid range [0, inf)",
+            errors.append(
+                (
+                    absolute_path,
+                    f"Invalid value: {args.min_candidate_nodes_absolute}: "
+                    "not in valid range [0, inf)",
+                )
             )
         if not args.min_candidate_nodes_percentage and not args.min_candidate_nodes_absolute:
-            raise ArgsError(
-                ("minCandidateNodesPercentage",),
-                "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
-            )
+            errors += [
+                (
+                    percentage_path,
+                    "Invalid value: 0: cannot be zero at the same time as "
+                    "minCandidateNodesAbsolute",
+                ),
+                (
+                    absolute_path,
+                    "Invalid value: 0: cannot be zero at the same time as "
+                    "minCandidateNodesPercentage",
+                ),
+            ]
+        if errors:
+            raise ArgsError.several(errors)
         return args
 
 

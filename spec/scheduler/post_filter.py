@@ -6,7 +6,8 @@ snapshot entry lists (the possible victims) and the Filter plugins, re-run on
 a copy of an entry holding only the pods kept (`snapshot_assumed.without_pod`
 is NodeInfo.RemovePod on a view) within a what-if cycle that names the pods
 taken off (`Cycle.removed`: the PreFilter extensions' RemovePod and AddPod,
-so InterPodAffinity's and PodTopologySpread's counts leave them out).  The
+so InterPodAffinity's, PodTopologySpread's and VolumeRestrictions' counts
+leave them out).  The
 snapshot itself is never changed.  No nominated pods are modelled, so
 "filters with nominated pods" are the filters.
 """

@@ -15,6 +15,7 @@ from helpers.scheduling import candidates, cycle, node, pod
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.objects import pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36, V1_37
+from kcache.spec.scheduler.config import ConfigError, read_configuration_file
 from kcache.spec.scheduler.objects import scheduling_pod
 from kcache.spec.scheduler.plugin import Cycle
 from kcache.spec.scheduler.plugin_args import ArgsError, PreemptionArgs
@@ -702,30 +703,100 @@ class TestDefaultPreemption:
             )
 
     @pytest.mark.parametrize(
-        ("args", "path", "problem"),
+        ("args", "errors"),
         [
             (
                 {"minCandidateNodesPercentage": -1},
-                ("minCandidateNodesPercentage",),
-                "Invalid value: -1: not in valid range [0, 100]",
+                [
+                    (
+                        ("minCandidateNodesPercentage",),
+                        "Invalid value: -1: not in valid range [0, 100]",
+                    )
+                ],
             ),
             (
                 {"minCandidateNodesAbsolute": -5},
-                ("minCandidateNodesAbsolute",),
-                "Invalid value: -5: not in valid range [0, inf)",
+                [
+                    (
+                        ("minCandidateNodesAbsolute",),
+                        "Invalid value: -5: not in valid range [0, inf)",
+                    )
+                ],
+            ),
+            (
+                # 0 and -1 are not both zero: the range alone
+                {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": -1},
+                [
+                    (
+                        ("minCandidateNodesAbsolute",),
+                        "Invalid value: -1: not in valid range [0, inf)",
+                    )
+                ],
+            ),
+            (
+                {"minCandidateNodesPercentage": 101, "minCandidateNodesAbsolute": -5},
+                [
+                    (
+                        ("minCandidateNodesPercentage",),
+                        "Invalid value: 101: not in valid range [0, 100]",
+                    ),
+                    (
+                        ("minCandidateNodesAbsolute",),
+                        "Invalid value: -5: not in valid range [0, inf)",
+                    ),
+                ],
             ),
             (
                 {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
-                ("minCandidateNodesPercentage",),
-                "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+                [
+                    (
+                        ("minCandidateNodesPercentage",),
+                        "Invalid value: 0: cannot be zero at the same time as "
+                        "minCandidateNodesAbsolute",
+                    ),
+                    (
+                        ("minCandidateNodesAbsolute",),
+                        "Invalid value: 0: cannot be zero at the same time as "
+                        "minCandidateNodesPercentage",
+                    ),
+                ],
             ),
         ],
     )
-    def test_args_errors_name_the_field_with_upstreams_text(
-        self, args: dict[str, int], path: tuple[str, ...], problem: str
+    def test_args_report_every_error_with_upstreams_text(
+        self, args: dict[str, int], errors: list[tuple[tuple[str, ...], str]]
     ) -> None:
-        """`ValidateDefaultPreemptionArgs`' texts (validation_pluginargs.go, v1.35.8 to
-        v1.37.2), each on the field it names."""
+        """`ValidateDefaultPreemptionArgs` (validation_pluginargs.go, v1.35.8 to v1.37.2)
+        collects a field.ErrorList: each range, then both fields when both are zero."""
         with pytest.raises(ArgsError) as raised:
             PreemptionArgs.from_json(args)
-        assert (raised.value.path, raised.value.problem) == (path, problem)
+        assert list(raised.value.errors) == errors
+        assert (raised.value.path, raised.value.problem) == errors[0]
+
+    def test_a_configuration_file_names_every_error_as_upstreams_aggregate(self) -> None:
+        """kube-scheduler's flattened aggregate: one error alone with its full path, several
+        as `[a, b]`, each with its full path."""
+        with pytest.raises(ConfigError) as raised:
+            read_configuration_file(_preemption_config(0, 0), V1_37)
+        assert str(raised.value) == (
+            "[profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: Invalid value: 0: "
+            "cannot be zero at the same time as minCandidateNodesAbsolute, "
+            "profiles[0].pluginConfig[0].args.minCandidateNodesAbsolute: Invalid value: 0: "
+            "cannot be zero at the same time as minCandidateNodesPercentage]"
+        )
+        with pytest.raises(ConfigError) as raised:
+            read_configuration_file(_preemption_config(101, 5), V1_37)
+        assert str(raised.value) == (
+            "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: "
+            "Invalid value: 101: not in valid range [0, 100]"
+        )
+
+
+def _preemption_config(percentage: int, absolute: int) -> dict[str, object]:
+    """A configuration file whose one profile gives DefaultPreemption these args."""
+    args = {"minCandidateNodesPercentage": percentage, "minCandidateNodesAbsolute": absolute}
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"pluginConfig": [{"name": "DefaultPreemption", "args": args}]}],
+    }
