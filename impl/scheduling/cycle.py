@@ -30,7 +30,7 @@ from kcache.impl.scheduling.inter_pod_affinity import (
     InterPodAffinityArgs,
     TermsCache,
 )
-from kcache.impl.scheduling.node_fields import NodeFieldsCache
+from kcache.impl.scheduling.node_fields import NodeFields, NodeFieldsCache
 from kcache.impl.scheduling.plugins import (
     Context,
     Filter,
@@ -239,7 +239,9 @@ class Scheduler:
             )
         wanted = self._wanted(len(nodes), profile) if points.score else 1
         start = self.next_start_node_index
-        feasible, passed = self._filter(plan, nodes, wanted, filters, has_filters, start=start)
+        feasible, feasible_fields, passed = self._filter(
+            plan, nodes, wanted, filters, has_filters, start=start
+        )
         rejected.update(passed)  # a failed nominated node keeps its status, counted once
         self._fields.keep_only(nodes)
         self._terms.keep_only(sum(map(len, map(_PODS, self.snapshot.node_list))))
@@ -259,7 +261,7 @@ class Scheduler:
         )
         if len(feasible) == 1:
             return attrs.evolve(found, host=_name(feasible[0]))
-        return self._score(plan, feasible, points, total, found)
+        return self._score(plan, feasible, feasible_fields, points, total, found=found)
 
     def _post_filter(self, pod: Pod, plan: PodPlan, profile: Profile, failed: Decision) -> Decision:
         """`RunPostFilterPlugins` after the fit error `failed`: DefaultPreemption over the
@@ -309,7 +311,7 @@ class Scheduler:
         if info is None or info.node is None:
             return None, {}
         # one node: it is found at offset 0, and one passing node is enough
-        feasible, rejected = self._filter(plan, [info], 1, filters, has_filters, start=0)
+        feasible, _, rejected = self._filter(plan, [info], 1, filters, has_filters, start=0)
         return (feasible[0] if feasible else None), rejected
 
     def _held(self, total: int, held: Status, restricted_by: list[str]) -> Decision:
@@ -361,12 +363,15 @@ class Scheduler:
         has_filters: bool,
         *,
         start: int,
-    ) -> tuple[list[NodeInfo], dict[str, Status]]:
-        """The pass from `start`; it ends at the first passing node past `wanted`."""
+    ) -> tuple[list[NodeInfo], list[NodeFields], dict[str, Status]]:
+        """The pass from `start`, the passing nodes' fields beside them (read here once, for
+        scoring too); it ends at the first passing node past `wanted`."""
         count = len(nodes)
         if not has_filters:
-            return [nodes[(start + i) % count] for i in range(wanted)], {}
+            taken = [nodes[(start + i) % count] for i in range(wanted)]
+            return taken, self._fields.all_of(taken), {}
         feasible: list[NodeInfo] = []
+        feasible_fields: list[NodeFields] = []
         rejected: dict[str, Status] = {}
         fields_of, read = self._fields.of, self._fields.by_id.get
         named = self._named
@@ -391,14 +396,22 @@ class Scheduler:
                 if len(feasible) == wanted:
                     break
                 feasible.append(info)
-        return feasible, rejected
+                feasible_fields.append(fields)
+        return feasible, feasible_fields, rejected
 
     def _score(
-        self, plan: PodPlan, feasible: list[NodeInfo], points: _Points, total: int, found: Decision
+        self,
+        plan: PodPlan,
+        feasible: list[NodeInfo],
+        fields: list[NodeFields],
+        points: _Points,
+        total: int,
+        *,
+        found: Decision,
     ) -> Decision:
         assert plan.cycle is not None
         plan.cycle.feasible = feasible
-        fields = plan.cycle.feasible_fields = self._fields.all_of(feasible)
+        plan.cycle.feasible_fields = fields
         skipped: set[str] = set()
         for name, pre_score in points.pre_score:
             status = pre_score(plan)

@@ -118,6 +118,10 @@ def _normalize(scores: list[int], reverse: bool) -> list[int]:
         top = max(top, value)
     if top == 0:
         return [MAX_SCORE for _ in scores] if reverse else scores
+    if min(scores) >= 0:  # the usual case: // is Go's division for non-negative quotients
+        if reverse:
+            return [MAX_SCORE - MAX_SCORE * value // top for value in scores]
+        return [MAX_SCORE * value // top for value in scores]
     if reverse:
         return [MAX_SCORE - _quotient(MAX_SCORE * value, top) for value in scores]
     return [_quotient(MAX_SCORE * value, top) for value in scores]
@@ -516,7 +520,9 @@ def _balanced(
         cpu_share = cpu_share if cpu_share < 1.0 else 1.0
         memory_share = memory_share if memory_share < 1.0 else 1.0
         without = int((1 - abs((cpu_share - memory_share) / 2)) * top)
-        scores.append(half + _quotient(half + with_pod - without, 2))
+        change_sum = half + with_pod - without
+        # with shares in 0..1 this is never negative, where // is Go's division
+        scores.append(half + (change_sum // 2 if change_sum >= 0 else _quotient(change_sum, 2)))
     return scores
 
 
