@@ -268,6 +268,7 @@ class Scheduler:
         snapshot the cycle filtered, its message after the fit error's."""
         release = self.cache.release
         absent = failed.absent_node_status or _UNRESOLVABLE
+        single_writer = self._single_writer_claims(plan)  # NotFound fails before preemption
 
         def fits(info: NodeInfo) -> Status | None:
             assert info.node is not None
@@ -286,7 +287,10 @@ class Scheduler:
             and release.gate("InterPodAffinityHostnameFastPath"),
             saturates=release.saturates_node_totals,
             extensions=PreFilterExtensions(
-                plan, {name for name, _ in self._filters}, self._fields.of, self.claims
+                plan,
+                {name for name, _ in self._filters},
+                self._fields.of,
+                single_writer if isinstance(single_writer, frozenset) else frozenset(),
             ),
         ).run(
             self.snapshot.node_list,
@@ -325,6 +329,19 @@ class Scheduler:
     def _claim_conflicts(self, plan: PodPlan) -> int | Status:
         """The pod's ReadWriteOncePod claims the snapshot's pods use, or NotFound for a claim
         the cluster lacks (VolumeRestrictions' PreFilter)."""
+        single_writer = self._single_writer_claims(plan)
+        if isinstance(single_writer, Status):
+            return single_writer
+        snapshot = self.snapshot
+        return sum(
+            1
+            for key in single_writer
+            if key in snapshot.used_pvcs or snapshot.pvc_ref_counts.get(key, 0) > 0
+        )
+
+    def _single_writer_claims(self, plan: PodPlan) -> frozenset[str] | Status:
+        """The "namespace/name" of the pod's ReadWriteOncePod claims, or NotFound for a claim
+        the cluster lacks."""
         single_writer = set()
         for key in plan.claims:
             modes = self.claims.get(key)
@@ -336,12 +353,7 @@ class Scheduler:
                 )
             if "ReadWriteOncePod" in modes:
                 single_writer.add(key)
-        snapshot = self.snapshot
-        return sum(
-            1
-            for key in single_writer
-            if key in snapshot.used_pvcs or snapshot.pvc_ref_counts.get(key, 0) > 0
-        )
+        return frozenset(single_writer)
 
     def _wanted(self, count: int, profile: Profile) -> int:
         """`numFeasibleNodesToFind`."""

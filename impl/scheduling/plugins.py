@@ -113,9 +113,7 @@ def _quotient(numerator: int, denominator: int) -> int:
 
 
 def _normalize(scores: list[int], reverse: bool) -> list[int]:
-    top = 0
-    for value in scores:
-        top = max(top, value)
+    top = max(max(scores, default=0), 0)
     if top == 0:
         return [MAX_SCORE for _ in scores] if reverse else scores
     if min(scores) >= 0:  # the usual case: // is Go's division for non-negative quotients

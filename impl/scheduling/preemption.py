@@ -84,6 +84,11 @@ def _preempted_and_terminating(pod: Pod) -> bool:
     return False
 
 
+def _claim_name(key: str) -> str:
+    """A claim's name from its "namespace/name" key."""
+    return key.split("/", 1)[1]
+
+
 @attrs.frozen
 class _Victim:
     """A pod preemption may evict, with what the ordering and the budgets read."""
@@ -165,20 +170,17 @@ class PreFilterExtensions:
         plan: PodPlan,
         active: Collection[str],
         fields_of: Callable[[Any], NodeFields],
-        claim_modes: Mapping[str, tuple[str, ...]],
+        single_writer: Collection[str],
     ) -> None:
         self._plan = plan
         self._affinity = "InterPodAffinity" in active and plan.inter_pod_affinity is not None
         self._spread = "PodTopologySpread" in active
         self._fields_of = fields_of
         #: VolumeRestrictions' state: the names (no namespace) of the pod's ReadWriteOncePod
-        #: claims, which a pod's claim volumes move the plan's conflict count by
+        #: claims ("namespace/name" in `single_writer`), which a pod's claim volumes move the
+        #: plan's conflict count by
         self._single_writer = (
-            frozenset(
-                key.split("/", 1)[1]
-                for key in plan.claims
-                if "ReadWriteOncePod" in claim_modes.get(key, ())
-            )
+            frozenset(_claim_name(key) for key in single_writer)
             if "VolumeRestrictions" in active
             else frozenset()
         )
@@ -214,7 +216,7 @@ class PreFilterExtensions:
             pod_topology_spread.update_with_pod(plan, held.pod, fields, delta)
         if self._single_writer and isinstance(plan.claim_conflicts, int):
             # `updateWithPod`: each claim volume of the pod naming one, namespace unread
-            named = sum(1 for key in held.pvc_keys if key.split("/", 1)[1] in self._single_writer)
+            named = sum(1 for key in held.pvc_keys if _claim_name(key) in self._single_writer)
             plan.claim_conflicts += delta * named
 
 

@@ -275,7 +275,7 @@ class SchedulerMachine(LockstepMachine):
         at the end of a scene that fills the nodes it keeps to (`_preemption_scene`)."""
         if scene and self._preemption_scene(data):
             return
-        spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+        spec = _asking_for(cpu)
         self.schedule_one(spec, Binding(), Spreading({"labels": dict(labels)}, {}), {}, 1000)
 
     def _preemption_scene(self, data: st.DataObject) -> bool:
@@ -292,16 +292,10 @@ class SchedulerMachine(LockstepMachine):
         for name in names:
             for cpu, priority in data.draw(preempting.fillings(CAPACITIES[name][1]), label="pods"):
                 labels = data.draw(preempting.SCENE_LABELS, label="labels")
-                spec = {
-                    "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
-                    "affinity": preempting.on_nodes([name]),
-                }
+                spec = _asking_for(cpu, preempting.on_nodes([name]))
                 self.schedule_one(spec, Binding(), Spreading({"labels": labels}, {}), {}, priority)
         cpu = min((CAPACITIES[name][1] for name in names), key=int)
-        spec = {
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
-            "affinity": preempting.on_nodes(names),
-        }
+        spec = _asking_for(cpu, preempting.on_nodes(names))
         self.schedule_one(spec, Binding(), Spreading({"labels": {}}, {}), {}, 1000)
         return True
 
@@ -442,3 +436,11 @@ def scheduler_machine(
             "target_name": name if target is None else target,
         },
     )
+
+
+def _asking_for(cpu: str, affinity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A pod spec of one container requesting `cpu`, with `affinity` where given."""
+    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    if affinity is not None:
+        spec["affinity"] = affinity
+    return spec
