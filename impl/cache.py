@@ -569,32 +569,27 @@ class Cache:
                 "update_snapshot: expected a snapshot made by impl.cache.Cache.new_snapshot(), "
                 f"got {type(snapshot).__name__}"
             )
-        # The write lock, taken inline (impl.rwlock's protocol): between two cycles with no
-        # event between them the refresh is little more than the lock, and the context
-        # manager's two Python frames were a third of it.
+        if snapshot.refreshed_at == self._node_infos.latest:
+            # Nothing happened since this snapshot's refresh, read without the lock: every
+            # write a snapshot can show records its change in `latest` before it lets go of
+            # the lock, so a write not recorded yet has not returned, and the refresh takes
+            # effect before it (docs/concurrency.md, "The refresh that finds nothing new").
+            return
+        # The write lock, taken inline (impl.rwlock's protocol), saving the context
+        # manager's two Python frames.
         lock = self._lock
         with lock.mutex:
             if lock.readers:
                 lock.wait_for_readers()
             try:
-                if snapshot.assumed_pods:
-                    snapshot.forget_all(
-                        non_host_scoped=self._non_host_scoped, saturates=self._saturates
-                    )
-                head = self._node_infos.head
-                if (
-                    head is not None
-                    and head.info.generation == snapshot.generation
-                    and len(snapshot.node_infos)
-                    == len(snapshot.node_list)
-                    == self._node_tree.num_nodes
-                    and not self._groups.enabled
-                ):
-                    # Nothing newer, nothing to prune, the list consistent, no groups to
-                    # copy: the full refresh would change nothing, so it is kept to a few
-                    # reads.
-                    return
+                snapshot.forget_all(
+                    non_host_scoped=self._non_host_scoped, saturates=self._saturates
+                )
                 update_snapshot(snapshot, self._node_infos, self._node_tree, self._groups)
+                if not self._groups.enabled:
+                    # A second refresh now would change nothing (the pod groups, whose
+                    # changes another counter orders, excepted).
+                    snapshot.refreshed_at = self._node_infos.latest
             finally:
                 if lock.readers_blocked:
                     lock.wake_readers()

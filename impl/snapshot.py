@@ -58,6 +58,10 @@ from kcache.spec.views import SnapshotView
 _log = logging.getLogger(__name__)
 
 
+#: `Snapshot.refreshed_at` of a snapshot that has changed since its last refresh (or never had one)
+NOT_REFRESHED = -1
+
+
 class Snapshot:
     """Name -> NodeInfo clone, the frozen node order, and what is derived from it."""
 
@@ -77,6 +81,7 @@ class Snapshot:
         "node_list",
         "pod_groups",
         "pvc_ref_counts",
+        "refreshed_at",
         "used_pvcs",
     )
 
@@ -107,11 +112,15 @@ class Snapshot:
         # Pods this snapshot assumed itself, by key, and the keys in assume order.
         self.assumed_pods: dict[str, AssumedPodState] = {}
         self.assumed_keys: list[str] = []
+        # The cache's latest change (`NodeInfoList.latest`) this snapshot was refreshed up to,
+        # as long as nothing changed it since; NOT_REFRESHED otherwise.
+        self.refreshed_at = NOT_REFRESHED
 
     def assume_pod(
         self, key: str, info: PodInfo, *, non_host_scoped: bool, saturates: bool = False
     ) -> None:
         """AssumePod: add the pod to its entry (made if missing), keeping the entry's generation."""
+        self.refreshed_at = NOT_REFRESHED
         pod = info.pod
         entry = self.node_infos.get(pod.node_name)
         if entry is None:
@@ -141,6 +150,7 @@ class Snapshot:
         Raises SnapshotAssumedPodNotFoundError, or what NodeInfo.remove_pod raises
         (the key is gone by then, the appends and claim counts stay).
         """
+        self.refreshed_at = NOT_REFRESHED
         state = self.assumed_pods.pop(key, None)
         if state is None:
             raise SnapshotAssumedPodNotFoundError(f'assumed pod "{key}" not found in the snapshot')
@@ -178,6 +188,7 @@ class Snapshot:
     ) -> None:
         """AddPod: inside a session, add the pod to the named entry (made if missing), with no
         record to take it back by: the session's end does that."""
+        self.refreshed_at = NOT_REFRESHED
         if self.backup is None:
             raise MutationSessionError("AddPod() called outside of mutation session")
         entry = self.node_infos.get(node_name)
@@ -202,6 +213,7 @@ class Snapshot:
         name the snapshot does not map, EmptyUIDError for a pod without a UID,
         or what NodeInfo.remove_pod raises.
         """
+        self.refreshed_at = NOT_REFRESHED
         if self.backup is None:
             raise MutationSessionError("RemovePod() called outside of mutation session")
         entry = self.node_infos.get(node_name)
@@ -249,6 +261,7 @@ class Snapshot:
 
     def start_mutations(self) -> None:
         """StartMutations: set the containers aside and go on with deep copies of them."""
+        self.refreshed_at = NOT_REFRESHED
         if self.backup is not None:
             raise MutationSessionError("cannot stack mutations")
         self.backup = tuple(getattr(self, field) for field in _SET_ASIDE)
@@ -266,6 +279,7 @@ class Snapshot:
 
     def end_mutations(self) -> None:
         """EndMutations: put back what `start_mutations` set aside."""
+        self.refreshed_at = NOT_REFRESHED
         if self.backup is None:
             raise MutationSessionError("no mutation session started")
         for field, kept in zip(_SET_ASIDE, self.backup, strict=True):

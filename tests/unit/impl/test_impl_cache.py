@@ -56,6 +56,28 @@ class TestCheckInvariants:
                 lambda cache: setattr(cache._node_infos.items["a"].info.requested, "memory", 1),
                 "a: requested",
             ),
+            (
+                lambda cache: setattr(cache._node_infos.items["a"].info.requested, "milli_cpu", 7),
+                "a: requested",
+            ),
+            (
+                lambda cache: setattr(
+                    cache._node_infos.items["a"].info.requested, "scalars", {"example.com/gpu": 1}
+                ),
+                "a: scalar requests",
+            ),
+            (
+                lambda cache: setattr(
+                    cache._node_infos.items["a"].info.non_zero_requested, "memory", 1
+                ),
+                "a: non-zero requests",
+            ),
+            (
+                lambda cache: cache._node_infos.items["a"].info.pvc_ref_counts.update(
+                    {"default/claim": 1}
+                ),
+                "a: PVC counts",
+            ),
             (lambda cache: cache._assumed_pods.update(nobody=None), "assumed keys not held"),
             (lambda cache: cache._node_tree.zones.pop(":\x00:z1"), "tree counts"),
             (lambda cache: cache._image_states.summaries.clear(), "image map differs"),
@@ -75,6 +97,10 @@ class TestCheckInvariants:
             "item missing from map",
             "pod not on its node",
             "totals",
+            "cpu total",
+            "scalar totals",
+            "non-zero totals",
+            "claim counts",
             "assumed not held",
             "tree count",
             "images",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from helpers.builders import node, pod
 
@@ -34,6 +36,23 @@ def _cache_with(*nodes: Node) -> Cache:
     for each in nodes:
         cache.add_node(each)
     return cache
+
+
+def _cache_with_a_tree_entry_left_behind() -> Cache:
+    """Node a removed under the wrong zone: its NodeInfo is gone, its tree entry stays."""
+    cache = _cache_with(node("a", zone="z1"))
+    with pytest.raises(NodeNotFoundError):
+        cache.remove_node(node("a", zone="z2"))
+    return cache
+
+
+def _inconsistency(*, listed: int, in_tree: int, mapped: int, in_cache: int) -> str:
+    """Upstream's consistency error text, with the four lengths it names."""
+    return (
+        f"snapshot state is not consistent, length of NodeInfoList={listed} not equal to "
+        f"length of nodes in tree={in_tree} , length of NodeInfoMap={mapped}, length of nodes "
+        f"in cache={in_cache}, trying to recover"
+    )
 
 
 class TestIncrementalRefresh:
@@ -134,18 +153,69 @@ class TestFullRebuild:
 
     def test_inconsistent_state_is_repaired_then_reported(self) -> None:
         """A tree entry without a snapshot entry gives upstream's error after the rebuild."""
-        cache = _cache_with(node("a", zone="z1"))
-        with pytest.raises(NodeNotFoundError):
-            cache.remove_node(node("a", zone="z2"))
+        cache = _cache_with_a_tree_entry_left_behind()
         snapshot = cache.new_snapshot()
         with pytest.raises(SnapshotInconsistentError) as raised:
             cache.update_snapshot(snapshot)
-        assert str(raised.value) == (
-            "snapshot state is not consistent, length of NodeInfoList=0 not equal to length "
-            "of nodes in tree=1 , length of NodeInfoMap=0, length of nodes in cache=0, "
-            "trying to recover"
-        )
+        assert str(raised.value) == _inconsistency(listed=0, in_tree=1, mapped=0, in_cache=0)
         assert snapshot.view().node_list == ()
+
+
+class TestRefreshThatFindsNothingNew:
+    """A snapshot up to date returns from its refresh after one read, without the lock."""
+
+    def test_returns_while_a_writer_holds_the_lock(self) -> None:
+        cache = _cache_with(node("a"))
+        snapshot = cache.new_snapshot()
+        cache.update_snapshot(snapshot)
+        refreshed = threading.Event()
+
+        def refresh() -> None:
+            cache.update_snapshot(snapshot)
+            refreshed.set()
+
+        with cache._lock.write:  # a writer inside its critical section
+            thread = threading.Thread(target=refresh)
+            thread.start()
+            # Were the refresh to take the lock, it would wait for this block to end.
+            assert refreshed.wait(timeout=120)
+        thread.join()
+
+    def test_a_node_update_is_seen_though_its_generation_follows_the_move(self) -> None:
+        """update_node moves the NodeInfo first and bumps its generation after, so the
+        generation at the move is the one the pod event gave it: the list's own record of
+        the move is what the refresh reads."""
+        cache = _cache_with(node("a", cpu="4"))
+        cache.add_pod(pod("u1", node="a"))
+        snapshot = cache.new_snapshot()
+        cache.update_snapshot(snapshot)
+        cache.update_node(node("a", cpu="4"), node("a", cpu="2"))
+        cache.update_snapshot(snapshot)
+        assert snapshot.node_infos["a"].node == node("a", cpu="2")
+
+    def test_a_session_refresh_is_not_taken_for_the_restored_containers(self) -> None:
+        """After a session the snapshot holds what it set aside, behind a refresh made
+        inside the session: the next refresh runs in full, and reports the node the
+        restored list lacks (the model does the same)."""
+        cache = Cache(release=V1_37)
+        cache.add_node(node("a"))
+        snapshot = cache.new_snapshot()
+        cache.update_snapshot(snapshot)
+        cache.start_mutations(snapshot)
+        cache.add_node(node("b"))
+        cache.update_snapshot(snapshot)
+        cache.end_mutations(snapshot)
+        with pytest.raises(SnapshotInconsistentError) as raised:
+            cache.update_snapshot(snapshot)
+        assert str(raised.value) == _inconsistency(listed=1, in_tree=2, mapped=1, in_cache=2)
+
+    def test_a_failed_refresh_is_not_taken_as_up_to_date(self) -> None:
+        """A refresh that reported the inconsistency reports it again, as upstream's does."""
+        cache = _cache_with_a_tree_entry_left_behind()
+        snapshot = cache.new_snapshot()
+        for _ in range(2):
+            with pytest.raises(SnapshotInconsistentError):
+                cache.update_snapshot(snapshot)
 
 
 class TestIsolation:
