@@ -17,10 +17,14 @@ checks must hold in each run.
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from benchmarks.fresh_process import run_in_fresh_process
 from benchmarks.report import Table, Target, rate
 from benchmarks.scale import Scale
 from kcache.impl.cache import Cache as ImplCache
@@ -116,3 +120,49 @@ def simulate_section(scale: Scale) -> Table:
             ),
         ),
     )
+
+
+def _one(target: str, nodes: int) -> dict[str, object]:
+    """One target's run of the workload, as the side-by-side below reads it."""
+    result = _run(target, nodes)
+    return {
+        "bound": result.outcomes["scheduled, bound"],
+        "cpu_per_cycle_ms": 1000 * result.cycle_cpu_seconds / max(result.cycles, 1),
+        "violations": len(result.violations),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Upstream's and impl's cycles alone, each run in a fresh process, in turns: the issue 31
+    comparison without the model's smaller workload."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.simulate")
+    parser.add_argument("--nodes", type=int, default=5000, help="nodes (pods: twice as many)")
+    parser.add_argument("--rounds", type=int, default=1, help="upstream then impl, this often")
+    parser.add_argument("--one", choices=(UPSTREAM, "impl"), help=argparse.SUPPRESS)
+    arguments = parser.parse_args(argv)
+    if arguments.one:
+        print(json.dumps(_one(arguments.one, arguments.nodes)))
+        return 0
+    for round_number in range(1, arguments.rounds + 1):
+        load = os.getloadavg()[0]
+        per_cycle = {}
+        for target in (UPSTREAM, "impl"):
+            answer = run_in_fresh_process(
+                ["benchmarks.simulate", "--one", target, "--nodes", str(arguments.nodes)],
+                f"the {target} cycle",
+            )
+            per_cycle[target] = answer["cpu_per_cycle_ms"]
+            print(
+                f"round {round_number}: {target:4} {arguments.nodes:,} nodes, "
+                f"{answer['bound']:,} bound, {answer['cpu_per_cycle_ms']:.2f} ms CPU per cycle, "
+                f"{answer['violations']} violations",
+                flush=True,
+            )
+        load = max(load, os.getloadavg()[0])
+        ratio = per_cycle["impl"] / max(per_cycle[UPSTREAM], 1e-9)
+        print(f"round {round_number}: impl/upstream {ratio:.2f}x (load average up to {load:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

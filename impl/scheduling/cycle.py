@@ -46,7 +46,7 @@ from kcache.impl.scheduling.pod_plan import CycleInputs, PodPlan
 from kcache.impl.scheduling.preemption import Preemption, PreFilterExtensions, budgets
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import CacheError
-from kcache.spec.objects import Pod, pod_from_manifest
+from kcache.spec.objects import Pod
 from kcache.spec.scheduler.config import Profile, SchedulerConfig
 from kcache.spec.scheduler.decision import (
     SUCCESS,
@@ -68,6 +68,9 @@ _NO_NODES = "no nodes available to schedule pods"
 _PODS = operator.attrgetter("pods")
 #: named statuses kept at most (a Filter's statuses are few: constants and reason combinations)
 _NAMED_KEPT = 1024
+#: cycles between two checks of the compiled-terms memo's size against the snapshot's pods
+#: (counting those walks every node, a quarter of a millisecond at 5,000)
+_TERMS_CHECK_EVERY = 64
 _UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ())
 
 
@@ -79,6 +82,8 @@ class _Points:
     filter: tuple[tuple[str, Filter], ...]
     #: (name, its form for the filter pass, bound per cycle) of the plugins that have one
     filter_of: Mapping[str, FilterOf]
+    #: the Filter plugins that pass every plain node (`NodeFields.plain`)
+    passes_plain: frozenset[str]
     pre_score: tuple[tuple[str, PreScore], ...]
     #: (name, score, normalize, weight); an unset weight counts 1
     score: tuple[tuple[str, Score, Normalize | None, int], ...]
@@ -101,6 +106,7 @@ class _Points:
             ),
             filter=tuple((p.name, p.filter) for p in filters if p.filter),
             filter_of={p.name: p.filter_of for p in filters if p.filter and p.filter_of},
+            passes_plain=frozenset(p.name for p in filters if p.passes_plain),
             pre_score=tuple((p.name, p.pre_score) for p in scores if p.pre_score),
             score=tuple((p.name, p.score, p.normalize, weights[p.name]) for p in scores if p.score),
         )
@@ -141,6 +147,7 @@ class Scheduler:
         self._named: dict[tuple[str, Status], Status] = {}
         #: the last cycle's Filter plugins, those its PreFilter skipped left out (PostFilter's)
         self._filters: list[tuple[str, Filter]] = []
+        self._terms_check_in = _TERMS_CHECK_EVERY
 
     def schedule_one(
         self, pod: Pod, binding: Binding = SUCCESS, now: Decimal = Decimal(0)
@@ -197,7 +204,7 @@ class Scheduler:
             release=self.cache.release,
             namespaces=self._namespace_labels,
             args=InterPodAffinityArgs(profile.plugin_config.get("InterPodAffinity")),
-            fields_of=self._fields.of,
+            fields=self._fields,
             terms_of=self._terms.of,
         )
         skipped, restricted_by, names, held = _run_pre_filters(plan, points)
@@ -225,7 +232,8 @@ class Scheduler:
                 if bound is not None:
                     passing.append((name, bound))
             filters = passing
-        taken, rejected = self._try_nominated(plan, filters, has_filters)
+        pass_filters = _Pass(filters, points.passes_plain) if has_filters else None
+        taken, rejected = self._try_nominated(plan, pass_filters)
         if taken is not None:
             return Decision(
                 CycleOutcome.SCHEDULED,
@@ -240,11 +248,14 @@ class Scheduler:
         wanted = self._wanted(len(nodes), profile) if points.score else 1
         start = self.next_start_node_index
         feasible, feasible_fields, passed = self._filter(
-            plan, nodes, wanted, filters, has_filters, start=start
+            plan, nodes, wanted, pass_filters, start=start
         )
         rejected.update(passed)  # a failed nominated node keeps its status, counted once
         self._fields.keep_only(nodes)
-        self._terms.keep_only(sum(map(len, map(_PODS, self.snapshot.node_list))))
+        self._terms_check_in -= 1
+        if self._terms_check_in <= 0:  # a memo: when it is trimmed decides no outcome
+            self._terms_check_in = _TERMS_CHECK_EVERY
+            self._terms.keep_only(sum(map(len, map(_PODS, self.snapshot.node_list))))
         self.next_start_node_index = (start + len(feasible) + len(rejected)) % total
         unschedulable = set(restricted_by) | {status.plugin for status in rejected.values()}
         if not feasible:
@@ -306,7 +317,7 @@ class Scheduler:
         return attrs.evolve(failed, message=message, nominated=nominated)
 
     def _try_nominated(
-        self, plan: PodPlan, filters: list[tuple[str, Filter]], has_filters: bool
+        self, plan: PodPlan, filters: _Pass | None
     ) -> tuple[NodeInfo | None, dict[str, Status]]:
         """`evaluateNominatedNode`: the nominated node's entry if it passes the filters, else
         None and its status (none without a nomination, or when the snapshot lacks it)."""
@@ -315,7 +326,7 @@ class Scheduler:
         if info is None or info.node is None:
             return None, {}
         # one node: it is found at offset 0, and one passing node is enough
-        feasible, _, rejected = self._filter(plan, [info], 1, filters, has_filters, start=0)
+        feasible, _, rejected = self._filter(plan, [info], 1, filters, start=0)
         return (feasible[0] if feasible else None), rejected
 
     def _held(self, total: int, held: Status, restricted_by: list[str]) -> Decision:
@@ -371,15 +382,15 @@ class Scheduler:
         plan: PodPlan,
         nodes: list[NodeInfo],
         wanted: int,
-        filters: list[tuple[str, Filter]],
-        has_filters: bool,
+        filters: _Pass | None,
         *,
         start: int,
     ) -> tuple[list[NodeInfo], list[NodeFields], dict[str, Status]]:
-        """The pass from `start`, the passing nodes' fields beside them (read here once, for
-        scoring too); it ends at the first passing node past `wanted`."""
+        """The pass from `start` (None: the profile has no Filter), the passing nodes' fields
+        beside them (read here once, for scoring too); it ends at the first passing node past
+        `wanted`."""
         count = len(nodes)
-        if not has_filters:
+        if filters is None:
             taken = [nodes[(start + i) % count] for i in range(wanted)]
             return taken, self._fields.all_of(taken), {}
         feasible: list[NodeInfo] = []
@@ -390,12 +401,13 @@ class Scheduler:
         if len(named) > _NAMED_KEPT:
             named.clear()
         start = start % count if count else 0
+        every, plain = filters.every, filters.plain
         for info in itertools.chain(nodes[start:], nodes[:start]) if start else nodes:
             node = info.node
             assert node is not None
             found = read(id(node))
             fields = found[1] if found is not None and found[0] is node else fields_of(node)
-            for name, check in filters:
+            for name, check in plain if fields.plain else every:
                 status = check(plan, info, fields)
                 if status is not None:
                     key = (name, status)
@@ -445,13 +457,16 @@ class Scheduler:
             raw = score(plan, feasible, fields, context)
             values = raw if normalize is None else normalize(raw)
             plugins.append(plugin)
-            columns.append(values if weight == 1 else [value * weight for value in values])
+            columns.append(
+                values if weight == 1 else list(map(operator.mul, values, itertools.repeat(weight)))
+            )
         rows = list(zip(*columns, strict=True)) if columns else [() for _ in names]
-        by_node = {
-            name: dict(zip(plugins, row, strict=True))
-            for name, row in zip(names, rows, strict=True)
-        }
-        totals = [sum(row) for row in rows]
+        # built by map and zip in C, not a Python loop per node: every column is one score per
+        # feasible node, so each row holds one score per plugin
+        by_node = dict(
+            zip(names, map(dict, map(zip, itertools.repeat(plugins), rows)), strict=True)
+        )
+        totals = list(map(sum, rows))
         return attrs.evolve(found, host=names[_heap_root(totals)], plugin_scores=by_node)
 
     def _fit_error(
@@ -476,7 +491,9 @@ class Scheduler:
     def _bind(self, pod: Pod, decision: Decision, binding: Binding, now: Decimal) -> Decision:
         manifest = dict(pod.manifest)
         manifest["spec"] = {**dict(manifest.get("spec") or {}), "nodeName": decision.host}
-        assumed = pod_from_manifest(manifest)
+        # upstream's assume copies the pod and sets its node name; the node name is the only
+        # field of the read pod that spec.nodeName sets, so the pod is not read again
+        assumed = attrs.evolve(pod, node_name=decision.host, manifest=manifest)
         try:
             self.cache.assume_pod(assumed)
         except CacheError as error:
@@ -488,6 +505,17 @@ class Scheduler:
         with contextlib.suppress(CacheError):  # upstream logs a failed ForgetPod and goes on
             self.cache.forget_pod(assumed)
         return attrs.evolve(decision, bound=False, message=binding.message)
+
+
+class _Pass:
+    """A cycle's Filters for the filter pass, in profile order: all of them, and those a
+    plain node (`NodeFields.plain`) still has to go through."""
+
+    __slots__ = ("every", "plain")
+
+    def __init__(self, every: list[tuple[str, Filter]], passes_plain: frozenset[str]) -> None:
+        self.every = every
+        self.plain = [(name, check) for name, check in every if name not in passes_plain]
 
 
 def _run_pre_filters(
@@ -535,22 +563,21 @@ def _heap_root(totals: list[int]) -> int:
     top = max(totals)
     if totals.count(top) == 1:
         return totals.index(top)  # the root holds a highest total: the only one
-    order = list(range(len(totals)))
-    size = len(order)
-    for start in range(size // 2 - 1, -1, -1):
-        parent = start
-        while True:
-            child = 2 * parent + 1
-            if child >= size:
-                break
-            right = child + 1
-            if right < size and totals[order[right]] > totals[order[child]]:
-                child = right
-            if totals[order[child]] <= totals[order[parent]]:
-                break
-            order[parent], order[child] = order[child], order[parent]
-            parent = child
-    return order[0]
+    # Init sifts each parent down from the last one to the root; a position's entry is not
+    # touched again before its parent's turn, so what sits at each position then is known
+    # bottom-up: the parent's own entry unless its larger child's (the left one on a tie)
+    # is strictly larger. The entries sifted down below a parent do not change the root.
+    size = len(totals)
+    held = list(range(size))
+    for parent in range(size // 2 - 1, -1, -1):
+        child = 2 * parent + 1
+        best = held[child]
+        right = child + 1
+        if right < size and totals[held[right]] > totals[best]:
+            best = held[right]
+        if totals[best] > totals[parent]:
+            held[parent] = best
+    return held[0]
 
 
 def _fit_error_text(

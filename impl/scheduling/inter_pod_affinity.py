@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from operator import methodcaller
 from typing import Any
 
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import Fields, PodInfo
 from kcache.impl.scheduling.label_syntax import label_selector_error
-from kcache.impl.scheduling.node_fields import NodeFields
+from kcache.impl.scheduling.node_fields import NodeFields, NodeFieldsCache
 from kcache.spec.objects import Node, Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Code, Status
@@ -52,6 +53,8 @@ Selector = tuple[tuple[str, str, frozenset[str]], ...]
 Pair = tuple[str, str]
 
 
+#: the default of every by_value lookup in Score
+_ZEROS = itertools.repeat(0)
 #: numbers are never reused, so a number met after `Ids` started afresh cannot mean another set
 _NUMBERS = itertools.count()
 
@@ -260,6 +263,7 @@ class AffinityCycle:
         "cluster_anti_terms",
         "existing_anti_counts",
         "fast_path",
+        "fields",
         "fields_of",
         "host_affinity_terms",
         "host_anti_terms",
@@ -280,14 +284,15 @@ class AffinityCycle:
         release: Release,
         namespaces: Mapping[str, Mapping[str, str]],
         args: InterPodAffinityArgs,
-        fields_of: Callable[[Node], NodeFields],
+        fields: NodeFieldsCache,
         terms_of: Callable[[PodInfo | Pod], PodTerms],
     ) -> None:
         self.snapshot = snapshot
         self.fast_path = release.gate(_FAST_PATH_GATE)
         self.namespaces = namespaces
         self.args = args
-        self.fields_of = fields_of
+        self.fields = fields
+        self.fields_of: Callable[[Node], NodeFields] = fields.of
         self.terms_of = terms_of
         self.existing_anti_counts: dict[Pair, int] = {}
         self.affinity_counts: dict[Pair, int] = {}
@@ -469,6 +474,26 @@ class AffinityCycle:
             for term in self.terms_of(held).required_anti_affinity
         )
 
+    def pass_filter(self) -> Callable[[object, NodeInfo, NodeFields], Status | None]:
+        """`filter` for the filter pass, after PreFilter: when the pending pod has no
+        required terms of its own, only the placed pods' anti-affinity can reject a node,
+        and it is checked without the other branches (or their calls)."""
+        if (
+            self.host_affinity_terms
+            or self.cluster_affinity_terms
+            or self.cluster_anti_terms
+            or self.host_anti_terms
+        ):
+            return self.filter
+        counts, conflicts = self.existing_anti_counts, self._existing_anti_affinity_conflicts
+
+        def existing_only(plan: object, info: NodeInfo, node: NodeFields) -> Status | None:
+            if (counts or info.pods_with_required_anti_affinity) and conflicts(info, node.labels):
+                return _EXISTING
+            return None
+
+        return existing_only
+
     def _cluster_affinity(self, labels: Mapping[str, str]) -> bool:
         found = True
         for term in self.cluster_affinity_terms:
@@ -520,12 +545,20 @@ class AffinityCycle:
         #: label set number -> (topology key, signed weight) of the pod's terms matching it
         mine_of: dict[int, list[tuple[str, int]]] = {}
         selects, terms_of, fields_of = self._selects, self.terms_of, self.fields_of
+        selected, read_fields = self._selects_incoming, self.fields.by_id.get
         for info in infos:
             held_pods = info.pods if constrained else info.pods_with_affinity
             node = info.node
             if not held_pods or node is None:
                 continue
-            labels = fields_of(node).labels
+            # NodeFieldsCache.of inlined: once per node (TermsCache.of stays a call, which
+            # kcache.seeded's PlacedPodsPreferredTermsIgnored overrides)
+            found_fields = read_fields(id(node))
+            labels = (
+                found_fields[1]
+                if found_fields is not None and found_fields[0] is node
+                else fields_of(node)
+            ).labels
             if not labels:
                 continue
             for held in held_pods:
@@ -541,25 +574,35 @@ class AffinityCycle:
                         ]
                     for key, weight in matched:
                         _record(scores, key, weight, labels)
-                for term, weight in theirs.toward_others(hard_weight):
-                    if selects(term):
+                # toward_others' and selects' memos read inline: this runs once per placed
+                # pod with affinity on every node, each cycle
+                known = theirs._toward
+                toward = (
+                    known[1]
+                    if known is not None and known[0] == hard_weight
+                    else theirs.toward_others(hard_weight)
+                )
+                for term, weight in toward:
+                    found = selected.get(term.id)
+                    if found is None:
+                        found = selects(term)
+                    if found:
                         _record(scores, term.topology_key, weight, labels)
         self.topology_score = scores
         return None if scores else _SKIP
 
     def score(self, nodes: Sequence[NodeFields]) -> list[int]:
         """Each node's sum of the weights PreScore put on its (key, value) pairs."""
-        pairs = list(self.topology_score.items())
-        scores = []
-        for node in nodes:
-            total = 0
-            labels = node.labels
-            for key, by_value in pairs:
-                value = labels.get(key)
-                if value is not None:
-                    total += by_value.get(value, 0)
-            scores.append(total)
-        return scores
+        # one column per topology key, by map in C: a node without the key reads None, which
+        # no by_value holds (its keys are label values), so it adds 0
+        labels = [node.labels for node in nodes]
+        columns = [
+            list(map(by_value.get, map(methodcaller("get", key), labels), _ZEROS))
+            for key, by_value in self.topology_score.items()
+        ]
+        if not columns:
+            return [0] * len(labels)
+        return columns[0] if len(columns) == 1 else list(map(sum, zip(*columns, strict=True)))
 
 
 def _record(

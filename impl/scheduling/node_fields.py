@@ -15,10 +15,12 @@ from kcache.spec.objects import Node
 #: (key, value, effect) of a taint
 Taint = tuple[str, str, str]
 _EMPTY: Fields = {}
+#: the taint effects TaintToleration's Filter reads
+_HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 class NodeFields:
-    __slots__ = ("labels", "name", "taints", "unschedulable")
+    __slots__ = ("labels", "name", "plain", "taints", "unschedulable")
 
     def __init__(self, node: Node) -> None:
         manifest = node.manifest
@@ -30,6 +32,11 @@ class NodeFields:
             for item in spec.get("taints") or []
         ]
         self.unschedulable = bool(spec.get("unschedulable"))
+        #: neither cordoned nor tainted NoSchedule or NoExecute: NodeUnschedulable's and
+        #: TaintToleration's Filters pass it whatever the pod, so the filter pass skips them
+        self.plain = not self.unschedulable and all(
+            effect not in _HARD_EFFECTS for _, _, effect in self.taints
+        )
 
 
 class NodeFieldsCache:

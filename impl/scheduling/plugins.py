@@ -91,6 +91,8 @@ class Plugin:
     pre_score: PreScore | None = None
     score: Score | None = None
     normalize: Normalize | None = None
+    #: its Filter passes every plain node (`NodeFields.plain`) whatever the pod
+    passes_plain: bool = attrs.field(default=False, kw_only=True)
 
 
 def per_node(score: NodeScore) -> Score:
@@ -333,6 +335,35 @@ def fit_filter(args: FitArgs) -> Filter:
     return fit
 
 
+def fit_filter_of(fit: Filter) -> FilterOf:
+    """NodeResourcesFit's Filter for the filter pass: the pod's requests bound once per
+    cycle for the common case (each amount within what is free); any other node goes
+    through `fit`, which finds the reasons."""
+
+    def of(plan: PodPlan) -> Filter:
+        if plan.scalars:
+            return fit
+        nothing, cpu, memory = plan.requests_nothing, plan.cpu, plan.memory
+        storage = plan.ephemeral_storage
+
+        def bound(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None:
+            allocatable, requested = info.allocatable, info.requested
+            if len(info.pods) < allocatable.allowed_pod_number and (
+                nothing
+                or (
+                    cpu <= allocatable.milli_cpu - requested.milli_cpu
+                    and memory <= allocatable.memory - requested.memory
+                    and storage <= allocatable.ephemeral_storage - requested.ephemeral_storage
+                )
+            ):
+                return None
+            return fit(plan, info, node)
+
+        return bound
+
+    return of
+
+
 def _least_requested(requested: int, capacity: int, clamps: bool) -> int:
     if capacity == 0 or requested > capacity:
         return 0
@@ -503,11 +534,12 @@ def _balanced(
             # one share or none: no deviation, with the pod or without
             scores.append(MAX_SCORE if not change else half + _quotient(half, 2))
             continue
-        cpu, memory = float(requested.milli_cpu), float(requested.memory)
+        cpu, memory = requested.milli_cpu, requested.memory
         cpu_whole, memory_whole = float(cpu_capacity), float(memory_capacity)
-        # _balance inlined, with the pod's requests added, then (from v1.36) without them
-        cpu_share = float(requested.milli_cpu + pod_cpu) / cpu_whole
-        memory_share = float(requested.memory + pod_memory) / memory_whole
+        # _balance inlined, with the pod's requests added, then (from v1.36) without them; an
+        # int over a float is converted to float64 first, as float() would, then divided
+        cpu_share = (cpu + pod_cpu) / cpu_whole
+        memory_share = (memory + pod_memory) / memory_whole
         cpu_share = cpu_share if cpu_share < 1.0 else 1.0
         memory_share = memory_share if memory_share < 1.0 else 1.0
         with_pod = int((1 - abs((cpu_share - memory_share) / 2)) * top)
@@ -539,6 +571,7 @@ def _images(
 ) -> list[int]:
     names, num_nodes = context.image_names, float(context.num_nodes)
     ceiling = _MAX_CONTAINER_THRESHOLD * context.image_count
+    span = ceiling - _MIN_THRESHOLD
     scores = []
     for info in infos:
         states = info.image_states
@@ -546,9 +579,12 @@ def _images(
         for name in names:
             state = states.get(name)
             if state is not None:
-                total += int(float(state.size) * (float(state.num_nodes) / num_nodes))
+                # num_nodes is a float: each int is converted to float64 first, as in Go
+                total += int(state.size * (state.num_nodes / num_nodes))
         clamped = _MIN_THRESHOLD if total < _MIN_THRESHOLD else min(total, ceiling)
-        scores.append(_quotient(MAX_SCORE * (clamped - _MIN_THRESHOLD), ceiling - _MIN_THRESHOLD))
+        part = MAX_SCORE * (clamped - _MIN_THRESHOLD)
+        # both non-negative when the pod has an image (span > 0): // is then Go's division
+        scores.append(part // span if span > 0 and part >= 0 else _quotient(part, span))
     return scores
 
 
@@ -595,8 +631,8 @@ def _inter_pod(plan: PodPlan, info: NodeInfo, node: NodeFields) -> Status | None
 
 
 def _inter_pod_of(plan: PodPlan) -> Filter | None:
-    """The cycle's state's own filter, without a call through the plugin's."""
-    return _cycle_state(plan).filter
+    """The cycle's state's filter for the pass, without a call through the plugin's."""
+    return _cycle_state(plan).pass_filter()
 
 
 def _inter_pod_pre_score(plan: PodPlan) -> Status | None:
@@ -609,10 +645,17 @@ def _inter_pod_score(
     return _cycle_state(plan).score(fields)
 
 
+def _fit_plugin(args: FitArgs) -> Plugin:
+    fit = fit_filter(args)
+    return Plugin(
+        "NodeResourcesFit", filter=fit, filter_of=fit_filter_of(fit), score=fit_score(args)
+    )
+
+
 PLUGINS: Mapping[str, Plugin] = {
     plugin.name: plugin
     for plugin in (
-        Plugin("NodeUnschedulable", filter=_unschedulable),
+        Plugin("NodeUnschedulable", filter=_unschedulable, passes_plain=True),
         Plugin(
             "NodeName",
             pre_filter=_node_name_pre_filter,
@@ -622,6 +665,7 @@ PLUGINS: Mapping[str, Plugin] = {
         Plugin(
             "TaintToleration",
             filter=_taints,
+            passes_plain=True,
             score=_soft_taints,
             normalize=lambda scores: _normalize(scores, reverse=True),
         ),
@@ -634,7 +678,7 @@ PLUGINS: Mapping[str, Plugin] = {
             normalize=lambda scores: _normalize(scores, reverse=False),
         ),
         Plugin("NodePorts", pre_filter=_ports_pre_filter, filter=_ports),
-        Plugin("NodeResourcesFit", filter=fit_filter(FitArgs()), score=fit_score(FitArgs())),
+        _fit_plugin(FitArgs()),
         Plugin("VolumeRestrictions", pre_filter=_claims_pre_filter, filter=_claims),
         Plugin(pod_topology_spread.NAME, *pod_topology_spread.POINTS),
         Plugin(
@@ -658,8 +702,7 @@ def configured(name: str, profile: Profile) -> Plugin:
     """The plugin as the profile's `pluginConfig` sets it up (its args held by its functions,
     as upstream's plugin instance holds them)."""
     if name == "NodeResourcesFit":
-        args = profile.fit_args
-        return attrs.evolve(PLUGINS[name], filter=fit_filter(args), score=fit_score(args))
+        return _fit_plugin(profile.fit_args)
     if name == "NodeAffinity":
         return with_added_affinity(PLUGINS[name], profile.args(name))
     return PLUGINS[name]

@@ -248,6 +248,7 @@ def _count_matching(infos: Sequence[Any], selector: Selector, namespace: str) ->
     if not infos or selector.nothing:
         return 0
     count = 0
+    matches = selector.matches
     for pod_info in infos:
         pod = pod_info.pod
         if pod.namespace != namespace:
@@ -255,7 +256,7 @@ def _count_matching(infos: Sequence[Any], selector: Selector, namespace: str) ->
         metadata = pod.manifest.get("metadata") or _EMPTY
         if metadata.get("deletionTimestamp") is not None:
             continue
-        if selector.matches(metadata.get("labels") or _EMPTY):
+        if matches(metadata.get("labels") or _EMPTY):
             count += 1
     return count
 
@@ -380,6 +381,7 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
         )
         for constraint, counts in zip(constraints, state.tp_value_to_match_num, strict=True)
     ]
+    # read here, not at import: kcache.seeded's SkewOverTheWrongDomain replaces it
     of_domain = domain
     for info, fields in zip(inputs.nodes, inputs.listed_fields(), strict=True):
         if not fields.labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
