@@ -10,7 +10,6 @@ the whole check after every step, and most messages sort and format.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, KeysView
 
 from kcache.impl.image_states import ImageStates
@@ -96,33 +95,45 @@ def _check_node_info(name: str, info: NodeInfo) -> None:
     if not (info.node is None or info.node.name == name):
         raise AssertionError(f"{name} holds node {info.node!r}")
     pods = info.pods
+    # every sum in one walk over the pods: the machine checks every NodeInfo after every step
+    cpu = memory = ephemeral = non_zero_cpu = non_zero_memory = 0
+    scalar_sums: dict[str, int] = {}
+    claims: dict[str, int] = {}
+    for pod in pods:
+        requests = pod.requests
+        cpu += requests.milli_cpu
+        memory += requests.memory
+        ephemeral += requests.ephemeral_storage
+        for scalar, amount in requests.scalars:
+            scalar_sums[scalar] = scalar_sums.get(scalar, 0) + amount
+        non_zero_cpu += pod.non_zero_cpu
+        non_zero_memory += pod.non_zero_memory
+        for key in pod.pvc_keys:
+            claims[key] = claims.get(key, 0) + 1
+    requested = info.requested
     if not (
-        info.requested.milli_cpu == sum(pod.requests.milli_cpu for pod in pods)
-        and info.requested.memory == sum(pod.requests.memory for pod in pods)
-        and info.requested.ephemeral_storage == sum(pod.requests.ephemeral_storage for pod in pods)
+        requested.milli_cpu == cpu
+        and requested.memory == memory
+        and requested.ephemeral_storage == ephemeral
     ):
         raise AssertionError(
             f"{name}: requested cpu/memory/ephemeral differ from the sum over its pods"
         )
-    scalar_sums: Counter[str] = Counter()
-    for pod in pods:
-        scalar_sums.update(dict(pod.requests.scalars))
-    held_scalars = info.requested.scalars or {}
+    held_scalars = requested.scalars or {}
     if not (
         all(held_scalars.get(scalar, 0) == amount for scalar, amount in scalar_sums.items())
-        and all(amount == scalar_sums[scalar] for scalar, amount in held_scalars.items())
+        and all(amount == scalar_sums.get(scalar, 0) for scalar, amount in held_scalars.items())
     ):
         raise AssertionError(
-            f"{name}: scalar requests {held_scalars} != the sum over its pods {dict(scalar_sums)}"
+            f"{name}: scalar requests {held_scalars} != the sum over its pods {scalar_sums}"
         )
     if not (
-        info.non_zero_requested.milli_cpu == sum(pod.non_zero_cpu for pod in pods)
-        and info.non_zero_requested.memory == sum(pod.non_zero_memory for pod in pods)
+        info.non_zero_requested.milli_cpu == non_zero_cpu
+        and info.non_zero_requested.memory == non_zero_memory
     ):
         raise AssertionError(f"{name}: non-zero requests differ from the sum over its pods")
-    claims = Counter(key for pod in pods for key in pod.pvc_keys)
-    if not (info.pvc_ref_counts == dict(claims)):
-        raise AssertionError(f"{name}: PVC counts {info.pvc_ref_counts} != {dict(claims)}")
+    if not (info.pvc_ref_counts == claims):
+        raise AssertionError(f"{name}: PVC counts {info.pvc_ref_counts} != {claims}")
     held_ports = {
         (ip, protocol, port) for ip, pairs in info.used_ports.items() for protocol, port in pairs
     }
@@ -193,7 +204,7 @@ def _check_contract_parts(
 
 
 def _uids(pods: Iterable[PodInfo]) -> list[str]:
-    """The pods' UIDs as a multiset (sorted: cheaper than a Counter for a NodeInfo's few
+    """The pods' UIDs as a multiset (sorted: cheaper than a multiset count for a NodeInfo's few
     pods, and the machine checks every NodeInfo after every step)."""
     return sorted([pod.uid for pod in pods])
 
