@@ -84,13 +84,29 @@ var errorClasses = []struct {
 	{regexp.MustCompile(`(?s)^pod key type not supported in (GetRootKeyForGroup|FindRootGroup) for `), "EntityKeyTypeError"},
 }
 
+// classified remembers the class errorClasses gave each message: the same
+// few texts come back every step (a known pod not found, say), and matching
+// them against the table again cost a twentieth of the adapter's CPU.
+var classified = map[string]string{}
+
+// classifiedLimit bounds classified; past it, it starts again empty.
+const classifiedLimit = 4096
+
 // errorClass is the protocol class of an error a cache call returned.
 func errorClass(err error) (class string, known bool) {
 	if errors.As(err, new(unsupportedError)) {
 		return "UnsupportedOperation", true
 	}
+	message := err.Error()
+	if class, seen := classified[message]; seen {
+		return class, true
+	}
 	for _, entry := range errorClasses {
-		if entry.text.MatchString(err.Error()) {
+		if entry.text.MatchString(message) {
+			if len(classified) >= classifiedLimit {
+				clear(classified)
+			}
+			classified[message] = entry.class
 			return entry.class, true
 		}
 	}

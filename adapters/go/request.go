@@ -16,8 +16,17 @@ type request struct {
 }
 
 func parseRequest(line []byte) (request, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(line, &fields); err != nil || fields == nil {
+	if !json.Valid(line) {
+		return request{}, protocolErrorf("request is not one JSON object: %.200q", line)
+	}
+	return parseValidRequest(line)
+}
+
+// parseValidRequest is parseRequest of a line known to be valid JSON: one of
+// the requests of a batch or sequence, whose line was checked whole.
+func parseValidRequest(line []byte) (request, error) {
+	fields, isObject := jsonMembers(line)
+	if !isObject {
 		return request{}, protocolErrorf("request is not one JSON object: %.200q", line)
 	}
 	var op string

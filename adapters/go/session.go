@@ -37,6 +37,8 @@ type session struct {
 	answered map[string][]byte
 	// skipFatalReads is set while a sequence asking for "optional_reads" runs.
 	skipFatalReads bool
+	// gc is the collector's setting, by the kind of the last request
+	gc gcSetting
 }
 
 func newSession(logs io.Writer) *session {
@@ -105,18 +107,25 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 	if r.op == "quit" {
 		return nil, true
 	}
+	s.gc.setFor(r.op)
 	if r.op == "batch" {
 		return s.batch(r), false
 	}
 	if r.op == "sequence" {
 		return s.sequence(r), false
 	}
+	return s.answer(r), false
+}
+
+// answer runs one parsed request of the cache (not quit, batch or sequence):
+// a batch or sequence hands over the requests it parsed, parsed once.
+func (s *session) answer(r request) map[string]any {
 	run, known := operations[r.op]
 	if !known {
-		return failure(protocolErrorf("unknown op %q", r.op)), false
+		return failure(protocolErrorf("unknown op %q", r.op))
 	}
 	if s.cache == nil && r.op != "init" {
-		return failure(protocolErrorf("%s: no cache; send init first", r.op)), false
+		return failure(protocolErrorf("%s: no cache; send init first", r.op))
 	}
 	reply, err := s.guarded(run, r)
 	if err != nil {
@@ -124,19 +133,19 @@ func (s *session) handle(line []byte) (answer map[string]any, quit bool) {
 			if s.skipFatalReads && reads[r.op] {
 				// A read kcache asked ahead of its need changes nothing: skip it,
 				// keep the cache, and let kcache ask again when it needs it.
-				return map[string]any{"ok": false, "skipped": true}, false
+				return map[string]any{"ok": false, "skipped": true}
 			}
 			// Upstream would be gone; its state may be half-changed.
 			s.stopSchedulers()
 			s.cache, s.snapshots, s.schedulers, s.answered = nil, nil, nil, nil
 		}
-		return failure(err), false
+		return failure(err)
 	}
-	answer = map[string]any{"ok": true}
+	answer := map[string]any{"ok": true}
 	for key, value := range reply {
 		answer[key] = value
 	}
-	return answer, false
+	return answer
 }
 
 // reads are the ops a batch may carry: none of them changes the cache.
@@ -155,15 +164,14 @@ func (s *session) batch(r request) map[string]any {
 	}
 	answers := make([]any, len(lines))
 	for i, line := range lines {
-		read, err := parseRequest(line)
+		read, err := parseValidRequest(line)
 		switch {
 		case err != nil:
 			answers[i] = failure(err)
 		case !reads[read.op]:
 			answers[i] = failure(protocolErrorf("batch: %q is not a read", read.op))
 		default:
-			answer, _ := s.handle(line)
-			answers[i] = s.readAnswer(line, answer, unchanged)
+			answers[i] = s.readAnswer(line, s.answer(read), unchanged)
 		}
 	}
 	return map[string]any{"ok": true, "answers": answers}
@@ -172,9 +180,12 @@ func (s *session) batch(r request) map[string]any {
 // several reads what a batch and a sequence share: their request lines, and
 // whether a read may answer "unchanged".
 func several(r request) ([]json.RawMessage, bool, error) {
-	var lines []json.RawMessage
-	if err := r.decode("requests", &lines); err != nil {
-		return nil, false, err
+	raw, _ := r.present("requests")
+	lines, isArray := jsonElements(raw)
+	if !isArray { // missing, or not a list: decode names what is wrong
+		if err := r.decode("requests", &lines); err != nil {
+			return nil, false, err
+		}
 	}
 	unchanged, err := r.flag("unchanged")
 	return lines, unchanged, err
@@ -218,7 +229,7 @@ func (s *session) sequence(r request) map[string]any {
 	defer func() { s.skipFatalReads = false }()
 	answers := make([]any, 0, len(lines))
 	for _, line := range lines {
-		step, err := parseRequest(line)
+		step, err := parseValidRequest(line)
 		var answer map[string]any
 		switch {
 		case err != nil:
@@ -226,7 +237,7 @@ func (s *session) sequence(r request) map[string]any {
 		case !inSequence(step.op):
 			answer = failure(protocolErrorf("sequence: %q is not a cache request", step.op))
 		default:
-			answer, _ = s.handle(line)
+			answer = s.answer(step)
 		}
 		if _, fatal := answer["fatal"]; fatal {
 			return map[string]any{"ok": true, "answers": append(answers, answer)}

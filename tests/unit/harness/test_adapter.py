@@ -5,12 +5,15 @@ from __future__ import annotations
 import io
 import sys
 import time
+import types
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
+from helpers.builders import pod as built_pod
 from helpers.paths import TESTS
 
 from kcache.documents import parse_json
@@ -21,7 +24,7 @@ from kcache.spec.errors import Fatal, PodNotFoundError, TransitionError, Unsuppo
 from kcache.spec.objects import node_from_manifest, pod_from_manifest
 from kcache.spec.releases import V1_35, V1_36, V1_37
 from kcache.targets.adapter import server
-from kcache.targets.adapter.client import AdapterCache, AdapterFactory
+from kcache.targets.adapter.client import AdapterCache, AdapterFactory, _read_key
 from kcache.targets.adapter.process import AdapterProcess
 from kcache.traces import trace
 from kcache.traces.replay import Verdict, replay_trace
@@ -721,3 +724,40 @@ class TestServer:
             cache = factory(ttl=Decimal(0), release=V1_35)
             cache.add_node(node("n1"))
             assert cache.node_count() == 1
+
+
+class TestReadKey:
+    """A pod read's request is made once per key the request depends on: the pod's uid,
+    namespace and name (`_read_key`), whatever mapping type holds its metadata."""
+
+    def test_a_pod_read_is_keyed_by_uid_namespace_and_name(self) -> None:
+        assert _read_key("get_pod", (built_pod("u1", name="a"),)) == (
+            "get_pod",
+            "u1",
+            "default",
+            "a",
+        )
+        assert _read_key("is_assumed_pod", (built_pod("u1", name="a", cpu="1"),)) == (
+            "is_assumed_pod",
+            "u1",
+            "default",
+            "a",
+        )
+        assert _read_key("get_pod", (built_pod("u1", name="b"),)) != _read_key(
+            "get_pod", (built_pod("u1", name="a"),)
+        )
+        assert _read_key("get_pod", (built_pod("u1", name="a", namespace="other"),)) == (
+            "get_pod",
+            "u1",
+            "other",
+            "a",
+        )
+
+    def test_metadata_in_another_mapping_is_keyed_alike(self) -> None:
+        plain = built_pod("u1", name="a")
+        manifest = {
+            **plain.manifest,
+            "metadata": types.MappingProxyType(plain.manifest["metadata"]),
+        }
+        proxied = attrs.evolve(plain, manifest=manifest)
+        assert _read_key("get_pod", (proxied,)) == ("get_pod", "u1", "default", "a")

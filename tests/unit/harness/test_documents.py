@@ -80,6 +80,11 @@ def test_the_limits_hold_exactly_at_the_limit() -> None:
         parse_yaml("a: " + "[" * 100 + "]" * 100 + "\n", "t")
 
 
+def test_many_brackets_side_by_side_are_not_depth() -> None:
+    """Past 100 brackets a text is walked for its depth, and 150 lists in one are 2 levels."""
+    assert parse_json("[" + ",".join(["[]"] * 150) + "]", "t") == [[]] * 150
+
+
 def test_aliases_may_repeat_a_value_within_the_limit() -> None:
     (document,) = parse_yaml("a: &a [1, 2]\nb: *a\n", "t")
     assert document.value == {"a": [1, 2], "b": [1, 2]}
