@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from kcache.spec.field_path import Key, Path, field_name
 from kcache.spec.go_format import go_quote
 
 
@@ -146,43 +147,58 @@ _COUNT_HOLDS = {
 }
 
 
-def _child(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
+#: a field error: its path (from the object checked) and its text after the path
+FieldError = tuple[Path, str]
 
 
-def invalid(path: str, shown: str, detail: str) -> str:
-    """`field.Invalid(path, value, detail).Error()`, the value already rendered."""
-    return f"{path}: Invalid value: {shown}: {detail}"
+def invalid_value(shown: str, detail: str) -> str:
+    """`field.Invalid(path, value, detail)`'s text after the path, the value already rendered."""
+    return f"Invalid value: {shown}: {detail}"
 
 
-def requirement_errors(
-    key: str, operator: str, values: Sequence[str] | None, path: str = ""
-) -> list[str]:
-    """`labels.NewRequirement`'s field errors, in its order and deduplicated
-    (`ErrorList.ToAggregate`); `values` None is a nil slice (shown `null`)."""
+def requirement_field_errors(
+    key: str, operator: str, values: Sequence[str] | None
+) -> list[FieldError]:
+    """`labels.NewRequirement`'s field errors, from the requirement's path, in its order and
+    deduplicated (`ErrorList.ToAggregate`); `values` None is a nil slice (shown `null`)."""
     listed = values or ()
-    found = []
+    found: list[FieldError] = []
     if key_errors := label_key_errors(key):
-        found.append(invalid(_child(path, "key"), go_quote(key), "; ".join(key_errors)))
-    values_path = _child(path, "values")
+        found.append((("key",), invalid_value(go_quote(key), "; ".join(key_errors))))
     count, complaint = _VALUE_COUNTS[operator]
     if not _COUNT_HOLDS[count](len(listed)):
-        found.append(invalid(values_path, go_json(values), complaint))
+        found.append((("values",), invalid_value(go_json(values), complaint)))
     if operator in ("Gt", "Lt"):
         found += [
-            invalid(
-                f"{values_path}[{i}]",
-                go_quote(value),
-                "for 'Gt', 'Lt' operators, the value must be an integer",
+            (
+                ("values", i),
+                invalid_value(
+                    go_quote(value), "for 'Gt', 'Lt' operators, the value must be an integer"
+                ),
             )
             for i, value in enumerate(listed)
             if parse_int64(value) is None
         ]
     for i, value in enumerate(listed):
         if value_errors := label_value_errors(value):
-            where = f"{values_path}[{i}][{key}]"
-            found.append(invalid(where, go_quote(value), "; ".join(value_errors)))
+            shown = invalid_value(go_quote(value), "; ".join(value_errors))
+            found.append((("values", i, Key(key)), shown))
     return list(dict.fromkeys(found))
+
+
+def spelled(errors: Sequence[FieldError], path: str = "") -> list[str]:
+    """Each error's whole text (`path.field: problem`), its path taken from `path`."""
+    return [
+        f"{path}.{field_name(at)}: {text}" if path else f"{field_name(at)}: {text}"
+        for at, text in errors
+    ]
+
+
+def requirement_errors(
+    key: str, operator: str, values: Sequence[str] | None, path: str = ""
+) -> list[str]:
+    """`labels.NewRequirement`'s errors as texts, the requirement at `path`."""
+    return spelled(requirement_field_errors(key, operator, values), path)
 
 
 def aggregate(messages: Sequence[str]) -> str:
@@ -221,10 +237,35 @@ NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 FIELD_OPERATORS = ("In", "NotIn")
 
 
-def _unsupported(path: str, operator: str, supported: Sequence[str]) -> str:
-    """`field.NotSupported`: the operator is a named string type, shown as JSON."""
+def _unsupported(operator: str, supported: Sequence[str]) -> FieldError:
+    """`field.NotSupported` of an operator, a named string type shown as JSON."""
     listed = ", ".join(go_quote(name) for name in supported)
-    return f"{path}.operator: Unsupported value: {go_json(operator)}: supported values: {listed}"
+    return ("operator",), f"Unsupported value: {go_json(operator)}: supported values: {listed}"
+
+
+def node_selector_term_field_errors(
+    expressions: Sequence[tuple[str, str, Sequence[str] | None]],
+    fields: Sequence[tuple[str, str, Sequence[str] | None]],
+) -> list[FieldError]:
+    """component-helpers' `newNodeSelectorTerm`: every error of a node selector term's
+    label expressions, then of its field expressions, flattened, from the term's path;
+    values None: absent."""
+    found: list[FieldError] = []
+    for j, (key, operator, values) in enumerate(expressions):
+        errors = (
+            [_unsupported(operator, NODE_OPERATORS)]
+            if operator not in NODE_OPERATORS
+            else requirement_field_errors(key, operator, values)
+        )
+        found += [(("matchExpressions", j, *at), text) for at, text in errors]
+    for j, (_key, operator, values) in enumerate(fields):
+        if operator not in FIELD_OPERATORS:
+            at, text = _unsupported(operator, FIELD_OPERATORS)
+            found.append((("matchFields", j, *at), text))
+        elif len(values or ()) != 1:
+            text = invalid_value(go_json(values), "must have one element")
+            found.append((("matchFields", j, "values"), text))
+    return found
 
 
 def node_selector_term_errors(
@@ -232,19 +273,5 @@ def node_selector_term_errors(
     fields: Sequence[tuple[str, str, Sequence[str] | None]],
     path: str,
 ) -> list[str]:
-    """component-helpers' `newNodeSelectorTerm`: every error of a node selector term's
-    label expressions, then of its field expressions, flattened; values None: absent."""
-    found = []
-    for j, (key, operator, values) in enumerate(expressions):
-        where = f"{path}.matchExpressions[{j}]"
-        if operator not in NODE_OPERATORS:
-            found.append(_unsupported(where, operator, NODE_OPERATORS))
-        else:
-            found += requirement_errors(key, operator, values, where)
-    for j, (_key, operator, values) in enumerate(fields):
-        where = f"{path}.matchFields[{j}]"
-        if operator not in FIELD_OPERATORS:
-            found.append(_unsupported(where, operator, FIELD_OPERATORS))
-        elif len(values or ()) != 1:
-            found.append(invalid(f"{where}.values", go_json(values), "must have one element"))
-    return found
+    """`newNodeSelectorTerm`'s errors as texts, the term at `path`."""
+    return spelled(node_selector_term_field_errors(expressions, fields), path)

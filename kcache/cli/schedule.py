@@ -70,6 +70,7 @@ from kcache.machine.nominations import how_tried, nominated_node
 from kcache.ops import Run, perform
 from kcache.preemption_report import model_preemption
 from kcache.spec.errors import ObjectError
+from kcache.spec.field_path import field_name
 from kcache.spec.objects import Pod
 from kcache.spec.releases import RELEASES, Release
 from kcache.spec.scheduler.config import (
@@ -78,7 +79,6 @@ from kcache.spec.scheduler.config import (
     Profile,
     SchedulerConfig,
     default_config,
-    field_name,
     read_configuration_file,
 )
 from kcache.spec.scheduler.cycle import preempts

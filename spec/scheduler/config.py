@@ -31,6 +31,7 @@ from typing import Any
 
 import attrs
 
+from kcache.spec.field_path import Path, field_name
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.plugin_args import (
     ArgsError,
@@ -172,10 +173,9 @@ _INTERFACE = {
     "postBind": "PostBindPlugin",
 }
 
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
-DEFAULT_PARALLELISM = 16
-
-Path = tuple[str | int, ...]
+#: upstream's texts for a parallelism not above 0 and a percentage outside 0-100
+_GREATER_THAN_ZERO = "should be an integer value greater than zero"
+_RANGE = "not in valid range [0-100]"
 
 
 class ConfigError(ValueError):
@@ -184,14 +184,6 @@ class ConfigError(ValueError):
     def __init__(self, path: Path, problem: str) -> None:
         self.path, self.problem = path, problem
         super().__init__(f"{field_name(path)}: {problem}" if path else problem)
-
-
-def field_name(path: Path) -> str:
-    """`profiles[0].plugins.score`: a path as upstream's field errors spell it."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
 
 
 def implements(plugin: str, point: str, release: Release) -> bool:
@@ -316,33 +308,83 @@ def read_config(data: Any, release: Release) -> SchedulerConfig:
     known = {"parallelism", "percentageOfNodesToScore", "profiles", "extenders"}
     _known(data, (), known | _NOT_DECIDING | {"apiVersion", "kind"})
     parallelism = _integer(data, "parallelism", (), DEFAULT_PARALLELISM)
-    if parallelism <= 0:
-        raise ConfigError(
-            ("parallelism",), f"Invalid value: {parallelism}: should be larger than 0"
-        )
     percentage = _percentage(data, ())
     profiles_data = data.get("profiles")
-    if profiles_data is None:
+    if not profiles_data:
         profiles_data = [{}]
-    if not isinstance(profiles_data, list) or not profiles_data:
-        raise ConfigError(("profiles",), "Required value: expected a non-empty list of profiles")
+    if not isinstance(profiles_data, list):
+        raise ConfigError(("profiles",), "expected a list of profiles")
+    # upstream names a profile default-scheduler only when it is the only one
+    unnamed = DEFAULT_SCHEDULER_NAME if len(profiles_data) == 1 else ""
+    not_modelled = _extenders(data.get("extenders"))
+    _refuse(_validation_errors(parallelism, percentage, profiles_data, unnamed))
     profiles = tuple(
-        _profile(item, ("profiles", index), release) for index, item in enumerate(profiles_data)
+        _profile(item, ("profiles", index), release, unnamed)
+        for index, item in enumerate(profiles_data)
     )
-    names = [profile.scheduler_name for profile in profiles]
-    for index, name in enumerate(names):
-        if name in names[:index]:
-            raise ConfigError(("profiles", index, "schedulerName"), f"Duplicate value: {name!r}")
     return SchedulerConfig(
         parallelism=parallelism,
         percentage_of_nodes_to_score=percentage if percentage is not None else 0,
         profiles=profiles,
-        not_modelled=_extenders(data.get("extenders")),
+        not_modelled=not_modelled,
     )
 
 
 #: the trace format's `scheduler` object and a configuration file are read alike
 read_configuration_file = read_config
+
+_FieldErrors = list[tuple[Path, str]]
+
+
+def _validation_errors(
+    parallelism: int, percentage: int | None, profiles: list[Any], unnamed: str
+) -> _FieldErrors:
+    """What `ValidateKubeSchedulerConfiguration` reports, in its order: every profile's
+    errors and every other field's, each with its full path.  A value that cannot be
+    decoded is refused at once (kube-scheduler refuses it before validating)."""
+    errors: _FieldErrors = []
+    if parallelism <= 0:
+        errors.append((("parallelism",), f"Invalid value: {parallelism}: {_GREATER_THAN_ZERO}"))
+    first_by_name: dict[str, int] = {}
+    for index, item in enumerate(profiles):
+        path: Path = ("profiles", index)
+        errors += _profile_errors(item, path, unnamed)
+        name = item.get("schedulerName", unnamed)
+        if name in first_by_name:
+            # upstream's value is the first profile's field.Path, which it shows as JSON: {}
+            errors.append(((*path, "schedulerName"), "Duplicate value: {}"))
+        first_by_name[name] = index
+    return errors + _percentage_errors(percentage, ())
+
+
+def _profile_errors(data: Any, path: Path, unnamed: str) -> _FieldErrors:
+    """`validateKubeSchedulerProfile`: the name, the percentage, the plugin args."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(path, "expected an object")
+    _known(data, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})
+    name = data.get("schedulerName", unnamed)
+    if not isinstance(name, str):
+        raise ConfigError((*path, "schedulerName"), "expected a string")
+    errors: _FieldErrors = [] if name else [((*path, "schedulerName"), "Required value")]
+    errors += _percentage_errors(_percentage(data, path), path)
+    _plugin_sets(data, path)
+    return errors + _plugin_config(data.get("pluginConfig"), (*path, "pluginConfig"))[1]
+
+
+def _percentage_errors(percentage: int | None, path: Path) -> _FieldErrors:
+    if percentage is None or 0 <= percentage <= 100:
+        return []
+    return [((*path, "percentageOfNodesToScore"), f"Invalid value: {percentage}: {_RANGE}")]
+
+
+def _refuse(errors: _FieldErrors) -> None:
+    """Refuse with kube-scheduler's flattened aggregate: each distinct error once, one
+    alone, several as `[a, b]`."""
+    named = list(dict.fromkeys(f"{field_name(at)}: {problem}" for at, problem in errors))
+    if len(named) == 1:
+        raise ConfigError(*errors[0])
+    if named:
+        raise ConfigError((), f"[{', '.join(named)}]")
 
 
 def _extenders(data: Any) -> tuple[str, ...]:
@@ -389,26 +431,22 @@ def _profile_to_json(profile: Profile) -> dict[str, Any]:
     }
 
 
-def _profile(data: Any, path: Path, release: Release) -> Profile:
+def _profile(data: Any, path: Path, release: Release, unnamed: str) -> Profile:
     if not isinstance(data, Mapping):
         raise ConfigError(path, "expected an object")
     _known(data, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})
-    name = data.get("schedulerName", DEFAULT_SCHEDULER_NAME)
-    if not isinstance(name, str) or not name:
-        raise ConfigError((*path, "schedulerName"), "Required value")
-    plugins = data.get("plugins") or {}
-    if not isinstance(plugins, Mapping):
-        raise ConfigError((*path, "plugins"), "expected an object")
-    _known(plugins, (*path, "plugins"), {*POINTS, "multiPoint"})
-    sets = {
-        point: _plugin_set(plugins.get(point), (*path, "plugins", point))
-        for point in (*POINTS, "multiPoint")
-    }
+    name = data.get("schedulerName", unnamed)
+    sets = _plugin_sets(data, path)
+    _check_known_plugins(sets, path)
     multi_point = _merge(default_plugins(release), sets["multiPoint"])
+    enabled = {plugin for plugin, _ in multi_point}
+    enabled |= {plugin for point in POINTS for plugin, _ in sets[point][0]}
+    if "NodeResourcesFit" in enabled:
+        _check_fit_args(data.get("pluginConfig"), name)
     expanded = {point: _expand(point, sets, multi_point, path, release) for point in POINTS}
     weights = _score_weights(sets["score"][0] + multi_point, release)
     effective = _effective(multi_point, expanded, weights)
-    plugin_config = _plugin_config(data.get("pluginConfig"), (*path, "pluginConfig"))
+    plugin_config = _plugin_config(data.get("pluginConfig"), (*path, "pluginConfig"))[0]
     _check_pairs(expanded, path, release)
     return Profile(
         scheduler_name=name,
@@ -427,6 +465,18 @@ def _profile(data: Any, path: Path, release: Release) -> Profile:
 _PluginSet = tuple[list[tuple[str, int]], set[str]]
 
 
+def _plugin_sets(data: Mapping[str, Any], path: Path) -> dict[str, _PluginSet]:
+    """A profile's `plugins`, by extension point (and multiPoint)."""
+    plugins = data.get("plugins") or {}
+    if not isinstance(plugins, Mapping):
+        raise ConfigError((*path, "plugins"), "expected an object")
+    _known(plugins, (*path, "plugins"), {*POINTS, "multiPoint"})
+    return {
+        point: _plugin_set(plugins.get(point), (*path, "plugins", point))
+        for point in (*POINTS, "multiPoint")
+    }
+
+
 def _plugin_set(data: Any, path: Path) -> _PluginSet:
     """A `PluginSet`: its enabled (name, weight) list and its disabled names."""
     if data is None:
@@ -435,15 +485,20 @@ def _plugin_set(data: Any, path: Path) -> _PluginSet:
         raise ConfigError(path, "expected an object")
     _known(data, path, {"enabled", "disabled"})
     disabled = {name for name, _ in _plugin_list(data, "disabled", path)}
-    enabled = _plugin_list(data, "enabled", path)
-    for index, (name, _) in enumerate(enabled):
-        if name not in _IMPLEMENTS:
-            raise ConfigError(
-                (*path, "enabled", index, "name"),
-                f"plugin {name!r} is not of kube-scheduler's default profile: not modelled "
-                f"(the model knows {', '.join(sorted(_IMPLEMENTS))})",
-            )
-    return enabled, disabled
+    return _plugin_list(data, "enabled", path), disabled
+
+
+def _check_known_plugins(sets: Mapping[str, _PluginSet], path: Path) -> None:
+    """Refuse a plugin the model does not know (kube-scheduler refuses an unknown one when
+    it builds the profile, after validation)."""
+    for point, (enabled, _) in sets.items():
+        for index, (name, _) in enumerate(enabled):
+            if name not in _IMPLEMENTS:
+                raise ConfigError(
+                    (*path, "plugins", point, "enabled", index, "name"),
+                    f"plugin {name!r} is not of kube-scheduler's default profile: not modelled "
+                    f"(the model knows {', '.join(sorted(_IMPLEMENTS))})",
+                )
 
 
 def _merge(defaults: tuple[tuple[str, int], ...], custom: _PluginSet) -> list[tuple[str, int]]:
@@ -551,37 +606,34 @@ def _check_pairs(expanded: Mapping[str, list[str]], path: Path, release: Release
                 )
 
 
-def _plugin_config(data: Any, path: Path) -> dict[str, Mapping[str, Any]]:
-    """`pluginConfig`: args by plugin, each name once; the args the model reads validated."""
+def _plugin_config(data: Any, path: Path) -> tuple[dict[str, Mapping[str, Any]], _FieldErrors]:
+    """`pluginConfig`: args by plugin, each name once, and, as `validatePluginConfig`
+    finds them, every entry's errors (a repeat, the args the model reads), each with
+    its full path."""
     if data is None:
-        return {}
+        return {}, []
     if not isinstance(data, list):
         raise ConfigError(path, "expected a list")
     config: dict[str, Mapping[str, Any]] = {}
+    errors: list[tuple[Path, str]] = []
     for index, item in enumerate(data):
         where = (*path, index)
         if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
             raise ConfigError(where, "expected an object with a name")
         _known(item, where, {"name", "args"})
         name, args = item["name"], item.get("args") or {}
-        if name in config:
-            raise ConfigError(where, f"Duplicate value: {name!r}")
         if not isinstance(args, Mapping):
             raise ConfigError((*where, "args"), "expected an object")
+        if name in config:
+            errors.append((where, f"Duplicate value: {go_quoted(name)}"))
+        config.setdefault(name, args)
         reader = _ARGS.get(name)
         if reader is not None:
             try:
                 reader(args)
             except ArgsError as error:
-                fields = [((*where, "args", *path), problem) for path, problem in error.errors]
-                if len(fields) == 1:
-                    raise ConfigError(*fields[0]) from None
-                # upstream's aggregate of several field errors (each its full path, so none
-                # repeats another): `[a, b]`
-                named = ", ".join(f"{field_name(path)}: {problem}" for path, problem in fields)
-                raise ConfigError((), f"[{named}]") from None
-        config[name] = args
-    return config
+                errors += [((*where, "args", *at), problem) for at, problem in error.errors]
+    return config, errors
 
 
 def _balanced_args(data: Mapping[str, Any]) -> BalancedArgs:
@@ -618,13 +670,7 @@ def _plugin_list(data: Mapping[str, Any], key: str, path: Path) -> list[tuple[st
 def _percentage(data: Mapping[str, Any], path: Path) -> int | None:
     if data.get("percentageOfNodesToScore") is None:
         return None
-    value = _integer(data, "percentageOfNodesToScore", path, 0)
-    if not 0 <= value <= 100:
-        raise ConfigError(
-            (*path, "percentageOfNodesToScore"),
-            f"Invalid value: {value}: not in valid range [0-100]",
-        )
-    return value
+    return _integer(data, "percentageOfNodesToScore", path, 0)
 
 
 def _integer(data: Mapping[str, Any], key: str, path: Path, default: int) -> int:
@@ -646,9 +692,28 @@ def _known(data: Mapping[str, Any], path: Path, keys: set[str] | frozenset[str])
             )
 
 
-#: the plugin args the model reads, by plugin
+def _check_fit_args(plugin_config: Any, scheduler_name: str) -> None:
+    """NodeResourcesFit's args, refused as kube-scheduler refuses them: not by validation
+    (its table files them under "NodeResourcesFitArgs", a name no entry has) but when the
+    profile builds the plugin, paths relative to the args, wrapped by scheduler, profile
+    and framework."""
+    for item in plugin_config or []:
+        if item["name"] == "NodeResourcesFit":
+            try:
+                FitArgs.from_json(item.get("args") or {})
+            except ArgsError as error:
+                named = [f"{field_name(at)}: {problem}" for at, problem in error.errors]
+                raise ConfigError(
+                    (),
+                    f"initializing profiles: creating profile for scheduler name "
+                    f'{scheduler_name}: initializing plugin "NodeResourcesFit": '
+                    + (named[0] if len(named) == 1 else f"[{', '.join(named)}]"),
+                ) from error
+            return
+
+
+#: the plugin args validation reads, by plugin (NodeResourcesFit's: `_check_fit_args`)
 _ARGS: Mapping[str, Callable[[Mapping[str, Any]], object]] = {
-    "NodeResourcesFit": FitArgs.from_json,
     "NodeResourcesBalancedAllocation": _balanced_args,
     "NodeAffinity": NodeAffinityArgs.from_json,
     "InterPodAffinity": InterPodAffinityArgs.from_json,

@@ -28,7 +28,10 @@ DefaultPreemption (`DefaultPreemptionArgs`): `minCandidateNodesPercentage` in
 100), not both 0.
 
 Other plugins' args are kept raw (`Profile.args`) for the plugins that read
-them.  A problem raises `ArgsError` with the path of the field under `args`.
+them.  A problem raises `ArgsError` with the path of the field under `args`;
+where upstream's validation collects a `field.ErrorList` (DefaultPreemption,
+PodTopologySpread, NodeAffinity), the error carries every (path, problem) in
+upstream's order.
 """
 
 from __future__ import annotations
@@ -40,9 +43,16 @@ from typing import Any
 import attrs
 
 from kcache.spec.errors import ObjectError
-from kcache.spec.label_syntax import aggregate, node_selector_term_errors
+from kcache.spec.field_path import Path
+from kcache.spec.go_format import go_quote
+from kcache.spec.label_syntax import (
+    FieldError,
+    go_json,
+    invalid_value,
+    label_key_errors,
+    node_selector_term_field_errors,
+)
 from kcache.spec.objects import Fields
-from kcache.spec.scheduler.status import go_quoted
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -52,8 +62,6 @@ STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 MAX_CUSTOM_PRIORITY_SCORE = 10
 #: `defaultResourceSpec`
 DEFAULT_RESOURCES: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
-
-Path = tuple[str | int, ...]
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -102,19 +110,34 @@ class FitArgs:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FitArgs:
+        """Every error `ValidateNodeResourcesFitArgs` finds, in its order."""
         _known(data, (), {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"})
         ignored = _names(data, "ignoredResources")
         groups = _names(data, "ignoredResourceGroups")
+        errors = _label_name_errors("ignoredResources", ignored)
         for index, group in enumerate(groups):
             if "/" in group:
-                raise ArgsError(
-                    ("ignoredResourceGroups", index),
-                    f"Invalid value: {group!r}: resource group name can't contain '/'",
+                errors.append(
+                    (
+                        ("ignoredResourceGroups", index),
+                        f"Invalid value: {go_quote(group)}: resource group name can't contain '/'",
+                    )
                 )
-        strategy = data.get("scoringStrategy")
-        if strategy is None:
-            return cls(frozenset(ignored), frozenset(groups))
-        return cls(frozenset(ignored), frozenset(groups), _strategy(strategy))
+            errors += _label_name_errors("ignoredResourceGroups", [group], index)
+        data_strategy = data.get("scoringStrategy")
+        strategy = ScoringStrategy() if data_strategy is None else _strategy(data_strategy, errors)
+        if errors:
+            raise ArgsError.several(errors)
+        return cls(frozenset(ignored), frozenset(groups), strategy)
+
+
+def _label_name_errors(key: str, names: list[str], first: int = 0) -> list[tuple[Path, str]]:
+    """`ValidateLabelName`: one error per complaint of `IsQualifiedName` (`IsLabelKey`)."""
+    return [
+        ((key, index), f"Invalid value: {go_quote(name)}: {problem}")
+        for index, name in enumerate(names, first)
+        for problem in label_key_errors(name)
+    ]
 
 
 @attrs.frozen
@@ -129,19 +152,22 @@ class BalancedArgs:
         specs = _resources(data.get("resources"), ("resources",))
         if not specs:
             return cls()
+        errors: list[tuple[Path, str]] = []
         seen: set[str] = set()
         for index, (name, weight) in enumerate(specs):
             if name in seen:
-                raise ArgsError(("resources", index, "name"), f"Duplicate value: {name!r}")
+                errors.append((("resources", index, "name"), f"Duplicate value: {go_quote(name)}"))
             seen.add(name)
             if weight != 1:
-                raise ArgsError(
-                    ("resources", index, "weight"), f"Invalid value: {weight}: must be 1"
+                errors.append(
+                    (("resources", index, "weight"), f"Invalid value: {weight}: must be 1")
                 )
+        if errors:
+            raise ArgsError.several(errors)
         return cls(tuple(name for name, _ in specs))
 
 
-def _strategy(data: Any) -> ScoringStrategy:
+def _strategy(data: Any, errors: list[tuple[Path, str]]) -> ScoringStrategy:
     where: Path = ("scoringStrategy",)
     if not isinstance(data, Mapping):
         raise ArgsError(where, "expected an object")
@@ -149,33 +175,44 @@ def _strategy(data: Any) -> ScoringStrategy:
     kind = data.get("type", "")
     if kind not in STRATEGIES:
         supported = ", ".join(f'"{name}"' for name in sorted(STRATEGIES))
-        raise ArgsError(
-            (*where, "type"), f"Unsupported value: {kind!r}: supported values: {supported}"
+        errors.append(
+            (
+                (*where, "type"),
+                f"Unsupported value: {go_quote(str(kind))}: supported values: {supported}",
+            )
         )
     resources = _resources(data.get("resources"), (*where, "resources")) or DEFAULT_RESOURCES
-    for index, (name, weight) in enumerate(resources):
-        if not 0 < weight <= 100:
-            raise ArgsError(
-                (*where, "resources", index, "weight"),
-                f"Invalid value: {weight}: resource weight of {name} not in valid range (0, 100]",
-            )
+    errors += [
+        (
+            (*where, "resources", index, "weight"),
+            f"Invalid value: {weight}: resource weight of {name} not in valid range (0, 100]",
+        )
+        for index, (name, weight) in enumerate(resources)
+        if not 0 < weight <= 100
+    ]
     ratio = data.get("requestedToCapacityRatio")
     if kind != REQUESTED_TO_CAPACITY_RATIO:
         if ratio is not None:
-            raise ArgsError(
-                (*where, "requestedToCapacityRatio"),
-                "Forbidden: must be nil when type is not RequestedToCapacityRatio",
+            errors.append(
+                (
+                    (*where, "requestedToCapacityRatio"),
+                    "Forbidden: must be nil when type is not RequestedToCapacityRatio",
+                )
             )
         return ScoringStrategy(kind, resources)
     if ratio is None:
-        raise ArgsError(
-            (*where, "requestedToCapacityRatio"),
-            "Required value: must be specified when type is RequestedToCapacityRatio",
+        errors.append(
+            (
+                (*where, "requestedToCapacityRatio"),
+                "Required value: must be specified when type is RequestedToCapacityRatio",
+            )
         )
-    return ScoringStrategy(kind, resources, _shape(ratio, (*where, "requestedToCapacityRatio")))
+        return ScoringStrategy(kind, resources)
+    shape = _shape(ratio, (*where, "requestedToCapacityRatio"), errors)
+    return ScoringStrategy(kind, resources, shape)
 
 
-def _shape(data: Any, where: Path) -> tuple[tuple[int, int], ...]:
+def _shape(data: Any, where: Path, errors: list[tuple[Path, str]]) -> tuple[tuple[int, int], ...]:
     if not isinstance(data, Mapping):
         raise ArgsError(where, "expected an object")
     _known(data, where, {"shape"})
@@ -183,8 +220,6 @@ def _shape(data: Any, where: Path) -> tuple[tuple[int, int], ...]:
     at: Path = (*where, "shape")
     if not isinstance(items, list):
         raise ArgsError(at, "expected a list")
-    if not items:
-        raise ArgsError(at, "Required value: at least one point must be specified")
     points = []
     for index, item in enumerate(items):
         if not isinstance(item, Mapping):
@@ -193,22 +228,34 @@ def _shape(data: Any, where: Path) -> tuple[tuple[int, int], ...]:
         points.append(
             (_int32(item, "utilization", (*at, index)), _int32(item, "score", (*at, index)))
         )
-    for index in range(1, len(points)):
-        if points[index - 1][0] >= points[index][0]:
-            raise ArgsError(
-                (*at, index, "utilization"),
-                f"Invalid value: {points[index][0]}: values must be sorted in increasing order",
+    if not points:
+        errors.append((at, "Required value: at least one point must be specified"))
+        return ()
+    unsorted = [
+        index for index in range(1, len(points)) if points[index - 1][0] >= points[index][0]
+    ]
+    if unsorted:  # upstream names only the first point out of order
+        first = unsorted[0]
+        errors.append(
+            (
+                (*at, first, "utilization"),
+                f"Invalid value: {points[first][0]}: values must be sorted in increasing order",
             )
+        )
     for index, (utilization, score) in enumerate(points):
         if not 0 <= utilization <= 100:
-            raise ArgsError(
-                (*at, index, "utilization"),
-                f"Invalid value: {utilization}: not in valid range [0, 100]",
+            errors.append(
+                (
+                    (*at, index, "utilization"),
+                    f"Invalid value: {utilization}: not in valid range [0, 100]",
+                )
             )
         if not 0 <= score <= MAX_CUSTOM_PRIORITY_SCORE:
-            raise ArgsError(
-                (*at, index, "score"),
-                f"Invalid value: {score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
+            errors.append(
+                (
+                    (*at, index, "score"),
+                    f"Invalid value: {score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
+                )
             )
     return tuple(points)
 
@@ -232,10 +279,6 @@ def _names(data: Mapping[str, Any], key: str) -> list[str]:
     items = data.get(key) or []
     if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
         raise ArgsError((key,), "expected a list of strings")
-    for index, name in enumerate(items):
-        problem = label_name_problem(name)
-        if problem:
-            raise ArgsError((key, index), f"Invalid value: {name!r}: {problem}")
     return list(items)
 
 
@@ -316,10 +359,8 @@ class PodTopologySpreadArgs:
 
     @classmethod
     def from_json(cls, mapping: Mapping[str, Any]) -> PodTopologySpreadArgs:
-        """Read and validate as `ValidatePodTopologySpreadArgs`.
-
-        An `ArgsError` at the args' top: upstream's texts carry their own field paths.
-        """
+        """Read and validate as `ValidatePodTopologySpreadArgs`, which reports every error
+        (`ArgsError.errors`, in upstream's order)."""
         try:
             fields = Fields.top("PodTopologySpreadArgs", mapping)
             raw = tuple(item.raw for item in fields.items("defaultConstraints"))
@@ -330,46 +371,33 @@ class PodTopologySpreadArgs:
             args = cls(raw, fields.string("defaultingType") or SYSTEM)
         except ObjectError as error:
             raise ArgsError((), str(error)) from None
-        errors = args.problems()
-        if errors:
-            raise ArgsError((), errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+        if errors := args.problems():
+            raise ArgsError.several(errors)
         return args
 
-    def problems(self) -> list[str]:
-        """What upstream's validation says of these args, in its order and words."""
-        errors = []
-        if self.defaulting_type not in (SYSTEM, LIST):
+    def problems(self) -> list[FieldError]:
+        """What upstream's validation says of these args, in its order and words: the
+        defaulting type, then each constraint's fields and whether an earlier one has
+        its topology key and action."""
+        errors: list[FieldError] = []
+        if self.defaulting_type not in DEFAULTING_TYPES:
             errors.append(
-                f"defaultingType: Unsupported value: {go_quoted(self.defaulting_type)}: "
-                f'supported values: "{SYSTEM}", "{LIST}"'
+                (("defaultingType",), _not_supported(self.defaulting_type, DEFAULTING_TYPES))
             )
         elif self.defaulting_type == SYSTEM and self.default_constraints:
             errors.append(
-                f'defaultingType: Invalid value: "{SYSTEM}": when .defaultConstraints are not empty'
+                (
+                    ("defaultingType",),
+                    invalid_value(go_json(SYSTEM), "when .defaultConstraints are not empty"),
+                )
             )
         seen: set[tuple[str, str]] = set()
         for index, item in enumerate(self.default_constraints):
-            path = f"defaultConstraints[{index}]"
-            skew, key = item.get("maxSkew") or 0, item.get("topologyKey") or ""
-            action = item.get("whenUnsatisfiable") or ""
-            if skew <= 0:
-                errors.append(f"{path}.maxSkew: Invalid value: {skew}: not in valid range (0, inf)")
-            if not key:
-                errors.append(f"{path}.topologyKey: Required value: can not be empty")
-            if not action:
-                errors.append(f"{path}.whenUnsatisfiable: Required value: can not be empty")
-            elif action not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-                errors.append(
-                    f"{path}.whenUnsatisfiable: Unsupported value: {go_quoted(action)}: "
-                    f'supported values: "{DO_NOT_SCHEDULE}", "{SCHEDULE_ANYWAY}"'
-                )
-            if item.get("labelSelector") is not None:
-                errors.append(
-                    f"{path}.labelSelector: Forbidden: constraint must not define a selector, "
-                    "as they deduced for each pod"
-                )
+            errors += [(("defaultConstraints", index, *at), text) for at, text in _checked(item)]
+            key, action = item.get("topologyKey") or "", item.get("whenUnsatisfiable") or ""
             if (key, action) in seen:
-                errors.append(f"{path}: Duplicate value: " + go_quoted(f"{{{key}, {action}}}"))
+                duplicate = go_quote(f"{{{key}, {action}}}")
+                errors.append((("defaultConstraints", index), f"Duplicate value: {duplicate}"))
             seen.add((key, action))
         return errors
 
@@ -388,6 +416,48 @@ SYSTEM_DEFAULTS: tuple[Mapping[str, Any], ...] = (
     {"topologyKey": HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
     {"topologyKey": ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
 )
+
+
+#: the values `defaultingType` takes, and a default constraint's `whenUnsatisfiable` (sorted,
+#: as upstream lists them)
+DEFAULTING_TYPES = (SYSTEM, LIST)
+ACTIONS = (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
+
+
+def _checked(constraint: Mapping[str, Any]) -> list[FieldError]:
+    """One default constraint's own field errors, in upstream's order: `maxSkew` above 0,
+    `topologyKey` a label name, `whenUnsatisfiable` one of `ACTIONS`, no `labelSelector`."""
+    skew = constraint.get("maxSkew") or 0
+    key = constraint.get("topologyKey") or ""
+    action = constraint.get("whenUnsatisfiable") or ""
+    found: list[FieldError] = []
+    if skew <= 0:
+        found.append((("maxSkew",), invalid_value(str(skew), "not in valid range (0, inf)")))
+    if not key:
+        found.append((("topologyKey",), "Required value: can not be empty"))
+    else:  # ValidateLabelName: one error per complaint of the key's syntax
+        found += [
+            (("topologyKey",), invalid_value(go_quote(key), problem))
+            for problem in label_key_errors(key)
+        ]
+    if not action:
+        found.append((("whenUnsatisfiable",), "Required value: can not be empty"))
+    elif action not in ACTIONS:
+        found.append((("whenUnsatisfiable",), _not_supported(action, ACTIONS)))
+    if constraint.get("labelSelector") is not None:
+        found.append(
+            (
+                ("labelSelector",),
+                "Forbidden: constraint must not define a selector, as they deduced for each pod",
+            )
+        )
+    return found
+
+
+def _not_supported(value: str, supported: tuple[str, ...]) -> str:
+    """`field.NotSupported` of a named string type (shown as JSON)."""
+    listed = ", ".join(go_quote(name) for name in supported)
+    return f"Unsupported value: {go_json(value)}: supported values: {listed}"
 
 
 #: DefaultPreemptionArgs' defaults
@@ -473,7 +543,7 @@ class NodeAffinityArgs:
     @classmethod
     def from_json(cls, mapping: Mapping[str, Any]) -> NodeAffinityArgs:
         """Read and validate as `ValidateNodeAffinityArgs`: every term upstream parses must
-        parse (ArgsError with upstream's texts, aggregated)."""
+        parse; every error reported (`ArgsError.errors`), each with its own path."""
         _known(mapping, (), {"addedAffinity"})
         added = mapping.get("addedAffinity")
         if added is None:
@@ -484,31 +554,31 @@ class NodeAffinityArgs:
             selector = fields.optional_mapping(_REQUIRED)
             required = [] if selector is None else selector.items("nodeSelectorTerms")
             preferred = fields.items(_PREFERRED)
+            # upstream's paths: a preferred term's errors sit under its index, not its
+            # `preference`
             errors = [
-                error
+                (("addedAffinity", _REQUIRED, "nodeSelectorTerms", i, *at), text)
                 for i, term in enumerate(required)
-                for error in _term_errors(term, f"addedAffinity.{_REQUIRED}.nodeSelectorTerms[{i}]")
+                for at, text in _term_errors(term)
             ]
             for i, item in enumerate(preferred):
-                weight = item.integer("weight", bits=32)
-                errors += (
-                    []
-                    if weight == 0
-                    else _term_errors(
-                        item.mapping("preference"), f"addedAffinity.{_PREFERRED}[{i}]"
-                    )
-                )
+                if item.integer("weight", bits=32):
+                    errors += [
+                        (("addedAffinity", _PREFERRED, i, *at), text)
+                        for at, text in _term_errors(item.mapping("preference"))
+                    ]
         except ObjectError as error:
             raise ArgsError(("addedAffinity",), str(error)) from None
         if errors:
-            raise ArgsError(("addedAffinity",), aggregate(errors))
+            raise ArgsError.several(errors)
         return cls(
             None if selector is None else selector.raw, tuple(item.raw for item in preferred)
         )
 
 
-def _term_errors(term: Fields, path: str) -> list[str]:
-    """`newNodeSelectorTerm`'s errors; none for an empty term, which upstream drops."""
+def _term_errors(term: Fields) -> list[FieldError]:
+    """`newNodeSelectorTerm`'s errors, from the term's path; none for an empty term, which
+    upstream drops."""
 
     def listed(key: str) -> list[tuple[str, str, list[str] | None]]:
         return [
@@ -523,7 +593,7 @@ def _term_errors(term: Fields, path: str) -> list[str]:
     expressions, fields = listed("matchExpressions"), listed("matchFields")
     if not expressions and not fields:
         return []
-    return node_selector_term_errors(expressions, fields, path)
+    return node_selector_term_field_errors(expressions, fields)
 
 
 #: the args of a profile whose pluginConfig gives DefaultPreemption none

@@ -197,7 +197,11 @@ def test_a_kube_scheduler_configuration_file_is_read_as_kube_scheduler_reads_it(
             "IgnoredDuringExecution[0].labelSelector.matchExpressions[0].values: "
             'expected a list, got "web"',
         ),
-        (None, "parallelism: 0\n", "line 1: parallelism: Invalid value: 0: should be larger"),
+        (
+            None,
+            "parallelism: 0\n",
+            "line 1: parallelism: Invalid value: 0: should be an integer value greater than zero",
+        ),
         (None, "profiles: [{plugins: {filtre: {}}}]\n", 'plugins.filtre: unknown field "filtre"'),
         (
             None,

@@ -128,17 +128,17 @@ def test_a_bad_field_names_the_file_line_and_field(
     config = tmp_path / "bad.yaml"
     config.write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-        "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
-        "      scoringStrategy:\n        type: MostAllocated\n        resources:\n"
-        "        - {name: cpu, weight: 101}\n"
+        "profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args:\n"
+        "      minCandidateNodesAbsolute: 1\n"
+        "      minCandidateNodesPercentage: 120\n"
     )
     status = main(["schedule", CLUSTER, "--pod", POD, "--config", str(config)])
     _, err = capsys.readouterr()
     assert status == 2
     assert (
-        f"--config {config}: line 10: "
-        "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: "
-        "Invalid value: 101: resource weight of cpu not in valid range (0, 100]"
+        f"--config {config}: line 8: "
+        "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: "
+        "Invalid value: 120: not in valid range [0, 100]"
     ) in err
 
 

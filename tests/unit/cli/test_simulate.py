@@ -170,12 +170,16 @@ def test_a_config_file_sets_the_profile(
 @pytest.mark.parametrize(
     ("config", "problem"),
     [
-        ("parallelism: 0\n", "line 1: parallelism: Invalid value: 0: should be larger"),
+        (
+            "parallelism: 0\n",
+            "line 1: parallelism: Invalid value: 0: should be an integer value greater than zero",
+        ),
         (
             "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n"
             "    args: {addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
             "{nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Near}]}]}}}\n",
-            "line 4: profiles[0].pluginConfig[0].args.addedAffinity: addedAffinity."
+            # the line of the one error's own field
+            "line 4: profiles[0].pluginConfig[0].args.addedAffinity."
             "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
             '.matchExpressions[0].operator: Unsupported value: "Near"',
         ),

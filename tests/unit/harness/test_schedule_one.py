@@ -77,7 +77,7 @@ def test_the_op_is_no_cache_method_and_no_adapter_request() -> None:
         (
             {"scheduler": {"parallelism": 0}},
             {},
-            "scheduler.parallelism: Invalid value: 0: should be larger than 0",
+            "scheduler.parallelism: Invalid value: 0: should be an integer value greater than zero",
         ),
         (
             {

@@ -6,7 +6,6 @@ docstrings cite the files); reason texts are upstream's.
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 import pytest
@@ -571,11 +570,16 @@ class TestPodTopologySpread:
         assert normalize([0, 0]) == [100, 100]
 
     @pytest.mark.parametrize(
-        ("args", "problem"),
+        ("args", "errors"),
         [
             (
                 {"defaultingType": "Zone"},
-                'defaultingType: Unsupported value: "Zone": supported values: "System", "List"',
+                [
+                    (
+                        ("defaultingType",),
+                        'Unsupported value: "Zone": supported values: "System", "List"',
+                    )
+                ],
             ),
             (
                 {
@@ -584,7 +588,12 @@ class TestPodTopologySpread:
                         {"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}
                     ],
                 },
-                'defaultingType: Invalid value: "System": when .defaultConstraints are not empty',
+                [
+                    (
+                        ("defaultingType",),
+                        'Invalid value: "System": when .defaultConstraints are not empty',
+                    )
+                ],
             ),
             (
                 {
@@ -593,14 +602,119 @@ class TestPodTopologySpread:
                         {"maxSkew": 0, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}
                     ],
                 },
-                "defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)",
+                [
+                    (
+                        ("defaultConstraints", 0, "maxSkew"),
+                        "Invalid value: 0: not in valid range (0, inf)",
+                    )
+                ],
+            ),
+            (
+                # a named string type is shown as JSON (& escaped); the topology key is a
+                # label name, each complaint its own error
+                {
+                    "defaultingType": "Zone&",
+                    "defaultConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": "example.com/",
+                            "whenUnsatisfiable": "DoNotSchedule",
+                        }
+                    ],
+                },
+                [
+                    (
+                        ("defaultingType",),
+                        'Unsupported value: "Zone\\u0026": supported values: "System", "List"',
+                    ),
+                    (
+                        ("defaultConstraints", 0, "topologyKey"),
+                        'Invalid value: "example.com/": name part must be non-empty',
+                    ),
+                    (
+                        ("defaultConstraints", 0, "topologyKey"),
+                        'Invalid value: "example.com/": name part must consist of alphanumeric '
+                        "characters, '-', '_' or '.', and must start and end with an "
+                        "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
+                        "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+                    ),
+                ],
             ),
         ],
-        ids=["unknown-type", "system-with-constraints", "zero-skew"],
+        ids=["unknown-type", "system-with-constraints", "zero-skew", "type-and-key"],
     )
-    def test_args_are_validated_as_upstream(self, args: dict[str, Any], problem: str) -> None:
-        with pytest.raises(ValueError, match=re.escape(problem)):
+    def test_args_are_validated_as_upstream(
+        self, args: dict[str, Any], errors: list[tuple[tuple[str | int, ...], str]]
+    ) -> None:
+        """`ValidatePodTopologySpreadArgs` (validation_pluginargs.go, v1.35.8 to v1.37.2)
+        collects a field.ErrorList; texts as upstream's `field.Error` spells them."""
+        with pytest.raises(ArgsError) as raised:
             pts.PodTopologySpreadArgs.from_json(args)
+        assert list(raised.value.errors) == errors
+
+    def test_a_configuration_file_names_every_args_error_as_upstreams_aggregate(self) -> None:
+        """Every constraint's every error, each its own item with its full path, in
+        upstream's order: the defaulting type, then per constraint maxSkew, topologyKey,
+        whenUnsatisfiable, labelSelector and the repeat.  Upstream v1.35.8, v1.36.0 and
+        v1.37.2's ValidateKubeSchedulerConfiguration print exactly this text for this file."""
+        constraints = [
+            {"maxSkew": 0, "topologyKey": "", "whenUnsatisfiable": ""},
+            {
+                "maxSkew": -2,
+                "topologyKey": "a b/c/d",
+                "whenUnsatisfiable": "Never<>",
+                "labelSelector": {},
+            },
+            {"maxSkew": 1, "topologyKey": "Zone_/x", "whenUnsatisfiable": "ScheduleAnyway"},
+            {"maxSkew": 1, "topologyKey": "Zone_/x", "whenUnsatisfiable": "ScheduleAnyway"},
+        ]
+        config = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "pluginConfig": [
+                        {"name": "DefaultPreemption", "args": {}},
+                        {
+                            "name": "PodTopologySpread",
+                            "args": {"defaultingType": "System", "defaultConstraints": constraints},
+                        },
+                    ]
+                }
+            ],
+        }
+        at = "profiles[0].pluginConfig[1].args"
+        name_part = (
+            "consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+            "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
+            "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        )
+        prefix_part = (
+            "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+            "characters, '-' or '.', and must start and end with an alphanumeric character "
+            "(e.g. 'example.com', regex used for validation is "
+            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        )
+        expected = [
+            f'{at}.defaultingType: Invalid value: "System": when .defaultConstraints are not empty',
+            f"{at}.defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)",
+            f"{at}.defaultConstraints[0].topologyKey: Required value: can not be empty",
+            f"{at}.defaultConstraints[0].whenUnsatisfiable: Required value: can not be empty",
+            f"{at}.defaultConstraints[1].maxSkew: Invalid value: -2: not in valid range (0, inf)",
+            f'{at}.defaultConstraints[1].topologyKey: Invalid value: "a b/c/d": a valid label key '
+            f"must {name_part} with an optional DNS subdomain prefix and '/' "
+            "(e.g. 'example.com/MyName')",
+            f"{at}.defaultConstraints[1].whenUnsatisfiable: Unsupported value: "
+            '"Never\\u003c\\u003e": supported values: "DoNotSchedule", "ScheduleAnyway"',
+            f"{at}.defaultConstraints[1].labelSelector: Forbidden: constraint must not define a "
+            "selector, as they deduced for each pod",
+            f'{at}.defaultConstraints[2].topologyKey: Invalid value: "Zone_/x": {prefix_part}',
+            f'{at}.defaultConstraints[3].topologyKey: Invalid value: "Zone_/x": {prefix_part}',
+            f'{at}.defaultConstraints[3]: Duplicate value: "{{Zone_/x, ScheduleAnyway}}"',
+        ]
+        with pytest.raises(ConfigError) as raised:
+            read_configuration_file(config, V1_37)
+        assert str(raised.value) == f"[{', '.join(expected)}]"
 
     def test_args_default_to_system_defaulting(self) -> None:
         args = pts.PodTopologySpreadArgs.from_json({})
