@@ -14,7 +14,7 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,7 +32,7 @@ from kcache.spec.releases import Release
 from kcache.targets.adapter import process as adapter_process
 from kcache.targets.time_limit import STEP_TIMEOUT
 from kcache.traces.expectations import Mismatch
-from kcache.traces.replay import replay_trace, representation_checked
+from kcache.traces.replay import defects_deciding, replay_trace, representation_checked
 from kcache.traces.trace import load_file
 
 #: examples per round of a fuzzing run: each round starts by reading the example database,
@@ -127,7 +127,10 @@ def run_machine(
             if progress is not None:
                 progress.finish()
         with stopping.deferred():  # what was found is reported, however many signals come
-            return _concluded(result, factory, examples, stop, reports)
+            concluded = _concluded(result, factory, examples, stop, reports)
+        if acknowledge_upstream_defects or target in targets.BUILTIN:
+            return concluded  # kcache's own caches implement what the defects break
+        return attrs.evolve(concluded, defects_deciding=_defects_deciding(result))
 
 
 def _concluded(
@@ -177,6 +180,10 @@ class MachineRun:
     stopped_by: str | None = None
     #: why a written trace was not replayed before the report, if it was not
     not_replayed: str | None = None
+    #: in a run against upstream's code (not spec or impl) that did not acknowledge them:
+    #: the known upstream defects whose model decides some of the written trace's steps,
+    #: with how many
+    defects_deciding: Mapping[str, int] = attrs.field(factory=dict)
 
 
 def _replayed(result: ConformanceResult, factory: CacheFactory) -> Mismatch | None:
@@ -185,6 +192,20 @@ def _replayed(result: ConformanceResult, factory: CacheFactory) -> Mismatch | No
         return None
     mismatches = [replay_trace(trace, factory).mismatch for trace in load_file(failure.trace_path)]
     return next((mismatch for mismatch in mismatches if mismatch is not None), None)
+
+
+def _defects_deciding(result: ConformanceResult) -> dict[str, int]:
+    failure = result.failure
+    if failure is None or failure.trace_path is None:
+        return {}
+    found: dict[str, int] = {}
+    try:
+        for trace in load_file(failure.trace_path):
+            for defect, steps in defects_deciding(trace).items():
+                found[defect] = found.get(defect, 0) + steps
+    except Exception:  # a hint that cannot be made must not cost the report
+        return {}
+    return found
 
 
 def _kcache_error(error: BaseException | None) -> KcacheError | None:

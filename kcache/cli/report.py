@@ -157,6 +157,13 @@ def failure_details(run: MachineRun, target: str) -> str:
             "difference showed only in what the machine checks beyond a trace's observations "
             "(e.g. a snapshot that changed without update_snapshot)"
         )
+    for defect, steps in run.defects_deciding.items():
+        lines.append(
+            f"known upstream defect: {defect} decides {steps} of this trace's steps, so "
+            "it may be all the failure shows; --acknowledge-upstream-defects holds the target "
+            "to the defect's model there and still fails what the defect does not explain "
+            "(docs/upstream-divergences.md)"
+        )
     lines.append("next:")
     checking = run.replayed_checked is not None
     lines += [f"  {command}" for command in next_commands(trace, target, check_invariants=checking)]

@@ -30,6 +30,8 @@ class UpstreamDefect:
     #: acknowledges the defect holds the target to that model, so only what the defect
     #: explains is forgiven
     model: frozenset[str]
+    #: the spec `Cache`'s count of the steps the model decided otherwise than the meaning
+    decided: str
     #: SNAPSHOT-VIEW fields `kcache show` reports apart, as known, while it is acknowledged
     snapshot_fields: frozenset[str] = frozenset()
 
@@ -50,6 +52,7 @@ UPSTREAM_DEFECTS: Mapping[str, UpstreamDefect] = {
                 "the tree's order where an incremental update keeps the snapshot's"
             ),
             model=frozenset({"upstream_pvc_delta"}),
+            decided="pvc_delta_showed",
             snapshot_fields=frozenset({"used_pvc_ref_counts"}),
         ),
     )

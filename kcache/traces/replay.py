@@ -19,7 +19,8 @@ import attrs
 
 from kcache import targets
 from kcache.errors import KcacheError
-from kcache.ops import MUTATORS, Run
+from kcache.ops import MUTATORS, Run, call
+from kcache.spec.cache import Cache
 from kcache.spec.errors import CacheError, Fatal
 from kcache.spec.protocol import CacheFactory, SchedulerCache
 from kcache.spec.releases import Release
@@ -77,6 +78,27 @@ def replay_trace(
         if result.verdict is Verdict.PASSED:
             return attrs.evolve(result, verdict=Verdict.DEFECT_GONE)
     return result
+
+
+def defects_deciding(trace: Trace) -> dict[str, int]:
+    """The known defects of the trace's release whose model decides some of its steps, with
+    how many it decides: a failure against upstream that such a defect decides may be
+    nothing but that defect, which `--acknowledge-upstream-defects` tells apart."""
+    found: dict[str, int] = {}
+    for defect in UPSTREAM_DEFECTS.values():
+        if defect.id not in trace.release.upstream_defects:
+            continue
+        cache = Cache(ttl=trace.ttl, release=trace.release, **dict.fromkeys(defect.model, True))
+        run = Run(
+            cache, scheduler_config=trace.scheduler, claims=trace.claims, objects=trace.objects
+        )
+        for step in trace.steps:
+            if call(run.apply, step.op, step.args)[0].kind == "fatal":
+                break  # upstream's process ends here, and so does the trace
+        decided = getattr(cache, defect.decided)
+        if decided:
+            found[defect.id] = decided
+    return found
 
 
 def _replayed(trace: Trace, factory: CacheFactory) -> TraceResult:

@@ -558,3 +558,25 @@ class TestStepTimeout:
         """Only a positive, finite number of seconds is a step timeout."""
         assert conform("--impl", "impl", "--step-timeout", text) == 2
         assert "--step-timeout" in capsys.readouterr().err
+
+
+def test_failure_a_known_upstream_defect_decides_says_so(
+    capsys: pytest.CaptureFixture[str], own_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A target that behaves as upstream's v1.37 does where its PVC count delta is wrong (the
+    spec with that defect's model on) fails a run that does not acknowledge the defect; the
+    report names the defect, as it decides a step of the trace, and the flag it points to
+    makes the same run pass."""
+    (own_folder / "upstream_like.py").write_text(
+        "from kcache.spec.cache import Cache\n"
+        "def factory(*, ttl, release):\n"
+        "    return Cache(ttl=ttl, release=release, upstream_pvc_delta=True)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(own_folder))
+    run = ("--impl", "upstream_like:factory", "--release", "v1.37", "--seed", "2")
+    assert conform(*run, "--max-examples", "300", "--shrink-budget", "1s") == 1
+    out = capsys.readouterr().out
+    assert "known upstream defect: pvc-ref-count-delta decides " in out
+    assert "--acknowledge-upstream-defects holds the target to the defect's model" in out
+    assert conform(*run, "--max-examples", "20", "--acknowledge-upstream-defects") == 0

@@ -7,14 +7,16 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
+from helpers.paths import VECTORS
 
 from kcache.errors import AdapterError, TargetError, TraceError
 from kcache.spec.cache import Cache
 from kcache.spec.protocol import SchedulerCache
-from kcache.spec.releases import Release
+from kcache.spec.releases import RELEASES, Release
 from kcache.traces import trace
-from kcache.traces.replay import Verdict, replay_paths, replay_trace
+from kcache.traces.replay import Verdict, defects_deciding, replay_paths, replay_trace
 
 
 def pod(uid: str, node: str = "n1", cpu: str | None = None) -> dict[str, Any]:
@@ -231,3 +233,33 @@ class TestReplayPaths:
         with pytest.raises(TraceError, match=r'b\.jsonl:1: trace "bad": step 0: unknown op'):
             replay_paths([tmp_path], factory)
         assert factory.built == 0
+
+
+class TestDefectsDeciding:
+    """`defects_deciding`: which known upstream defects' models decide a step of a trace."""
+
+    @pytest.mark.parametrize(("release", "stories"), [("v1.37", 7), ("v1.38", 1)])
+    def test_the_defects_model_decides_exactly_the_vectors_that_show_it(
+        self, release: str, stories: int
+    ) -> None:
+        """Every bundled vector of a release with pvc-ref-count-delta: the model decides one
+        update of each vector marked `upstream_defect` (the hand-worked stories of
+        docs/upstream-divergences.md) and no step of any other."""
+        marked, unmarked = [], []
+        for path in sorted((VECTORS / release).glob("*.jsonl")):
+            for each in trace.load_file(path):
+                (marked if each.upstream_defect else unmarked).append(each)
+        assert len(marked) == stories
+        assert [defects_deciding(each) for each in marked] == [{"pvc-ref-count-delta": 1}] * len(
+            marked
+        )
+        assert [each.name for each in unmarked if defects_deciding(each)] == []
+
+    def test_a_release_without_known_defects_has_none_deciding(self) -> None:
+        """v1.36 has no known defect: nothing decides, whatever the steps."""
+        (story, *_) = [
+            each
+            for each in trace.load_file(VECTORS / "v1.37" / "PvcRefCounts.jsonl")
+            if each.upstream_defect
+        ]
+        assert defects_deciding(attrs.evolve(story, release=RELEASES["v1.36"])) == {}
