@@ -18,10 +18,12 @@ import pytest
 from helpers.builders import node, pod
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import run_state_machine_as_test
 
 from kcache.errors import AdapterError
 from kcache.impl.cache import Cache as ImplCache
 from kcache.machine.actions import DRAWING, Draws, action, actions_of, available_actions
+from kcache.machine.lockstep import MODEL_UNCHANGED_BY_FATAL
 from kcache.machine.recorder import ConformanceError
 from kcache.machine.rules import ConformanceMachine, conformance_machine, gate_flips
 from kcache.ops import Outcome, call
@@ -166,6 +168,70 @@ class TestFatal:
         state.add_pod(pod=held, fitting=False, data=NOT_DRAWN)
         with pytest.raises(ConformanceError, match="replayed into a fresh impl cache"):
             update_onto_another_node(state, held)
+
+
+class _CheckedUnchangedByFatal(SpecCache):
+    """The model, checking at every call of `MODEL_UNCHANGED_BY_FATAL` that ends fatally that
+    it holds what it held before; it counts those calls."""
+
+    fatal_calls = 0
+
+    def __getattribute__(self, name: str) -> Any:
+        found = super().__getattribute__(name)
+        if name not in MODEL_UNCHANGED_BY_FATAL:
+            return found
+
+        def checked(*args: Any) -> Any:
+            before = _state_of(self)
+            try:
+                return found(*args)
+            except Fatal:
+                _CheckedUnchangedByFatal.fatal_calls += 1
+                assert _state_of(self) == before, f"{name} changed the model before its Fatal"
+                raise
+
+        return checked
+
+
+def _state_of(cache: SpecCache) -> tuple[Any, ...]:
+    """Every field of the model's cache (its weak set of snapshots aside) as plain data."""
+    return tuple(
+        _plain(getattr(cache, field.name))
+        for field in attrs.fields(SpecCache)
+        if field.name != "_snapshots"
+    )
+
+
+def _plain(value: Any) -> Any:
+    """`value` as plain data that compares as the model compares it: records by field, maps
+    in their order, and what compares by identity (an image's summary) by identity."""
+    kind = type(value)
+    if attrs.has(kind):
+        if kind.__eq__ is object.__eq__:
+            return (kind.__name__, id(value))
+        fields = attrs.fields(kind)
+        return (kind.__name__, *(_plain(getattr(value, field.name)) for field in fields))
+    if isinstance(value, dict):
+        return tuple((key, _plain(item)) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_plain(item) for item in value)
+    if isinstance(value, set | frozenset):
+        return frozenset(_plain(item) for item in value)
+    return value
+
+
+@pytest.mark.parametrize("release", [V1_35, V1_37], ids=str)
+def test_the_model_needs_no_replay_after_the_fatal_steps_it_is_not_replayed_after(
+    release: Release,
+) -> None:
+    """After a fatal step of `MODEL_UNCHANGED_BY_FATAL` the machine goes on with the model as it
+    is instead of replaying it: it must hold what it held before the step."""
+    _CheckedUnchangedByFatal.fatal_calls = 0
+    machine_class = conformance_machine(
+        ImplCache, release=release, reference=_CheckedUnchangedByFatal, out_dir=None
+    )
+    run_state_machine_as_test(machine_class, settings=settings(max_examples=60, database=None))
+    assert _CheckedUnchangedByFatal.fatal_calls > 0
 
 
 class _FlakyOnSecondBuild:
