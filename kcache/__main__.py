@@ -2,6 +2,6 @@
 
 import sys
 
-from kcache.cli.main import main
+from kcache.cli.main import command
 
-sys.exit(main())
+sys.exit(command())

@@ -28,6 +28,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
+from kcache import collector
 from kcache.errors import KcacheError
 
 #: subcommand name -> the module that implements it
@@ -128,6 +129,17 @@ def version() -> str:
         return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         return "unknown (not installed)"
+
+
+def command() -> int:
+    """The `kcache` command (the script and `python -m kcache`): `main` over `sys.argv`, in
+    a process that ends after it, so it collects its garbage as a run does and leaves what
+    it holds out of the interpreter's last collection (`kcache.collector`)."""
+    collector.command_started()
+    try:
+        return main()
+    finally:
+        collector.command_ending()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

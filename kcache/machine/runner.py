@@ -10,10 +10,8 @@ same examples in the same order, and later rounds draw more.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from kcache import stopping
 from kcache.budget import BudgetSpent, Deadline, in_rounds
+from kcache.collector import fewer_collections
 from kcache.documents import parse_json
 from kcache.errors import KcacheError
 from kcache.exact_json import dumps
@@ -84,26 +83,6 @@ class ConformanceResult:
     @property
     def steps_per_second(self) -> float:
         return self.steps / self.elapsed if self.elapsed > 0 else 0.0
-
-
-#: the cyclic collector's thresholds during a run: a step makes thousands of short-lived
-#: objects, and at the default (700) the collector ran every few steps and walked the
-#: prepared pools each time, a fifteenth of a run's CPU
-_RUN_GC_THRESHOLDS = (50_000, 20, 100)
-
-
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Collect cyclic garbage less often while the machine runs, and leave what exists
-    before (modules, the strategies' pools) out of every collection; restored after."""
-    before = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(*_RUN_GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
 
 
 def run_conformance(
@@ -209,7 +188,7 @@ def run_conformance(
         return True
 
     try:
-        with _fewer_collections():
+        with fewer_collections():
             interrupted = in_rounds(one_round, time_budget=time_budget)
     except Exception:
         if recorder.broken_by is not None and recorder.last_failure is None:
