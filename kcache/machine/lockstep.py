@@ -30,7 +30,7 @@ from kcache.spec.releases import DEFAULT_RELEASE, Release
 from kcache.spec.scheduler.config import SchedulerConfig, read_config
 from kcache.spec.scheduler.decision import Decision
 from kcache.spec.views import Dump, SnapshotView
-from kcache.targets.time_limit import StepTimeout
+from kcache.targets.time_limit import StepTimeout, unlimited_run
 from kcache.traces.trace import Step
 from kcache.unmodelled import as_modelled, settled_nomination
 
@@ -417,7 +417,7 @@ class LockstepMachine(RuleBasedStateMachine):
                 if within_limit is None:
                     target = observe(self.impl_run, known)
                 else:
-                    target = within_limit("observe", observe, self.impl_run, known)
+                    target = within_limit("observe", observe, unlimited_run(self.impl_run), known)
             except StepTimeout as hung:
                 self.fail(f"reading the {self.target_name} cache hung: {hung}", observed=False)
             except KcacheError as error:  # the target broke: name the step, keep the steps

@@ -21,7 +21,10 @@ from decimal import Decimal
 from types import FrameType
 from typing import Any, cast
 
-from kcache.spec.protocol import CacheFactory, SchedulerCache
+import attrs
+
+from kcache.ops import Run
+from kcache.spec.protocol import CacheFactory, SchedulerCache, Snapshot
 from kcache.spec.releases import RELEASES, Release
 
 #: seconds one call into a cache may take before it counts as hung
@@ -127,6 +130,17 @@ def unlimited(cache: object) -> object:
     """The cache inside `cache`'s limit: the object whose own methods run a call, which a
     held run must stop in (`kcache.concurrency.execution`)."""
     return cache._inner if type(cache) is _Limited else cache
+
+
+def unlimited_run(run: Run) -> Run:
+    """`run` with its cache and snapshots taken out of their limits, for reads made inside one
+    `within_limit`: its deadline covers them all, and a limit around each of an observation's
+    two dozen reads was a fiftieth of a run."""
+    return attrs.evolve(
+        run,
+        cache=cast(SchedulerCache, unlimited(run.cache)),
+        snapshots={name: cast(Snapshot, unlimited(held)) for name, held in run.snapshots.items()},
+    )
 
 
 class _Limited:

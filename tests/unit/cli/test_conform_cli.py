@@ -538,6 +538,19 @@ class Looping(Cache):
 """
 
 
+#: an impl whose pod count never comes back once a pod is held: a read the observation makes
+LOOPING_READ = """
+from kcache.impl.cache import Cache
+
+
+class LoopingRead(Cache):
+    def pod_count(self):
+        while super().pod_count():
+            pass
+        return 0
+"""
+
+
 class TestStepTimeout:
     def test_a_looping_cache_fails_its_step_with_the_trace(
         self, own_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -552,6 +565,19 @@ class TestStepTimeout:
         (trace,) = (own_folder / "kcache-failures").glob("*.json")
         steps = [step["op"] for step in json.loads(trace.read_text())["steps"]]
         assert steps[-1] == "remove_node"
+
+    def test_a_read_that_hangs_inside_the_observation_is_stopped_too(
+        self, own_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The observation's reads run under one deadline, which a hung read still meets: the
+        read ends as a StepTimeout, a finding whose replay names the read."""
+        (own_folder / "looping_read.py").write_text(LOOPING_READ)
+        monkeypatch.syspath_prepend(str(own_folder))
+        run = ["--impl", "looping_read:LoopingRead", "--step-timeout", "0.2", "--db", "none"]
+        assert conform(*run, "--max-examples", "50", "--seed", "0", "--shrink-budget", "2s") == 1
+        out = capsys.readouterr().out
+        assert "(observe): observations differ after the step" in out
+        assert "StepTimeout: pod_count did not return within 0.2 s (--step-timeout)" in out
 
     @pytest.mark.parametrize("text", ["0", "-1", "inf", "soon"])
     def test_refused(self, text: str, capsys: pytest.CaptureFixture[str]) -> None:
