@@ -308,8 +308,8 @@ class LockstepMachine(RuleBasedStateMachine):
         run's other steps into a fresh target brings back the state it had, the
         run goes on from there, and a later failure's trace is those steps, with
         no fatal step inside.  The model is replayed only after a step that may
-        change it before its Fatal (`MODEL_UNCHANGED_BY_FATAL`): the other steps
-        were a third of the time a run spent on fatal steps.  (Hypothesis cannot
+        change it before its Fatal (`MODEL_UNCHANGED_BY_FATAL`): replaying it
+        was over half of what rebuilding cost a run.  (Hypothesis cannot
         end an example early instead: with no rule enabled it raises "No
         progress can be made"; and a fatal step is common, so starting over
         from empty caches would keep most runs shallow.)
