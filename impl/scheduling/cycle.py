@@ -31,6 +31,7 @@ from kcache.impl.scheduling.inter_pod_affinity import (
     TermsCache,
 )
 from kcache.impl.scheduling.node_fields import NodeFields, NodeFieldsCache
+from kcache.impl.scheduling.plugin_scores import PluginScores
 from kcache.impl.scheduling.plugins import (
     Context,
     Filter,
@@ -460,14 +461,11 @@ class Scheduler:
             columns.append(
                 values if weight == 1 else list(map(operator.mul, values, itertools.repeat(weight)))
             )
+        # every column is one score per feasible node, so each row holds one score per plugin
         rows = list(zip(*columns, strict=True)) if columns else [() for _ in names]
-        # built by map and zip in C, not a Python loop per node: every column is one score per
-        # feasible node, so each row holds one score per plugin
-        by_node = dict(
-            zip(names, map(dict, map(zip, itertools.repeat(plugins), rows)), strict=True)
-        )
         totals = list(map(sum, rows))
-        return attrs.evolve(found, host=names[_heap_root(totals)], plugin_scores=by_node)
+        scores = PluginScores(names, plugins, rows)
+        return attrs.evolve(found, host=names[_heap_root(totals)], plugin_scores=scores)
 
     def _fit_error(
         self,
