@@ -333,27 +333,20 @@ class LockstepMachine(RuleBasedStateMachine):
         impl = Run(built, scheduler_config=config, objects=self.objects)
         steps = [(recorded.step.op, recorded.step.args) for recorded in self.steps]
         replay = getattr(impl.cache, "replay", None)  # a cache in another process: one request
-        replayed = {
-            "spec": (
-                [recorded.outcome for recorded in self.steps]
-                if spec is self.spec_run
-                else [call(spec.apply, op, args)[0] for op, args in steps]
-            ),
-            self.target_name: (
-                replay(impl, steps)
-                if replay is not None
-                else [call(impl.apply, op, args)[0] for op, args in steps]
-            ),
-        }
+        replayed: dict[str, list[Outcome]] = {}
+        if spec is not self.spec_run:
+            replayed["spec"] = [call(spec.apply, op, args)[0] for op, args in steps]
+        replayed[self.target_name] = (
+            replay(impl, steps)
+            if replay is not None
+            else [call(impl.apply, op, args)[0] for op, args in steps]
+        )
         for index, recorded in enumerate(self.steps):
-            first = {"spec": recorded.outcome}
-            first[self.target_name] = recorded.outcome
-            for side in ("spec", self.target_name):
-                outcome = replayed[side][index]
-                if outcome != first[side]:
+            for side, outcomes in replayed.items():
+                if outcomes[index] != recorded.outcome:
                     self.fail(
                         f"replayed into a fresh {side} cache after a fatal step, {recorded.op} "
-                        f"ended {outcome}, not {first[side]} as first",
+                        f"ended {outcomes[index]}, not {recorded.outcome} as first",
                         observed=False,
                     )
         self.spec_run, self.impl_run = spec, impl
