@@ -8,6 +8,7 @@ and adapters; it takes no part in equality.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ import attrs
 from kcache.spec import pod_resources
 from kcache.spec.errors import ObjectError
 from kcache.spec.quantity import quantity_from_json
-from kcache.spec.releases import DEFAULT_RELEASE, RELEASES, Release
+from kcache.spec.releases import DEFAULT_RELEASE, RELEASES
 from kcache.spec.zones import zone_key
 
 #: (ip, protocol, port) after upstream's sanitising: "" -> "0.0.0.0" and "TCP".
@@ -167,8 +168,10 @@ def pod_from_manifest(obj: object) -> Pod:
     sidecars = [item for item in init_containers if _is_sidecar(item)]
     status = manifest.mapping("status")
 
-    def resources(release: Release) -> pod_resources.PodSpecResources:
-        statuses = _container_statuses(status, first_wins=release.counts_status_per_view)
+    # the releases differ only in which of two same-named statuses wins: one read per rule
+    @functools.cache
+    def resources(first_wins: bool) -> pod_resources.PodSpecResources:
+        statuses = _container_statuses(status, first_wins=first_wins)
         return pod_resources.PodSpecResources(
             containers=tuple(
                 pod_resources.Container(_requests(item), status=statuses.get(item.string("name")))
@@ -189,10 +192,13 @@ def pod_from_manifest(obj: object) -> Pod:
             resize_infeasible=_resize_infeasible(status),
         )
 
-    default = resources(DEFAULT_RELEASE)
+    default = resources(DEFAULT_RELEASE.counts_status_per_view)
     counts = (
         tuple(
-            (name, pod_resources.pod_requests(resources(release), release))
+            (
+                name,
+                pod_resources.pod_requests(resources(release.counts_status_per_view), release),
+            )
             for name, release in RELEASES.items()
         )
         if default.has_status
