@@ -50,6 +50,15 @@ MODEL_UNCHANGED_BY_FATAL = frozenset(
     if not any(argument.key in ("snapshot", "now") for argument in OPS[name].arguments)
 )
 
+#: the ops after which the model's dump is what it was: reads, and the calls that change only
+#: the snapshot they name (spec/cache.py); the machine keeps the dump it derived across them
+DUMP_KEPT_BY = frozenset(
+    name
+    for name, op in OPS.items()
+    if op.reads
+    or (name in MUTATORS and any(argument.key == "snapshot" for argument in op.arguments))
+)
+
 
 class LockstepMachine(RuleBasedStateMachine):
     """Spec and `factory`'s cache side by side; configured by `conformance_machine`."""
@@ -169,7 +178,8 @@ class LockstepMachine(RuleBasedStateMachine):
 
     def _spec_changed(self, step: Step) -> None:
         """Forget what `step` may have changed of the spec's derived dump and views."""
-        self._spec_dump = None
+        if step.op not in DUMP_KEPT_BY:
+            self._spec_dump = None
         if OPS[step.op].cycle:
             self._spec_views.clear()
         elif isinstance(named := step.args.get("snapshot"), str):

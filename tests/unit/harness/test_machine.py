@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections import Counter
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import pytest
@@ -23,7 +24,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from kcache.errors import AdapterError
 from kcache.impl.cache import Cache as ImplCache
 from kcache.machine.actions import DRAWING, Draws, action, actions_of, available_actions
-from kcache.machine.lockstep import MODEL_UNCHANGED_BY_FATAL
+from kcache.machine.lockstep import DUMP_KEPT_BY, MODEL_UNCHANGED_BY_FATAL
 from kcache.machine.recorder import ConformanceError
 from kcache.machine.rules import ConformanceMachine, conformance_machine, gate_flips
 from kcache.ops import Outcome, call
@@ -232,6 +233,44 @@ def test_the_model_needs_no_replay_after_the_fatal_steps_it_is_not_replayed_afte
     )
     run_state_machine_as_test(machine_class, settings=settings(max_examples=60, database=None))
     assert _CheckedUnchangedByFatal.fatal_calls > 0
+
+
+class _CheckedDumpKept(SpecCache):
+    """The model, checking at every call of `DUMP_KEPT_BY` that its dump is what it was
+    before, however the call ends; it counts those calls by op."""
+
+    kept_calls: ClassVar[Counter[str]] = Counter()
+
+    def __getattribute__(self, name: str) -> Any:
+        found = super().__getattribute__(name)
+        if name not in DUMP_KEPT_BY or name == "dump":
+            return found
+
+        def checked(*args: Any) -> Any:
+            before = SpecCache.dump(self)
+            try:
+                return found(*args)
+            finally:
+                _CheckedDumpKept.kept_calls[name] += 1
+                assert SpecCache.dump(self) == before, f"{name} changed the model's dump"
+
+        return checked
+
+
+@pytest.mark.parametrize("release", [V1_35, V1_37], ids=str)
+def test_the_model_s_dump_is_kept_across_the_ops_the_machine_keeps_it_across(
+    release: Release,
+) -> None:
+    """The machine derives the model's dump again only after an op outside `DUMP_KEPT_BY`:
+    the model's dump must be the same after every call of those ops."""
+    _CheckedDumpKept.kept_calls = Counter()
+    machine_class = conformance_machine(
+        ImplCache, release=release, reference=_CheckedDumpKept, out_dir=None
+    )
+    run_state_machine_as_test(machine_class, settings=settings(max_examples=60, database=None))
+    assert _CheckedDumpKept.kept_calls["update_snapshot"] > 0
+    if release.has_mutation_sessions:
+        assert _CheckedDumpKept.kept_calls["snapshot_add_pod"] > 0
 
 
 class _FlakyOnSecondBuild:
