@@ -14,7 +14,7 @@ from collections.abc import Iterable, KeysView
 
 from kcache.impl.image_states import ImageStates
 from kcache.impl.node_info import NodeInfo, sanitized
-from kcache.impl.node_list import NodeInfoList, NodeInfoListItem
+from kcache.impl.node_list import NodeInfoList
 from kcache.impl.node_tree import NodeTree
 from kcache.impl.pod_groups import PodGroups
 from kcache.impl.pod_info import PodInfo
@@ -36,7 +36,7 @@ def check_cache(
     for key, info in pod_states.items():
         node_name = info.pod.node_name
         item = node_infos.items.get(node_name)
-        if not (item is not None and any(held is info for held in item.info.pods)):
+        if not (item is not None and info in item.info.pods):  # a PodInfo equals only itself
             raise AssertionError(f"pod {key} is not on the NodeInfo of its node {node_name!r}")
     for name, item in node_infos.items.items():
         _check_node_info(name, item.info)
@@ -54,14 +54,26 @@ def check_cache(
 
 
 def _check_list(node_infos: NodeInfoList) -> None:
-    """Symmetric links, strictly decreasing generations, and the same items as the map."""
+    """Symmetric links, strictly decreasing generations, and the same items as the map.
+
+    One walk: each linked item must be the map's item under its own name, and the walk must
+    meet as many items as the map holds.  Generations strictly decrease along it, so no item
+    is met twice and the walk ends even on a ring; the items met are therefore distinct map
+    values under distinct names, and as many as the map's: all of them, each under its name.
+    """
     head = node_infos.head
     if not (head is None or head.prev is None):
         raise AssertionError("the head has a predecessor")
-    linked: list[NodeInfoListItem] = []
-    # Generations strictly decrease along the walk, or it stops: so it ends even on a ring.
-    for item in node_infos.newest_first():
-        linked.append(item)
+    items = node_infos.items
+    linked = 0
+    item = head
+    while item is not None:
+        if items.get(item.name) is not item:
+            raise AssertionError(
+                f"list holds {item.name!r}, which the map does not hold under that name; "
+                f"map holds {sorted(items)}"
+            )
+        linked += 1
         following = item.next
         if following is not None:
             if following.prev is not item:
@@ -71,17 +83,9 @@ def _check_list(node_infos: NodeInfoList) -> None:
                     f"generation of {item.name} ({item.info.generation}) is not above "
                     f"{following.name}'s ({following.info.generation})"
                 )
-    if not (
-        {id(item) for item in linked} == {id(item) for item in node_infos.items.values()}
-        and len(linked) == len(node_infos.items)
-    ):
-        raise AssertionError(
-            f"list holds {sorted(item.name for item in linked)}, "
-            f"map holds {sorted(node_infos.items)}"
-        )
-    for name, item in node_infos.items.items():
-        if not (item.name == name):
-            raise AssertionError(f"item under {name!r} is named {item.name!r}")
+        item = following
+    if linked != len(items):
+        raise AssertionError(f"list holds {linked} items, map holds {len(items)}: {sorted(items)}")
 
 
 def _check_node_info(name: str, info: NodeInfo) -> None:
@@ -134,15 +138,8 @@ def _check_node_info(name: str, info: NodeInfo) -> None:
         raise AssertionError(f"{name}: non-zero requests differ from the sum over its pods")
     if not (info.pvc_ref_counts == claims):
         raise AssertionError(f"{name}: PVC counts {info.pvc_ref_counts} != {claims}")
-    held_ports = {
-        (ip, protocol, port) for ip, pairs in info.used_ports.items() for protocol, port in pairs
-    }
-    if not (all(info.used_ports.values())):
-        raise AssertionError(f"{name}: an ip with no ports")
-    if not (held_ports <= {sanitized(port) for pod in pods for port in pod.host_ports}):
-        raise AssertionError(
-            f"{name}: used ports {sorted(held_ports)} include ports no held pod uses"
-        )
+    if info.used_ports:  # most NodeInfos hold no port
+        _check_used_ports(name, info)
     if not (
         all(pod.affinity.has_affinity for pod in info.pods_with_affinity)
         and all(
@@ -152,61 +149,84 @@ def _check_node_info(name: str, info: NodeInfo) -> None:
         raise AssertionError(f"{name}: an affinity list holds a pod that does not qualify")
 
 
+def _check_used_ports(name: str, info: NodeInfo) -> None:
+    """Every IP holds a port, and every port held is one a held pod uses."""
+    held_ports = {
+        (ip, protocol, port) for ip, pairs in info.used_ports.items() for protocol, port in pairs
+    }
+    if not (all(info.used_ports.values())):
+        raise AssertionError(f"{name}: an ip with no ports")
+    if not (held_ports <= {sanitized(port) for pod in info.pods for port in pod.host_ports}):
+        raise AssertionError(
+            f"{name}: used ports {sorted(held_ports)} include ports no held pod uses"
+        )
+
+
 def _check_contract_parts(
     pod_states: dict[str, PodInfo],
     node_infos: NodeInfoList,
     tree: NodeTree,
     image_states: ImageStates,
 ) -> None:
-    """What holds while callers keep the contract: one entry per key, tree and images in step."""
-    held = _uids(pod for item in node_infos.items.values() for pod in item.info.pods)
-    if not (held == sorted(pod_states)):
-        raise AssertionError(f"NodeInfos hold {held}, the cache knows {sorted(pod_states)}")
+    """What holds while callers keep the contract: one entry per key, tree and images in step.
+
+    One walk over the NodeInfos gathers what the cache's other parts must agree with.
+    """
+    held: list[str] = []
+    expected_tree: set[tuple[str, str]] = set()
+    expected_images: dict[str, set[str]] = {}
+    summaries = image_states.summaries
     for name, item in node_infos.items.items():
         info = item.info
+        held += [pod.uid for pod in info.pods]
         if not (
-            _uids(info.pods_with_affinity)
-            == _uids(pod for pod in info.pods if pod.affinity.has_affinity)
-            and _uids(info.pods_with_required_anti_affinity)
-            == _uids(pod for pod in info.pods if pod.affinity.has_required_anti_affinity)
+            _same_uids(
+                info.pods_with_affinity,
+                [pod.uid for pod in info.pods if pod.affinity.has_affinity],
+            )
+            and _same_uids(
+                info.pods_with_required_anti_affinity,
+                [pod.uid for pod in info.pods if pod.affinity.has_required_anti_affinity],
+            )
         ):
             raise AssertionError(f"{name}: affinity lists differ from its qualifying pods")
-    expected_tree = {
-        (item.info.node.zone_key, name)
-        for name, item in node_infos.items.items()
-        if item.info.node is not None
-    }
+        node = info.node
+        if node is None:
+            continue
+        expected_tree.add((node.zone_key, name))
+        images = node.image_names
+        for image in images:
+            expected_images.setdefault(image, set()).add(name)
+        if not (
+            info.image_states.keys() == set(images)
+            and all(state is summaries.get(image) for image, state in info.image_states.items())
+        ):
+            raise AssertionError(
+                f"{name}: image map differs from its node's images or the shared summaries"
+            )
+    held.sort()
+    if not (held == sorted(pod_states)):
+        raise AssertionError(f"NodeInfos hold {held}, the cache knows {sorted(pod_states)}")
     actual_tree = {(zone, name) for zone, names in tree.zones.items() for name in names}
     if not (actual_tree == expected_tree):
         raise AssertionError(
             f"tree holds {sorted(actual_tree)}, the NodeInfos' nodes give {sorted(expected_tree)}"
         )
-    expected_images: dict[str, set[str]] = {}
-    for name, item in node_infos.items.items():
-        if item.info.node is not None:
-            for image in item.info.node.image_names:
-                expected_images.setdefault(image, set()).add(name)
-            if not (
-                item.info.image_states.keys() == set(item.info.node.image_names)
-                and all(
-                    state is image_states.summaries.get(image)
-                    for image, state in item.info.image_states.items()
-                )
-            ):
-                raise AssertionError(
-                    f"{name}: image map differs from its node's images or the shared summaries"
-                )
-    actual_images = {image: summary.nodes for image, summary in image_states.summaries.items()}
+    actual_images = {image: summary.nodes for image, summary in summaries.items()}
     if not (actual_images == expected_images):
         raise AssertionError(
             f"image summaries {actual_images} differ from the nodes' images {expected_images}"
         )
 
 
-def _uids(pods: Iterable[PodInfo]) -> list[str]:
-    """The pods' UIDs as a multiset (sorted: cheaper than a multiset count for a NodeInfo's few
-    pods, and the machine checks every NodeInfo after every step)."""
-    return sorted([pod.uid for pod in pods])
+def _same_uids(listed: list[PodInfo], uids: list[str]) -> bool:
+    """Whether `listed` holds pods with exactly these UIDs, as a multiset (a NodeInfo's lists
+    are short and mostly empty: nothing is sorted when there is nothing to order)."""
+    if len(listed) != len(uids):
+        return False
+    if len(uids) < 2:
+        return not uids or listed[0].uid == uids[0]
+    return sorted([pod.uid for pod in listed]) == sorted(uids)
 
 
 def check_pod_groups(groups: PodGroups) -> None:

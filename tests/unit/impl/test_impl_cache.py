@@ -78,6 +78,18 @@ class TestCheckInvariants:
                 ),
                 "a: PVC counts",
             ),
+            (
+                lambda cache: cache._node_infos.items["a"].info.used_ports.update(
+                    {"0.0.0.0": {("TCP", 8080)}}
+                ),
+                "a: used ports .* include ports no held pod uses",
+            ),
+            (
+                lambda cache: cache._node_infos.items["a"].info.used_ports.update(
+                    {"0.0.0.0": set()}
+                ),
+                "a: an ip with no ports",
+            ),
             (lambda cache: cache._assumed_pods.update(nobody=None), "assumed keys not held"),
             (lambda cache: cache._node_tree.zones.pop(":\x00:z1"), "tree counts"),
             (lambda cache: cache._image_states.summaries.clear(), "image map differs"),
@@ -101,6 +113,8 @@ class TestCheckInvariants:
             "scalar totals",
             "non-zero totals",
             "claim counts",
+            "port no pod uses",
+            "ip without ports",
             "assumed not held",
             "tree count",
             "images",
