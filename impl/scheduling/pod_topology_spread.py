@@ -468,6 +468,8 @@ def _pre_score(plan: PodPlan) -> Status | None:
     namespace = plan.pod.namespace
     keys = {constraint.topology_key for constraint in constraints} if require_all else set()
     # (the selector counted with, constraint, its counts, whether a node may be left out of it)
+    # for each constraint with a value to count: a hostname constraint has none (Score counts
+    # each node's own pods), and with none at all the walk over every node is not taken
     each = [
         (
             _counting_selector(constraint.selector, inputs.release),
@@ -476,8 +478,10 @@ def _pre_score(plan: PodPlan) -> Status | None:
             _may_exclude(constraint, plan),
         )
         for constraint, counts in zip(constraints, state.topology_value_to_pod_counts, strict=True)
+        if counts
     ]
-    for info, fields in zip(inputs.nodes, inputs.listed_fields(), strict=True):
+    listed = zip(inputs.nodes, inputs.listed_fields(), strict=True) if each else ()
+    for info, fields in listed:
         labels = fields.labels
         if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
