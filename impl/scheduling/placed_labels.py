@@ -1,0 +1,94 @@
+"""What PodTopologySpread's count reads of a placed pod, read once per pod object.
+
+`countPodsMatchSelector` asks of every pod on every listed node its
+namespace, whether it is being deleted and whether the constraint's selector
+takes its labels.  Pods of one app share all three, so equal ones are one
+`PlacedLabels`: a cycle asks the selector once per distinct one
+(`Matching`), and the walk over the placed pods becomes lookups made in C
+(`map`), where reading each pod's manifest was most of PreFilter's time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any, Protocol, cast
+
+from kcache.spec.objects import Pod
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+class _Selector(Protocol):
+    def matches(self, labels: Mapping[str, str]) -> bool: ...
+
+
+class PlacedLabels:
+    """A placed pod's namespace, deletion and labels: one object for equal ones."""
+
+    __slots__ = ("deleting", "labels", "namespace")
+
+    def __init__(self, namespace: str, deleting: bool, labels: Mapping[str, str]) -> None:
+        self.namespace = namespace
+        self.deleting = deleting
+        self.labels = labels
+
+
+class PlacedLabelsCache:
+    """Pod object -> its `PlacedLabels`, by identity; forgets everything once it holds far
+    more pods than the snapshot does."""
+
+    __slots__ = ("_by_id", "_equal", "_held")
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, PlacedLabels] = {}
+        #: id -> the pod itself, so that no other object takes an id while it is a key
+        self._held: dict[int, Pod] = {}
+        self._equal: dict[Hashable, PlacedLabels] = {}
+
+    def _read(self, pod: Pod) -> PlacedLabels:
+        metadata = pod.manifest.get("metadata") or _EMPTY
+        labels: Mapping[str, str] = metadata.get("labels") or _EMPTY
+        deleting = metadata.get("deletionTimestamp") is not None
+        key = (pod.namespace, deleting, frozenset(labels.items()))
+        found = self._equal.get(key)
+        if found is None:
+            found = self._equal[key] = PlacedLabels(pod.namespace, deleting, labels)
+        self._by_id[id(pod)] = found
+        self._held[id(pod)] = pod
+        return found
+
+    def all_of(self, pods: list[Pod]) -> list[PlacedLabels]:
+        """Each pod's `PlacedLabels`, in order: looked up in C, read for pods not met yet."""
+        found: list[PlacedLabels | None] = list(map(self._by_id.get, map(id, pods)))
+        if None not in found:
+            return cast("list[PlacedLabels]", found)
+        read = self._read
+        return [
+            read(pod) if known is None else known for known, pod in zip(found, pods, strict=True)
+        ]
+
+    def keep_only(self, live: int) -> None:
+        """Start afresh once it holds far more pods than the snapshot does."""
+        if len(self._by_id) > 2 * live + 64:
+            self._by_id, self._held, self._equal = {}, {}, {}
+
+
+class Matching(dict[PlacedLabels, int]):
+    """`PlacedLabels` -> 1 when `countPodsMatchSelector` counts such a pod, else 0: one
+    constraint's answers in one cycle, each worked out the first time it is asked."""
+
+    __slots__ = ("_namespace", "_selector")
+
+    def __init__(self, selector: _Selector, namespace: str) -> None:
+        super().__init__()
+        self._selector = selector
+        self._namespace = namespace
+
+    def __missing__(self, placed: PlacedLabels) -> int:
+        counted = (
+            placed.namespace == self._namespace
+            and not placed.deleting
+            and self._selector.matches(placed.labels)
+        )
+        self[placed] = answer = 1 if counted else 0
+        return answer
