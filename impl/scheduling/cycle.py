@@ -214,6 +214,7 @@ class Scheduler:
             args=InterPodAffinityArgs(profile.plugin_config.get("InterPodAffinity")),
             fields=self._fields,
             terms_of=self._terms.of,
+            inputs=plan.cycle,
         )
         skipped, restricted_by, names, held = _run_pre_filters(plan, points)
         self._filters = [(name, check) for name, check in points.filter if name not in skipped]

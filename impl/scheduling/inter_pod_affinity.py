@@ -22,16 +22,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from operator import methodcaller
-from typing import Any
+from operator import attrgetter, methodcaller
+from typing import TYPE_CHECKING, Any
 
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import Fields, PodInfo
 from kcache.impl.scheduling.label_syntax import label_selector_error
 from kcache.impl.scheduling.node_fields import NodeFields, NodeFieldsCache
+from kcache.impl.scheduling.placed_labels import PlacedLabels
 from kcache.spec.objects import Node, Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Code, Status
+
+if TYPE_CHECKING:
+    from kcache.impl.scheduling.pod_plan import CycleInputs
 
 _HOSTNAME = "kubernetes.io/hostname"
 _FAST_PATH_GATE = "InterPodAffinityHostnameFastPath"
@@ -53,6 +57,9 @@ Selector = tuple[tuple[str, str, frozenset[str]], ...]
 Pair = tuple[str, str]
 
 
+_NODE_LABELS = attrgetter("labels")
+_PODS = attrgetter("pods")
+_POD = attrgetter("pod")
 #: the default of every by_value lookup in Score
 _ZEROS = itertools.repeat(0)
 #: numbers are never reused, so a number met after `Ids` started afresh cannot mean another set
@@ -129,9 +136,11 @@ class Term:
             (self.selector, self.namespaces, self.namespace_selector, self.topology_key)
         )
 
-    def matches(self, pod: Pod, labels: Mapping[str, str], ns_labels: Mapping[str, str]) -> bool:
-        """`AffinityTerm.Matches` of a pod whose labels are `labels`."""
-        if pod.namespace in self.namespaces or (
+    def matches(
+        self, namespace: str, labels: Mapping[str, str], ns_labels: Mapping[str, str]
+    ) -> bool:
+        """`AffinityTerm.Matches` of a pod in `namespace` whose labels are `labels`."""
+        if namespace in self.namespaces or (
             self.namespace_selector is not None and _matches(self.namespace_selector, ns_labels)
         ):
             return _matches(self.selector, labels)
@@ -245,7 +254,7 @@ def _add(counts: dict[Pair, int], labels: Mapping[str, str], key: str, value: in
 def _all_match(terms: list[Term], terms_of: PodTerms) -> bool:
     if not terms:
         return False
-    return all(term.matches(terms_of.pod, terms_of.labels, _EMPTY) for term in terms)
+    return all(term.matches(terms_of.pod.namespace, terms_of.labels, _EMPTY) for term in terms)
 
 
 class AffinityCycle:
@@ -269,6 +278,7 @@ class AffinityCycle:
         "host_anti_terms",
         "host_matching_count",
         "incoming",
+        "inputs",
         "namespace_labels",
         "namespaces",
         "required_affinity",
@@ -286,8 +296,10 @@ class AffinityCycle:
         args: InterPodAffinityArgs,
         fields: NodeFieldsCache,
         terms_of: Callable[[PodInfo | Pod], PodTerms],
+        inputs: CycleInputs,
     ) -> None:
         self.snapshot = snapshot
+        self.inputs = inputs
         self.fast_path = release.gate(_FAST_PATH_GATE)
         self.namespaces = namespaces
         self.args = args
@@ -319,7 +331,7 @@ class AffinityCycle:
         if found is None:
             incoming = self.incoming
             assert incoming is not None
-            found = term.matches(incoming.pod, incoming.labels, self.namespace_labels)
+            found = term.matches(incoming.pod.namespace, incoming.labels, self.namespace_labels)
             self._selects_incoming[term.id] = found
         return found
 
@@ -410,7 +422,11 @@ class AffinityCycle:
                     pod, pod_labels = terms_of.pod, terms_of.labels
                     answer = answers[terms_of.label_id] = (
                         _all_match(affinity, terms_of),
-                        [t.topology_key for t in anti if t.matches(pod, pod_labels, _EMPTY)],
+                        [
+                            t.topology_key
+                            for t in anti
+                            if t.matches(pod.namespace, pod_labels, _EMPTY)
+                        ],
                     )
                 if answer[0]:
                     for term in affinity:
@@ -452,7 +468,8 @@ class AffinityCycle:
                 if found is None:
                     pod, pod_labels = terms_of.pod, terms_of.labels
                     found = known[terms_of.label_id] = any(
-                        term.matches(pod, pod_labels, _EMPTY) for term in self.host_anti_terms
+                        term.matches(pod.namespace, pod_labels, _EMPTY)
+                        for term in self.host_anti_terms
                     )
                 if found:
                     return True
@@ -533,21 +550,44 @@ class AffinityCycle:
         args = self.args
         if args.ignore_preferred_terms_of_existing_pods and not constrained:
             return _SKIP
-        snapshot = self.snapshot
-        infos = snapshot.node_list if constrained else snapshot.have_pods_with_affinity
         preferred = [term.merged(self.namespaces) for term in incoming.preferred_affinity]
         avoided = [term.merged(self.namespaces) for term in incoming.preferred_anti_affinity]
         self.namespace_labels = self.namespaces.get(pod.namespace, _EMPTY)
-        hard_weight = args.hard_pod_affinity_weight
         scores: dict[str, dict[str, int]] = {}
         mine = [(term, term.weight) for term in preferred]
         mine += [(term, -term.weight) for term in avoided]
-        #: label set number -> (topology key, signed weight) of the pod's terms matching it
-        mine_of: dict[int, list[tuple[str, int]]] = {}
+        # upstream walks every placed pod when the pending pod has preferred terms, else the
+        # pods with affinity; the pending pod's terms select among the first, and only the
+        # second have terms toward it, so each half walks just the pods it can find
+        if mine:
+            self._score_placed(mine, scores)
+        self._score_toward(args.hard_pod_affinity_weight, scores)
+        self.topology_score = scores
+        return None if scores else _SKIP
+
+    def _score_placed(
+        self, mine: list[tuple[Term, int]], scores: dict[str, dict[str, int]]
+    ) -> None:
+        """`processTerms` of the pending pod's preferred terms over every placed pod: its
+        pods looked up in C, each distinct namespace and label set matched once."""
+        inputs = self.inputs
+        held = list(map(_PODS, inputs.nodes))
+        placed = inputs.placed_labels.all_of(list(map(_POD, itertools.chain.from_iterable(held))))
+        matched = list(map(_MatchedTerms(mine).__getitem__, placed))
+        node_labels = map(_NODE_LABELS, inputs.listed_fields())
+        per_pod = itertools.chain.from_iterable(map(itertools.repeat, node_labels, map(len, held)))
+        for labels, found in itertools.compress(zip(per_pod, matched, strict=True), matched):
+            if labels:  # a node without labels scores nothing
+                for key, weight in found:
+                    _record(scores, key, weight, labels)
+
+    def _score_toward(self, hard_weight: int, scores: dict[str, dict[str, int]]) -> None:
+        """The placed pods' own terms toward the pending pod (`processExistingPod`'s last
+        three): only pods with affinity have any."""
         selects, terms_of, fields_of = self._selects, self.terms_of, self.fields_of
         selected, read_fields = self._selects_incoming, self.fields.by_id.get
-        for info in infos:
-            held_pods = info.pods if constrained else info.pods_with_affinity
+        for info in self.snapshot.have_pods_with_affinity:
+            held_pods = info.pods_with_affinity
             node = info.node
             if not held_pods or node is None:
                 continue
@@ -563,17 +603,6 @@ class AffinityCycle:
                 continue
             for held in held_pods:
                 theirs = terms_of(held)
-                if mine:
-                    matched = mine_of.get(theirs.label_id)
-                    if matched is None:
-                        pod_of, labels_of = theirs.pod, theirs.labels
-                        matched = mine_of[theirs.label_id] = [
-                            (term.topology_key, weight)
-                            for term, weight in mine
-                            if term.matches(pod_of, labels_of, _EMPTY)
-                        ]
-                    for key, weight in matched:
-                        _record(scores, key, weight, labels)
                 # toward_others' and selects' memos read inline: this runs once per placed
                 # pod with affinity on every node, each cycle
                 known = theirs._toward
@@ -588,8 +617,6 @@ class AffinityCycle:
                         found = selects(term)
                     if found:
                         _record(scores, term.topology_key, weight, labels)
-        self.topology_score = scores
-        return None if scores else _SKIP
 
     def score(self, nodes: Sequence[NodeFields]) -> list[int]:
         """Each node's sum of the weights PreScore put on its (key, value) pairs."""
@@ -603,6 +630,26 @@ class AffinityCycle:
         if not columns:
             return [0] * len(labels)
         return columns[0] if len(columns) == 1 else list(map(sum, zip(*columns, strict=True)))
+
+
+class _MatchedTerms(dict[PlacedLabels, tuple[tuple[str, int], ...]]):
+    """`PlacedLabels` -> (topology key, signed weight) of the pending pod's preferred terms
+    that select such a pod, worked out the first time it is asked."""
+
+    __slots__ = ("_terms",)
+
+    def __init__(self, terms: list[tuple[Term, int]]) -> None:
+        super().__init__()
+        self._terms = terms
+
+    def __missing__(self, placed: PlacedLabels) -> tuple[tuple[str, int], ...]:
+        namespace, labels = placed.namespace, placed.labels
+        self[placed] = found = tuple(
+            (term.topology_key, weight)
+            for term, weight in self._terms
+            if term.matches(namespace, labels, _EMPTY)
+        )
+        return found
 
 
 def _record(
@@ -690,7 +737,7 @@ def update_with_pod(state: AffinityCycle, held: PodInfo, info: NodeInfo, delta: 
         for term in state.cluster_affinity_terms:
             _update(state.affinity_counts, labels, term.topology_key, delta)
     for term in state.cluster_anti_terms:
-        if term.matches(theirs.pod, theirs.labels, _EMPTY):
+        if term.matches(theirs.pod.namespace, theirs.labels, _EMPTY):
             _update(state.anti_counts, labels, term.topology_key, delta)
     if state.host_affinity_terms and state._host_affinity_matches(theirs):
         state.host_matching_count += delta
