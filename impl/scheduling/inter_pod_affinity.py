@@ -21,9 +21,9 @@ both, and the per-pod loops become lookups.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import Fields, PodInfo
@@ -406,33 +406,15 @@ class AffinityCycle:
         return host_scoped
 
     def _incoming_counts(self) -> None:
+        """`getIncomingAffinityAntiAffinityCounts`: the pending pod's cluster-scoped terms
+        over every placed pod, each distinct namespace and label set matched once."""
         affinity, anti = self.cluster_affinity_terms, self.cluster_anti_terms
         if not affinity and not anti:
             return
-        #: label set number -> (whether all affinity terms match, the matching anti terms' keys)
-        answers: dict[int, tuple[bool, list[str]]] = {}
-        for info in self.snapshot.node_list:
-            if not info.pods:
-                continue
-            labels = self._labels(info)
-            for held in info.pods:
-                terms_of = self.terms_of(held)
-                answer = answers.get(terms_of.label_id)
-                if answer is None:
-                    pod, pod_labels = terms_of.pod, terms_of.labels
-                    answer = answers[terms_of.label_id] = (
-                        _all_match(affinity, terms_of),
-                        [
-                            t.topology_key
-                            for t in anti
-                            if t.matches(pod.namespace, pod_labels, _EMPTY)
-                        ],
-                    )
-                if answer[0]:
-                    for term in affinity:
-                        _add(self.affinity_counts, labels, term.topology_key, 1)
-                for key in answer[1]:
-                    _add(self.anti_counts, labels, key, 1)
+        matches = _IncomingMatches(affinity, anti, (self.affinity_counts, self.anti_counts))
+        for labels, found in _placed_answers(self.inputs, matches.__getitem__):
+            for counts, key in found:
+                _add(counts, labels, key, 1)
 
     # -- Filter ---------------------------------------------------------------------------------
 
@@ -568,15 +550,9 @@ class AffinityCycle:
     def _score_placed(
         self, mine: list[tuple[Term, int]], scores: dict[str, dict[str, int]]
     ) -> None:
-        """`processTerms` of the pending pod's preferred terms over every placed pod: its
-        pods looked up in C, each distinct namespace and label set matched once."""
-        inputs = self.inputs
-        held = list(map(_PODS, inputs.nodes))
-        placed = inputs.placed_labels.all_of(list(map(_POD, itertools.chain.from_iterable(held))))
-        matched = list(map(_MatchedTerms(mine).__getitem__, placed))
-        node_labels = map(_NODE_LABELS, inputs.listed_fields())
-        per_pod = itertools.chain.from_iterable(map(itertools.repeat, node_labels, map(len, held)))
-        for labels, found in itertools.compress(zip(per_pod, matched, strict=True), matched):
+        """`processTerms` of the pending pod's preferred terms over every placed pod, each
+        distinct namespace and label set matched once."""
+        for labels, found in _placed_answers(self.inputs, _MatchedTerms(mine).__getitem__):
             if labels:  # a node without labels scores nothing
                 for key, weight in found:
                     _record(scores, key, weight, labels)
@@ -630,6 +606,55 @@ class AffinityCycle:
         if not columns:
             return [0] * len(labels)
         return columns[0] if len(columns) == 1 else list(map(sum, zip(*columns, strict=True)))
+
+
+_Answer = TypeVar("_Answer")
+
+
+def _placed_answers(
+    inputs: CycleInputs, answer: Callable[[PlacedLabels], _Answer]
+) -> Iterator[tuple[dict[str, str], _Answer]]:
+    """Each placed pod's node labels and `answer` for it, node by node, for the pods with a
+    non-empty answer: the pods are looked up in C (`PlacedLabels`), not walked in Python."""
+    held = list(map(_PODS, inputs.nodes))
+    placed = inputs.placed_labels.all_of(list(map(_POD, itertools.chain.from_iterable(held))))
+    answers = list(map(answer, placed))
+    node_labels = map(_NODE_LABELS, inputs.listed_fields())
+    per_pod = itertools.chain.from_iterable(map(itertools.repeat, node_labels, map(len, held)))
+    return itertools.compress(zip(per_pod, answers, strict=True), answers)
+
+
+class _IncomingMatches(dict[PlacedLabels, tuple[tuple[dict[Pair, int], str], ...]]):
+    """`PlacedLabels` -> (count map, topology key) of each of the pending pod's required
+    terms that counts such a pod: every affinity term into `affinity` when all select it,
+    then each anti-affinity term that selects it into `anti`."""
+
+    __slots__ = ("_affinity", "_anti", "_counts")
+
+    def __init__(
+        self,
+        affinity: list[Term],
+        anti: list[Term],
+        counts: tuple[dict[Pair, int], dict[Pair, int]],
+    ) -> None:
+        super().__init__()
+        self._affinity = affinity
+        self._anti = anti
+        self._counts = counts
+
+    def __missing__(self, placed: PlacedLabels) -> tuple[tuple[dict[Pair, int], str], ...]:
+        namespace, labels = placed.namespace, placed.labels
+        affinity, (affinity_counts, anti_counts) = self._affinity, self._counts
+        found: list[tuple[dict[Pair, int], str]] = []
+        if affinity and all(t.matches(namespace, labels, _EMPTY) for t in affinity):
+            found += [(affinity_counts, t.topology_key) for t in affinity]
+        found += [
+            (anti_counts, t.topology_key)
+            for t in self._anti
+            if t.matches(namespace, labels, _EMPTY)
+        ]
+        self[placed] = answer = tuple(found)
+        return answer
 
 
 class _MatchedTerms(dict[PlacedLabels, tuple[tuple[str, int], ...]]):
