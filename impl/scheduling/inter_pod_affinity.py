@@ -59,7 +59,6 @@ Pair = tuple[str, str]
 
 _NODE_LABELS = attrgetter("labels")
 _PODS = attrgetter("pods")
-_POD = attrgetter("pod")
 #: the default of every by_value lookup in Score
 _ZEROS = itertools.repeat(0)
 #: numbers are never reused, so a number met after `Ids` started afresh cannot mean another set
@@ -617,7 +616,7 @@ def _placed_answers(
     """Each placed pod's node labels and `answer` for it, node by node, for the pods with a
     non-empty answer: the pods are looked up in C (`PlacedLabels`), not walked in Python."""
     held = list(map(_PODS, inputs.nodes))
-    placed = inputs.placed_labels.all_of(list(map(_POD, itertools.chain.from_iterable(held))))
+    placed = inputs.placed_labels.all_of(list(itertools.chain.from_iterable(held)))
     answers = list(map(answer, placed))
     node_labels = map(_NODE_LABELS, inputs.listed_fields())
     per_pod = itertools.chain.from_iterable(map(itertools.repeat, node_labels, map(len, held)))

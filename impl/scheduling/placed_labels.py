@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any, Protocol, cast
 
-from kcache.spec.objects import Pod
+from kcache.impl.pod_info import PodInfo
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -34,18 +34,20 @@ class PlacedLabels:
 
 
 class PlacedLabelsCache:
-    """Pod object -> its `PlacedLabels`, by identity; forgets everything once it holds far
-    more pods than the snapshot does."""
+    """A NodeInfo's pod entry (`PodInfo`, which never changes its pod) -> the pod's
+    `PlacedLabels`, by identity, so a lookup reads neither object; forgets everything once it
+    holds far more pods than the snapshot does."""
 
     __slots__ = ("_by_id", "_equal", "_held")
 
     def __init__(self) -> None:
         self._by_id: dict[int, PlacedLabels] = {}
-        #: id -> the pod itself, so that no other object takes an id while it is a key
-        self._held: dict[int, Pod] = {}
+        #: id -> the entry itself, so that no other object takes an id while it is a key
+        self._held: dict[int, PodInfo] = {}
         self._equal: dict[Hashable, PlacedLabels] = {}
 
-    def _read(self, pod: Pod) -> PlacedLabels:
+    def _read(self, held: PodInfo) -> PlacedLabels:
+        pod = held.pod
         metadata = pod.manifest.get("metadata") or _EMPTY
         labels: Mapping[str, str] = metadata.get("labels") or _EMPTY
         deleting = metadata.get("deletionTimestamp") is not None
@@ -53,18 +55,19 @@ class PlacedLabelsCache:
         found = self._equal.get(key)
         if found is None:
             found = self._equal[key] = PlacedLabels(pod.namespace, deleting, labels)
-        self._by_id[id(pod)] = found
-        self._held[id(pod)] = pod
+        self._by_id[id(held)] = found
+        self._held[id(held)] = held
         return found
 
-    def all_of(self, pods: list[Pod]) -> list[PlacedLabels]:
-        """Each pod's `PlacedLabels`, in order: looked up in C, read for pods not met yet."""
-        found: list[PlacedLabels | None] = list(map(self._by_id.get, map(id, pods)))
+    def all_of(self, held: list[PodInfo]) -> list[PlacedLabels]:
+        """Each entry's `PlacedLabels`, in order: looked up in C, read for pods not met yet."""
+        found: list[PlacedLabels | None] = list(map(self._by_id.get, map(id, held)))
         if None not in found:
             return cast("list[PlacedLabels]", found)
         read = self._read
         return [
-            read(pod) if known is None else known for known, pod in zip(found, pods, strict=True)
+            read(entry) if known is None else known
+            for known, entry in zip(found, held, strict=True)
         ]
 
     def keep_only(self, live: int) -> None:

@@ -52,7 +52,6 @@ _SYSTEM_DEFAULTS: tuple[Mapping[str, Any], ...] = (
 _EMPTY: Mapping[str, Any] = {}
 _NODE_LABELS = attrgetter("labels")
 _PODS = attrgetter("pods")
-_POD = attrgetter("pod")
 _T = TypeVar("_T")
 _CONTROLLERS = {
     ("v1", "ReplicationController"),
@@ -392,7 +391,7 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
     # constraint), and how many each node holds
     held = list(map(_PODS, infos))
     sizes = list(map(len, held))
-    placed = inputs.placed_labels.all_of(list(map(_POD, chain.from_iterable(held))))
+    placed = inputs.placed_labels.all_of(list(chain.from_iterable(held)))
     # read here, not at import: kcache.seeded's SkewOverTheWrongDomain replaces it
     of_domain = domain
     for constraint, counts in zip(constraints, state.tp_value_to_match_num, strict=True):
