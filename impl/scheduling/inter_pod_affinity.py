@@ -392,15 +392,23 @@ class AffinityCycle:
         """`getExistingAntiAffinityCounts`; whether a host-scoped term was passed over."""
         counts = self.existing_anti_counts
         host_scoped = False
+        fast_path, terms_of = self.fast_path, self.terms_of
+        selects, selected = self._selects, self._selects_incoming
         for info in infos:
-            if not info.pods_with_required_anti_affinity:
+            held_pods = info.pods_with_required_anti_affinity
+            if not held_pods:
                 continue
             labels = self._labels(info)
-            for held in info.pods_with_required_anti_affinity:
-                for term in self.terms_of(held).required_anti_affinity:
-                    if self.fast_path and term.topology_key == _HOSTNAME:
+            for held in held_pods:
+                for term in terms_of(held).required_anti_affinity:
+                    if fast_path and term.topology_key == _HOSTNAME:
                         host_scoped = True
-                    elif self._selects(term):
+                        continue
+                    # selects' memo read inline: once per placed pod with required anti-affinity
+                    found = selected.get(term.id)
+                    if found is None:
+                        found = selects(term)
+                    if found:
                         _add(counts, labels, term.topology_key, 1)
         return host_scoped
 
