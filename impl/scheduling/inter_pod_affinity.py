@@ -480,10 +480,11 @@ class AffinityCycle:
             for term in self.terms_of(held).required_anti_affinity
         )
 
-    def pass_filter(self) -> Callable[[object, NodeInfo, NodeFields], Status | None]:
+    def pass_filter(self) -> Callable[[object, NodeInfo, NodeFields], Status | None] | None:
         """`filter` for the filter pass, after PreFilter: when the pending pod has no
         required terms of its own, only the placed pods' anti-affinity can reject a node,
-        and it is checked without the other branches (or their calls)."""
+        and it is checked without the other branches (or their calls); without the hostname
+        fast path only by the counts, and not at all when none is above zero (None)."""
         if (
             self.host_affinity_terms
             or self.cluster_affinity_terms
@@ -492,6 +493,15 @@ class AffinityCycle:
         ):
             return self.filter
         counts, conflicts = self.existing_anti_counts, self._existing_anti_affinity_conflicts
+        if not self.fast_path:
+            counted = {pair for pair, count in counts.items() if count > 0}
+            if not counted:
+                return None
+
+            def counted_pair(plan: object, info: NodeInfo, node: NodeFields) -> Status | None:
+                return None if counted.isdisjoint(node.labels.items()) else _EXISTING
+
+            return counted_pair
 
         def existing_only(plan: object, info: NodeInfo, node: NodeFields) -> Status | None:
             if (counts or info.pods_with_required_anti_affinity) and conflicts(info, node.labels):
