@@ -29,7 +29,7 @@ from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import Fields, PodInfo
 from kcache.impl.scheduling.label_syntax import label_selector_error
 from kcache.impl.scheduling.node_fields import NodeFields, NodeFieldsCache
-from kcache.impl.scheduling.placed_labels import PlacedLabels
+from kcache.impl.scheduling.placed_labels import PlacedLabels, per_pod
 from kcache.spec.objects import Node, Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Code, Status
@@ -59,6 +59,7 @@ Pair = tuple[str, str]
 
 _NODE_LABELS = attrgetter("labels")
 _PODS = attrgetter("pods")
+_PODS_WITH_AFFINITY = attrgetter("pods_with_affinity")
 #: the default of every by_value lookup in Score
 _ZEROS = itertools.repeat(0)
 #: numbers are never reused, so a number met after `Ids` started afresh cannot mean another set
@@ -576,40 +577,32 @@ class AffinityCycle:
 
     def _score_toward(self, hard_weight: int, scores: dict[str, dict[str, int]]) -> None:
         """The placed pods' own terms toward the pending pod (`processExistingPod`'s last
-        three): only pods with affinity have any."""
-        selects, terms_of, fields_of = self._selects, self.terms_of, self.fields_of
-        selected, read_fields = self._selects_incoming, self.fields.by_id.get
-        for info in self.snapshot.have_pods_with_affinity:
-            held_pods = info.pods_with_affinity
-            node = info.node
-            if not held_pods or node is None:
-                continue
-            # NodeFieldsCache.of inlined: once per node (TermsCache.of stays a call, which
-            # kcache.seeded's PlacedPodsPreferredTermsIgnored overrides)
-            found_fields = read_fields(id(node))
-            labels = (
-                found_fields[1]
-                if found_fields is not None and found_fields[0] is node
-                else fields_of(node)
-            ).labels
+        three): only pods with affinity have any.  Their nodes' labels are looked up in C,
+        once per node (the snapshot lists only nodes with a node object); TermsCache.of
+        stays a call per pod, which kcache.seeded's PlacedPodsPreferredTermsIgnored
+        overrides."""
+        infos = self.snapshot.have_pods_with_affinity
+        held = list(map(_PODS_WITH_AFFINITY, infos))
+        node_labels = per_pod(map(_NODE_LABELS, self.fields.all_of(infos)), held)
+        placed = map(self.terms_of, itertools.chain.from_iterable(held))
+        selects, selected = self._selects, self._selects_incoming
+        for labels, theirs in zip(node_labels, placed, strict=True):
             if not labels:
                 continue
-            for held in held_pods:
-                theirs = terms_of(held)
-                # toward_others' and selects' memos read inline: this runs once per placed
-                # pod with affinity on every node, each cycle
-                known = theirs._toward
-                toward = (
-                    known[1]
-                    if known is not None and known[0] == hard_weight
-                    else theirs.toward_others(hard_weight)
-                )
-                for term, weight in toward:
-                    found = selected.get(term.id)
-                    if found is None:
-                        found = selects(term)
-                    if found:
-                        _record(scores, term.topology_key, weight, labels)
+            # toward_others' and selects' memos read inline: this runs once per placed pod
+            # with affinity, each cycle
+            known = theirs._toward
+            toward = (
+                known[1]
+                if known is not None and known[0] == hard_weight
+                else theirs.toward_others(hard_weight)
+            )
+            for term, weight in toward:
+                found = selected.get(term.id)
+                if found is None:
+                    found = selects(term)
+                if found:
+                    _record(scores, term.topology_key, weight, labels)
 
     def score(self, nodes: Sequence[NodeFields]) -> list[int]:
         """Each node's sum of the weights PreScore put on its (key, value) pairs."""
@@ -636,9 +629,8 @@ def _placed_answers(
     held = list(map(_PODS, inputs.nodes))
     placed = inputs.placed_labels.all_of(list(itertools.chain.from_iterable(held)))
     answers = list(map(answer, placed))
-    node_labels = map(_NODE_LABELS, inputs.listed_fields())
-    per_pod = itertools.chain.from_iterable(map(itertools.repeat, node_labels, map(len, held)))
-    return itertools.compress(zip(per_pod, answers, strict=True), answers)
+    node_labels = per_pod(map(_NODE_LABELS, inputs.listed_fields()), held)
+    return itertools.compress(zip(node_labels, answers, strict=True), answers)
 
 
 class _IncomingMatches(dict[PlacedLabels, tuple[tuple[dict[Pair, int], str], ...]]):

@@ -10,12 +10,14 @@ takes its labels.  Pods of one app share all three, so equal ones are one
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from typing import Any, Protocol, cast
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sized
+from itertools import chain, repeat
+from typing import Any, Protocol, TypeVar, cast
 
 from kcache.impl.pod_info import PodInfo
 
 _EMPTY: Mapping[str, Any] = {}
+_T = TypeVar("_T")
 
 
 class _Selector(Protocol):
@@ -95,3 +97,9 @@ class Matching(dict[PlacedLabels, int]):
         )
         self[placed] = answer = 1 if counted else 0
         return answer
+
+
+def per_pod(values: Iterable[_T], held: Iterable[Sized]) -> Iterator[_T]:
+    """Each node's value once for every pod it holds (`held`: the nodes' pod lists, side by
+    side with `values`), in the order of the nodes' pods one after another."""
+    return chain.from_iterable(map(repeat, values, map(len, held)))

@@ -14,15 +14,15 @@ turns into 0: impl's normalisation sees scores, not node names.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain, compress, repeat
 from operator import attrgetter, ge
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.scheduling.label_syntax import label_selector_error
 from kcache.impl.scheduling.node_fields import NodeFields
-from kcache.impl.scheduling.placed_labels import Matching
+from kcache.impl.scheduling.placed_labels import Matching, per_pod
 from kcache.impl.scheduling.pod_plan import CycleInputs, PodPlan
 from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
@@ -52,7 +52,6 @@ _SYSTEM_DEFAULTS: tuple[Mapping[str, Any], ...] = (
 _EMPTY: Mapping[str, Any] = {}
 _NODE_LABELS = attrgetter("labels")
 _PODS = attrgetter("pods")
-_T = TypeVar("_T")
 _CONTROLLERS = {
     ("v1", "ReplicationController"),
     ("apps/v1", "ReplicaSet"),
@@ -267,11 +266,6 @@ def _count_matching(infos: Sequence[Any], selector: Selector, namespace: str) ->
     return count
 
 
-def _per_pod(values: Iterable[_T], sizes: Iterable[int]) -> Iterator[_T]:
-    """Each node's value once for every pod it holds, in the order of the nodes' pods."""
-    return chain.from_iterable(map(repeat, values, sizes))
-
-
 def _has_all_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
     """`nodeLabelsMatchSpreadConstraints`."""
     return all(constraint.topology_key in labels for constraint in constraints)
@@ -388,23 +382,22 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
     if not all(has_keys):
         infos, fields = list(compress(infos, has_keys)), list(compress(fields, has_keys))
     # the nodes' pods one after another, each as the count reads it (the same for every
-    # constraint), and how many each node holds
+    # constraint)
     held = list(map(_PODS, infos))
-    sizes = list(map(len, held))
     placed = inputs.placed_labels.all_of(list(chain.from_iterable(held)))
     # read here, not at import: kcache.seeded's SkewOverTheWrongDomain replaces it
     of_domain = domain
     for constraint, counts in zip(constraints, state.tp_value_to_match_num, strict=True):
         selector = _counting_selector(constraint.selector, inputs.release)
         counted: Iterator[int] = map(Matching(selector, namespace).__getitem__, placed)
-        kept, kept_sizes = fields, sizes
+        kept, kept_held = fields, held
         if _may_exclude(constraint, plan):
             included = [_included(constraint, plan, node) for node in fields]
-            kept, kept_sizes = list(compress(fields, included)), list(compress(sizes, included))
-            counted = compress(counted, _per_pod(included, sizes))
+            kept, kept_held = list(compress(fields, included)), list(compress(held, included))
+            counted = compress(counted, per_pod(included, held))
         domains = list(map(of_domain, kept, repeat(constraint)))
         counts.update(dict.fromkeys(domains, 0))  # every domain, in the nodes' order
-        for value in compress(_per_pod(domains, kept_sizes), counted):  # countPodsMatchSelector
+        for value in compress(per_pod(domains, kept_held), counted):  # countPodsMatchSelector
             counts[value] += 1
     for counts in state.tp_value_to_match_num:
         paths = CriticalPaths()
