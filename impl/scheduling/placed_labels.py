@@ -1,11 +1,14 @@
-"""What PodTopologySpread's count reads of a placed pod, read once per pod object.
+"""What the cycle's walks over every placed pod read of each: its namespace and labels.
 
-`countPodsMatchSelector` asks of every pod on every listed node its
-namespace, whether it is being deleted and whether the constraint's selector
-takes its labels.  Pods of one app share all three, so equal ones are one
-`PlacedLabels`: a cycle asks the selector once per distinct one
-(`Matching`), and the walk over the placed pods becomes lookups made in C
-(`map`), where reading each pod's manifest was most of PreFilter's time.
+`countPodsMatchSelector` (PodTopologySpread) asks of every pod on every
+listed node its namespace, whether it is being deleted and whether the
+constraint's selector takes its labels; InterPodAffinity's incoming counts
+and PreScore match the pending pod's terms against every placed pod's
+namespace and labels.  Pods of one app share all of these, so equal ones are
+one `PlacedLabels`, kept per NodeInfo pod entry: a cycle asks a selector or
+a term once per distinct one (`Matching`), and the walk over the placed pods
+becomes lookups made in C (`map`), where reading each pod's manifest in
+Python was most of what those walks cost.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import chain, compress, repeat
+from itertools import accumulate, chain, compress, repeat
 from operator import attrgetter, ge
 from typing import TYPE_CHECKING, Any
 
@@ -534,40 +534,47 @@ def _score(
     plan: PodPlan, infos: Sequence[NodeInfo], nodes: Sequence[NodeFields], context: Context
 ) -> list[int]:
     state: PreScoreState = plan.state[_PRE_SCORE_KEY]
+    inputs = plan.cycle
+    assert inputs is not None
     ignored, namespace = state.ignored, plan.pod.namespace
-    # (topology key, hostname's?, selector, counts, weight, skew term) per constraint
-    each = [
-        (
-            constraint.topology_key,
-            constraint.topology_key == _HOSTNAME,
-            _counting_selector(constraint.selector, context.release),
-            counts,
-            weight,
-            constraint.max_skew - 1,
-        )
-        for constraint, counts, weight in zip(
-            state.constraints,
-            state.topology_value_to_pod_counts,
-            state.normalizing_weight,
-            strict=True,
-        )
-    ]
+    held = list(map(_PODS, infos))
+    placed = None
+    # (topology key, each node's own matching pods or None, the value counts, weight, skew
+    # term) per constraint: a hostname constraint counts each node's own pods, all nodes' at
+    # once by lookups in C
+    each = []
+    for constraint, counts, weight in zip(
+        state.constraints, state.topology_value_to_pod_counts, state.normalizing_weight, strict=True
+    ):
+        own = None
+        if constraint.topology_key == _HOSTNAME:
+            if placed is None:
+                placed = inputs.placed_labels.all_of(list(chain.from_iterable(held)))
+            selector = _counting_selector(constraint.selector, context.release)
+            own = _per_node(list(map(Matching(selector, namespace).__getitem__, placed)), held)
+        each.append((constraint.topology_key, own, counts, weight, constraint.max_skew - 1))
     scores = []
-    for info, fields in zip(infos, nodes, strict=True):
+    for index, fields in enumerate(nodes):
         if fields.name in ignored:
             scores.append(IGNORED)
             continue
         labels = fields.labels
         score = 0.0
-        for key, by_host, selector, counts, weight, skew in each:
+        for key, own, counts, weight, skew in each:
             value = labels.get(key)
             if value is None:
                 continue
-            count = _count_matching(info.pods, selector, namespace) if by_host else counts[value]
+            count = counts[value] if own is None else own[index]
             score += count * weight + skew
         whole = math.floor(score)  # Go's math.Round: half away from zero
         scores.append(int(whole + 1 if score - whole >= 0.5 else whole))
     return scores
+
+
+def _per_node(counted: list[int], held: list[list[Any]]) -> list[int]:
+    """The sums of `counted` (one entry per pod, the nodes' pods one after another) per node."""
+    ends = list(accumulate(map(len, held)))
+    return list(map(sum, map(counted.__getitem__, map(slice, [0, *ends[:-1]], ends))))
 
 
 def _normalize(scores: list[int]) -> list[int]:
