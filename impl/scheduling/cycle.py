@@ -31,6 +31,7 @@ from kcache.impl.scheduling.inter_pod_affinity import (
     TermsCache,
 )
 from kcache.impl.scheduling.node_fields import NodeFields, NodeFieldsCache
+from kcache.impl.scheduling.placed_labels import PlacedLabelsCache
 from kcache.impl.scheduling.plugin_scores import PluginScores
 from kcache.impl.scheduling.plugins import (
     Context,
@@ -69,7 +70,7 @@ _NO_NODES = "no nodes available to schedule pods"
 _PODS = operator.attrgetter("pods")
 #: named statuses kept at most (a Filter's statuses are few: constants and reason combinations)
 _NAMED_KEPT = 1024
-#: cycles between two checks of the compiled-terms memo's size against the snapshot's pods
+#: cycles between two checks of the per-pod memos' sizes against the snapshot's pods
 #: (counting those walks every node, a quarter of a millisecond at 5,000)
 _TERMS_CHECK_EVERY = 64
 _UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ())
@@ -144,6 +145,7 @@ class Scheduler:
             for profile in config.profiles
         }
         self._fields = NodeFieldsCache()
+        self._placed_labels = PlacedLabelsCache()
         #: (plugin, status) -> the status with the plugin's name set, as the cycle records it
         self._named: dict[tuple[str, Status], Status] = {}
         #: the last cycle's Filter plugins, those its PreFilter skipped left out (PostFilter's)
@@ -198,7 +200,12 @@ class Scheduler:
             )
         plan.claim_conflicts = self._claim_conflicts(plan)
         plan.cycle = CycleInputs(
-            listed, self._fields, self.objects, profile.plugin_config, self.cache.release
+            listed,
+            self._fields,
+            self.objects,
+            profile.plugin_config,
+            self.cache.release,
+            placed_labels=self._placed_labels,
         )
         plan.inter_pod_affinity = AffinityCycle(
             self.snapshot,
@@ -207,6 +214,7 @@ class Scheduler:
             args=InterPodAffinityArgs(profile.plugin_config.get("InterPodAffinity")),
             fields=self._fields,
             terms_of=self._terms.of,
+            inputs=plan.cycle,
         )
         skipped, restricted_by, names, held = _run_pre_filters(plan, points)
         self._filters = [(name, check) for name, check in points.filter if name not in skipped]
@@ -254,9 +262,11 @@ class Scheduler:
         rejected.update(passed)  # a failed nominated node keeps its status, counted once
         self._fields.keep_only(nodes)
         self._terms_check_in -= 1
-        if self._terms_check_in <= 0:  # a memo: when it is trimmed decides no outcome
+        if self._terms_check_in <= 0:  # memos: when they are trimmed decides no outcome
             self._terms_check_in = _TERMS_CHECK_EVERY
-            self._terms.keep_only(sum(map(len, map(_PODS, self.snapshot.node_list))))
+            live = sum(map(len, map(_PODS, self.snapshot.node_list)))
+            self._terms.keep_only(live)
+            self._placed_labels.keep_only(live)
         self.next_start_node_index = (start + len(feasible) + len(rejected)) % total
         unschedulable = set(restricted_by) | {status.plugin for status in rejected.values()}
         if not feasible:

@@ -21,17 +21,21 @@ both, and the per-pod loops become lookups.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from operator import methodcaller
-from typing import Any
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from operator import attrgetter, methodcaller
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import Fields, PodInfo
 from kcache.impl.scheduling.label_syntax import label_selector_error
 from kcache.impl.scheduling.node_fields import NodeFields, NodeFieldsCache
+from kcache.impl.scheduling.placed_labels import PlacedLabels, per_pod
 from kcache.spec.objects import Node, Pod
 from kcache.spec.releases import Release
 from kcache.spec.scheduler.status import Code, Status
+
+if TYPE_CHECKING:
+    from kcache.impl.scheduling.pod_plan import CycleInputs
 
 _HOSTNAME = "kubernetes.io/hostname"
 _FAST_PATH_GATE = "InterPodAffinityHostnameFastPath"
@@ -53,6 +57,9 @@ Selector = tuple[tuple[str, str, frozenset[str]], ...]
 Pair = tuple[str, str]
 
 
+_NODE_LABELS = attrgetter("labels")
+_PODS = attrgetter("pods")
+_PODS_WITH_AFFINITY = attrgetter("pods_with_affinity")
 #: the default of every by_value lookup in Score
 _ZEROS = itertools.repeat(0)
 #: numbers are never reused, so a number met after `Ids` started afresh cannot mean another set
@@ -129,9 +136,11 @@ class Term:
             (self.selector, self.namespaces, self.namespace_selector, self.topology_key)
         )
 
-    def matches(self, pod: Pod, labels: Mapping[str, str], ns_labels: Mapping[str, str]) -> bool:
-        """`AffinityTerm.Matches` of a pod whose labels are `labels`."""
-        if pod.namespace in self.namespaces or (
+    def matches(
+        self, namespace: str, labels: Mapping[str, str], ns_labels: Mapping[str, str]
+    ) -> bool:
+        """`AffinityTerm.Matches` of a pod in `namespace` whose labels are `labels`."""
+        if namespace in self.namespaces or (
             self.namespace_selector is not None and _matches(self.namespace_selector, ns_labels)
         ):
             return _matches(self.selector, labels)
@@ -245,7 +254,7 @@ def _add(counts: dict[Pair, int], labels: Mapping[str, str], key: str, value: in
 def _all_match(terms: list[Term], terms_of: PodTerms) -> bool:
     if not terms:
         return False
-    return all(term.matches(terms_of.pod, terms_of.labels, _EMPTY) for term in terms)
+    return all(term.matches(terms_of.pod.namespace, terms_of.labels, _EMPTY) for term in terms)
 
 
 class AffinityCycle:
@@ -269,6 +278,7 @@ class AffinityCycle:
         "host_anti_terms",
         "host_matching_count",
         "incoming",
+        "inputs",
         "namespace_labels",
         "namespaces",
         "required_affinity",
@@ -286,8 +296,10 @@ class AffinityCycle:
         args: InterPodAffinityArgs,
         fields: NodeFieldsCache,
         terms_of: Callable[[PodInfo | Pod], PodTerms],
+        inputs: CycleInputs,
     ) -> None:
         self.snapshot = snapshot
+        self.inputs = inputs
         self.fast_path = release.gate(_FAST_PATH_GATE)
         self.namespaces = namespaces
         self.args = args
@@ -319,7 +331,7 @@ class AffinityCycle:
         if found is None:
             incoming = self.incoming
             assert incoming is not None
-            found = term.matches(incoming.pod, incoming.labels, self.namespace_labels)
+            found = term.matches(incoming.pod.namespace, incoming.labels, self.namespace_labels)
             self._selects_incoming[term.id] = found
         return found
 
@@ -381,42 +393,36 @@ class AffinityCycle:
         """`getExistingAntiAffinityCounts`; whether a host-scoped term was passed over."""
         counts = self.existing_anti_counts
         host_scoped = False
+        fast_path, terms_of = self.fast_path, self.terms_of
+        selects, selected = self._selects, self._selects_incoming
         for info in infos:
-            if not info.pods_with_required_anti_affinity:
+            held_pods = info.pods_with_required_anti_affinity
+            if not held_pods:
                 continue
             labels = self._labels(info)
-            for held in info.pods_with_required_anti_affinity:
-                for term in self.terms_of(held).required_anti_affinity:
-                    if self.fast_path and term.topology_key == _HOSTNAME:
+            for held in held_pods:
+                for term in terms_of(held).required_anti_affinity:
+                    if fast_path and term.topology_key == _HOSTNAME:
                         host_scoped = True
-                    elif self._selects(term):
+                        continue
+                    # selects' memo read inline: once per placed pod with required anti-affinity
+                    found = selected.get(term.id)
+                    if found is None:
+                        found = selects(term)
+                    if found:
                         _add(counts, labels, term.topology_key, 1)
         return host_scoped
 
     def _incoming_counts(self) -> None:
+        """`getIncomingAffinityAntiAffinityCounts`: the pending pod's cluster-scoped terms
+        over every placed pod, each distinct namespace and label set matched once."""
         affinity, anti = self.cluster_affinity_terms, self.cluster_anti_terms
         if not affinity and not anti:
             return
-        #: label set number -> (whether all affinity terms match, the matching anti terms' keys)
-        answers: dict[int, tuple[bool, list[str]]] = {}
-        for info in self.snapshot.node_list:
-            if not info.pods:
-                continue
-            labels = self._labels(info)
-            for held in info.pods:
-                terms_of = self.terms_of(held)
-                answer = answers.get(terms_of.label_id)
-                if answer is None:
-                    pod, pod_labels = terms_of.pod, terms_of.labels
-                    answer = answers[terms_of.label_id] = (
-                        _all_match(affinity, terms_of),
-                        [t.topology_key for t in anti if t.matches(pod, pod_labels, _EMPTY)],
-                    )
-                if answer[0]:
-                    for term in affinity:
-                        _add(self.affinity_counts, labels, term.topology_key, 1)
-                for key in answer[1]:
-                    _add(self.anti_counts, labels, key, 1)
+        matches = _IncomingMatches(affinity, anti, (self.affinity_counts, self.anti_counts))
+        for labels, found in _placed_answers(self.inputs, matches.__getitem__):
+            for counts, key in found:
+                _add(counts, labels, key, 1)
 
     # -- Filter ---------------------------------------------------------------------------------
 
@@ -452,7 +458,8 @@ class AffinityCycle:
                 if found is None:
                     pod, pod_labels = terms_of.pod, terms_of.labels
                     found = known[terms_of.label_id] = any(
-                        term.matches(pod, pod_labels, _EMPTY) for term in self.host_anti_terms
+                        term.matches(pod.namespace, pod_labels, _EMPTY)
+                        for term in self.host_anti_terms
                     )
                 if found:
                     return True
@@ -474,10 +481,11 @@ class AffinityCycle:
             for term in self.terms_of(held).required_anti_affinity
         )
 
-    def pass_filter(self) -> Callable[[object, NodeInfo, NodeFields], Status | None]:
+    def pass_filter(self) -> Callable[[object, NodeInfo, NodeFields], Status | None] | None:
         """`filter` for the filter pass, after PreFilter: when the pending pod has no
         required terms of its own, only the placed pods' anti-affinity can reject a node,
-        and it is checked without the other branches (or their calls)."""
+        and it is checked without the other branches (or their calls); without the hostname
+        fast path only by the counts, and not at all when none is above zero (None)."""
         if (
             self.host_affinity_terms
             or self.cluster_affinity_terms
@@ -486,6 +494,15 @@ class AffinityCycle:
         ):
             return self.filter
         counts, conflicts = self.existing_anti_counts, self._existing_anti_affinity_conflicts
+        if not self.fast_path:
+            counted = {pair for pair, count in counts.items() if count > 0}
+            if not counted:
+                return None
+
+            def counted_pair(plan: object, info: NodeInfo, node: NodeFields) -> Status | None:
+                return None if counted.isdisjoint(node.labels.items()) else _EXISTING
+
+            return counted_pair
 
         def existing_only(plan: object, info: NodeInfo, node: NodeFields) -> Status | None:
             if (counts or info.pods_with_required_anti_affinity) and conflicts(info, node.labels):
@@ -533,63 +550,59 @@ class AffinityCycle:
         args = self.args
         if args.ignore_preferred_terms_of_existing_pods and not constrained:
             return _SKIP
-        snapshot = self.snapshot
-        infos = snapshot.node_list if constrained else snapshot.have_pods_with_affinity
         preferred = [term.merged(self.namespaces) for term in incoming.preferred_affinity]
         avoided = [term.merged(self.namespaces) for term in incoming.preferred_anti_affinity]
         self.namespace_labels = self.namespaces.get(pod.namespace, _EMPTY)
-        hard_weight = args.hard_pod_affinity_weight
         scores: dict[str, dict[str, int]] = {}
         mine = [(term, term.weight) for term in preferred]
         mine += [(term, -term.weight) for term in avoided]
-        #: label set number -> (topology key, signed weight) of the pod's terms matching it
-        mine_of: dict[int, list[tuple[str, int]]] = {}
-        selects, terms_of, fields_of = self._selects, self.terms_of, self.fields_of
-        selected, read_fields = self._selects_incoming, self.fields.by_id.get
-        for info in infos:
-            held_pods = info.pods if constrained else info.pods_with_affinity
-            node = info.node
-            if not held_pods or node is None:
-                continue
-            # NodeFieldsCache.of inlined: once per node (TermsCache.of stays a call, which
-            # kcache.seeded's PlacedPodsPreferredTermsIgnored overrides)
-            found_fields = read_fields(id(node))
-            labels = (
-                found_fields[1]
-                if found_fields is not None and found_fields[0] is node
-                else fields_of(node)
-            ).labels
-            if not labels:
-                continue
-            for held in held_pods:
-                theirs = terms_of(held)
-                if mine:
-                    matched = mine_of.get(theirs.label_id)
-                    if matched is None:
-                        pod_of, labels_of = theirs.pod, theirs.labels
-                        matched = mine_of[theirs.label_id] = [
-                            (term.topology_key, weight)
-                            for term, weight in mine
-                            if term.matches(pod_of, labels_of, _EMPTY)
-                        ]
-                    for key, weight in matched:
-                        _record(scores, key, weight, labels)
-                # toward_others' and selects' memos read inline: this runs once per placed
-                # pod with affinity on every node, each cycle
-                known = theirs._toward
-                toward = (
-                    known[1]
-                    if known is not None and known[0] == hard_weight
-                    else theirs.toward_others(hard_weight)
-                )
-                for term, weight in toward:
-                    found = selected.get(term.id)
-                    if found is None:
-                        found = selects(term)
-                    if found:
-                        _record(scores, term.topology_key, weight, labels)
+        # upstream walks every placed pod when the pending pod has preferred terms, else the
+        # pods with affinity; the pending pod's terms select among the first, and only the
+        # second have terms toward it, so each half walks just the pods it can find
+        if mine:
+            self._score_placed(mine, scores)
+        self._score_toward(args.hard_pod_affinity_weight, scores)
         self.topology_score = scores
         return None if scores else _SKIP
+
+    def _score_placed(
+        self, mine: list[tuple[Term, int]], scores: dict[str, dict[str, int]]
+    ) -> None:
+        """`processTerms` of the pending pod's preferred terms over every placed pod, each
+        distinct namespace and label set matched once."""
+        for labels, found in _placed_answers(self.inputs, _MatchedTerms(mine).__getitem__):
+            if labels:  # a node without labels scores nothing
+                for key, weight in found:
+                    _record(scores, key, weight, labels)
+
+    def _score_toward(self, hard_weight: int, scores: dict[str, dict[str, int]]) -> None:
+        """The placed pods' own terms toward the pending pod (`processExistingPod`'s last
+        three): only pods with affinity have any.  Their nodes' labels are looked up in C,
+        once per node (the snapshot lists only nodes with a node object); TermsCache.of
+        stays a call per pod, which kcache.seeded's PlacedPodsPreferredTermsIgnored
+        overrides."""
+        infos = self.snapshot.have_pods_with_affinity
+        held = list(map(_PODS_WITH_AFFINITY, infos))
+        node_labels = per_pod(map(_NODE_LABELS, self.fields.all_of(infos)), held)
+        placed = map(self.terms_of, itertools.chain.from_iterable(held))
+        selects, selected = self._selects, self._selects_incoming
+        for labels, theirs in zip(node_labels, placed, strict=True):
+            if not labels:
+                continue
+            # toward_others' and selects' memos read inline: this runs once per placed pod
+            # with affinity, each cycle
+            known = theirs._toward
+            toward = (
+                known[1]
+                if known is not None and known[0] == hard_weight
+                else theirs.toward_others(hard_weight)
+            )
+            for term, weight in toward:
+                found = selected.get(term.id)
+                if found is None:
+                    found = selects(term)
+                if found:
+                    _record(scores, term.topology_key, weight, labels)
 
     def score(self, nodes: Sequence[NodeFields]) -> list[int]:
         """Each node's sum of the weights PreScore put on its (key, value) pairs."""
@@ -603,6 +616,74 @@ class AffinityCycle:
         if not columns:
             return [0] * len(labels)
         return columns[0] if len(columns) == 1 else list(map(sum, zip(*columns, strict=True)))
+
+
+_Answer = TypeVar("_Answer")
+
+
+def _placed_answers(
+    inputs: CycleInputs, answer: Callable[[PlacedLabels], _Answer]
+) -> Iterator[tuple[dict[str, str], _Answer]]:
+    """Each placed pod's node labels and `answer` for it, node by node, for the pods with a
+    non-empty answer: the pods are looked up in C (`PlacedLabels`), not walked in Python."""
+    held = list(map(_PODS, inputs.nodes))
+    placed = inputs.placed_labels.all_of(list(itertools.chain.from_iterable(held)))
+    answers = list(map(answer, placed))
+    node_labels = per_pod(map(_NODE_LABELS, inputs.listed_fields()), held)
+    return itertools.compress(zip(node_labels, answers, strict=True), answers)
+
+
+class _IncomingMatches(dict[PlacedLabels, tuple[tuple[dict[Pair, int], str], ...]]):
+    """`PlacedLabels` -> (count map, topology key) of each of the pending pod's required
+    terms that counts such a pod: every affinity term into `affinity` when all select it,
+    then each anti-affinity term that selects it into `anti`."""
+
+    __slots__ = ("_affinity", "_anti", "_counts")
+
+    def __init__(
+        self,
+        affinity: list[Term],
+        anti: list[Term],
+        counts: tuple[dict[Pair, int], dict[Pair, int]],
+    ) -> None:
+        super().__init__()
+        self._affinity = affinity
+        self._anti = anti
+        self._counts = counts
+
+    def __missing__(self, placed: PlacedLabels) -> tuple[tuple[dict[Pair, int], str], ...]:
+        namespace, labels = placed.namespace, placed.labels
+        affinity, (affinity_counts, anti_counts) = self._affinity, self._counts
+        found: list[tuple[dict[Pair, int], str]] = []
+        if affinity and all(t.matches(namespace, labels, _EMPTY) for t in affinity):
+            found += [(affinity_counts, t.topology_key) for t in affinity]
+        found += [
+            (anti_counts, t.topology_key)
+            for t in self._anti
+            if t.matches(namespace, labels, _EMPTY)
+        ]
+        self[placed] = answer = tuple(found)
+        return answer
+
+
+class _MatchedTerms(dict[PlacedLabels, tuple[tuple[str, int], ...]]):
+    """`PlacedLabels` -> (topology key, signed weight) of the pending pod's preferred terms
+    that select such a pod, worked out the first time it is asked."""
+
+    __slots__ = ("_terms",)
+
+    def __init__(self, terms: list[tuple[Term, int]]) -> None:
+        super().__init__()
+        self._terms = terms
+
+    def __missing__(self, placed: PlacedLabels) -> tuple[tuple[str, int], ...]:
+        namespace, labels = placed.namespace, placed.labels
+        self[placed] = found = tuple(
+            (term.topology_key, weight)
+            for term, weight in self._terms
+            if term.matches(namespace, labels, _EMPTY)
+        )
+        return found
 
 
 def _record(
@@ -690,7 +771,7 @@ def update_with_pod(state: AffinityCycle, held: PodInfo, info: NodeInfo, delta: 
         for term in state.cluster_affinity_terms:
             _update(state.affinity_counts, labels, term.topology_key, delta)
     for term in state.cluster_anti_terms:
-        if term.matches(theirs.pod, theirs.labels, _EMPTY):
+        if term.matches(theirs.pod.namespace, theirs.labels, _EMPTY):
             _update(state.anti_counts, labels, term.topology_key, delta)
     if state.host_affinity_terms and state._host_affinity_matches(theirs):
         state.host_matching_count += delta

@@ -7,6 +7,8 @@ each is read the first time a cycle meets it, not once per cycle.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter, itemgetter
+from typing import cast
 
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.pod_info import Fields
@@ -15,6 +17,8 @@ from kcache.spec.objects import Node
 #: (key, value, effect) of a taint
 Taint = tuple[str, str, str]
 _EMPTY: Fields = {}
+_NODE = attrgetter("node")
+_FIELDS = itemgetter(1)
 #: the taint effects TaintToleration's Filter reads
 _HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -57,14 +61,18 @@ class NodeFieldsCache:
         return fields
 
     def all_of(self, infos: Iterable[NodeInfo]) -> list[NodeFields]:
-        """The fields of each entry's node, in order: one call for a whole list of nodes."""
-        read = self.by_id.get
+        """The fields of each entry's node, in order: one call for a whole list of nodes,
+        looked up in C when every node has been read before.  An id found is the node's own:
+        each entry holds its node, so no other object has that id while it is kept."""
+        nodes = list(map(_NODE, infos))
+        found = list(map(self.by_id.get, map(id, nodes)))
+        if None not in found:
+            return list(map(_FIELDS, cast("list[tuple[Node, NodeFields]]", found)))
+        of = self.of
         fields: list[NodeFields] = []
-        for info in infos:
-            node = info.node
+        for node in nodes:
             assert node is not None
-            found = read(id(node))
-            fields.append(found[1] if found is not None and found[0] is node else self.of(node))
+            fields.append(of(node))
         return fields
 
     def keep_only(self, infos: list[NodeInfo]) -> None:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from kcache.impl.node_info import NodeInfo
     from kcache.impl.scheduling.inter_pod_affinity import AffinityCycle
     from kcache.impl.scheduling.node_fields import NodeFields, NodeFieldsCache
+    from kcache.impl.scheduling.placed_labels import PlacedLabelsCache
 
 #: (key, operator, value, effect) of a toleration, as the API spells them
 Toleration = tuple[str, str, str, str]
@@ -65,8 +66,8 @@ class Term:
 
 class CycleInputs:
     """What plugins read besides the pod and one node: the listed NodeInfos, node fields, the
-    cluster's listed objects, the profile's plugin args and the release; the feasible nodes
-    for PreScore."""
+    placed pods' labels, the cluster's listed objects, the profile's plugin args and the
+    release; the feasible nodes for PreScore."""
 
     __slots__ = (
         "_listed_fields",
@@ -75,6 +76,7 @@ class CycleInputs:
         "fields",
         "nodes",
         "objects",
+        "placed_labels",
         "plugin_args",
         "release",
     )
@@ -86,9 +88,12 @@ class CycleInputs:
         objects: ClusterObjects,
         plugin_args: Mapping[str, Mapping[str, Any]],
         release: Release,
+        *,
+        placed_labels: PlacedLabelsCache,
     ) -> None:
         self.nodes = nodes
         self.fields = fields
+        self.placed_labels = placed_labels
         self.objects = objects
         self.plugin_args = plugin_args
         self.release = release

@@ -14,12 +14,15 @@ turns into 0: impl's normalisation sees scores, not node names.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import accumulate, chain, compress, repeat
+from operator import attrgetter, ge
 from typing import TYPE_CHECKING, Any
 
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.scheduling.label_syntax import label_selector_error
 from kcache.impl.scheduling.node_fields import NodeFields
+from kcache.impl.scheduling.placed_labels import Matching, per_pod
 from kcache.impl.scheduling.pod_plan import CycleInputs, PodPlan
 from kcache.spec.objects import Pod
 from kcache.spec.releases import Release
@@ -47,6 +50,8 @@ _SYSTEM_DEFAULTS: tuple[Mapping[str, Any], ...] = (
     {"topologyKey": _ZONE, "whenUnsatisfiable": "ScheduleAnyway", "maxSkew": 5},
 )
 _EMPTY: Mapping[str, Any] = {}
+_NODE_LABELS = attrgetter("labels")
+_PODS = attrgetter("pods")
 _CONTROLLERS = {
     ("v1", "ReplicationController"),
     ("apps/v1", "ReplicaSet"),
@@ -371,28 +376,29 @@ def _pre_filter(plan: PodPlan) -> Status | frozenset[str] | None:
     state = PreFilterState(constraints, _labels(plan.pod.manifest))
     namespace = plan.pod.namespace
     keys = {constraint.topology_key for constraint in constraints}
-    # (constraint, its counts, its selector, whether a node may be left out of it)
-    each = [
-        (
-            constraint,
-            counts,
-            _counting_selector(constraint.selector, inputs.release),
-            _may_exclude(constraint, plan),
-        )
-        for constraint, counts in zip(constraints, state.tp_value_to_match_num, strict=True)
-    ]
+    infos, fields = inputs.nodes, inputs.listed_fields()
+    # nodeLabelsMatchSpreadConstraints, asked of every node in C
+    has_keys = list(map(ge, map(dict.keys, map(_NODE_LABELS, fields)), repeat(keys)))
+    if not all(has_keys):
+        infos, fields = list(compress(infos, has_keys)), list(compress(fields, has_keys))
+    # the nodes' pods one after another, each as the count reads it (the same for every
+    # constraint)
+    held = list(map(_PODS, infos))
+    placed = inputs.placed_labels.all_of(list(chain.from_iterable(held)))
     # read here, not at import: kcache.seeded's SkewOverTheWrongDomain replaces it
     of_domain = domain
-    for info, fields in zip(inputs.nodes, inputs.listed_fields(), strict=True):
-        if not fields.labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
-            continue
-        pods = info.pods
-        for constraint, counts, selector, may_exclude in each:
-            if may_exclude and not _included(constraint, plan, fields):
-                continue
-            value = of_domain(fields, constraint)
-            found = _count_matching(pods, selector, namespace) if pods else 0
-            counts[value] = counts.get(value, 0) + found
+    for constraint, counts in zip(constraints, state.tp_value_to_match_num, strict=True):
+        selector = _counting_selector(constraint.selector, inputs.release)
+        counted: Iterator[int] = map(Matching(selector, namespace).__getitem__, placed)
+        kept, kept_held = fields, held
+        if _may_exclude(constraint, plan):
+            included = [_included(constraint, plan, node) for node in fields]
+            kept, kept_held = list(compress(fields, included)), list(compress(held, included))
+            counted = compress(counted, per_pod(included, held))
+        domains = list(map(of_domain, kept, repeat(constraint)))
+        counts.update(dict.fromkeys(domains, 0))  # every domain, in the nodes' order
+        for value in compress(per_pod(domains, kept_held), counted):  # countPodsMatchSelector
+            counts[value] += 1
     for counts in state.tp_value_to_match_num:
         paths = CriticalPaths()
         for value, num in counts.items():
@@ -468,6 +474,8 @@ def _pre_score(plan: PodPlan) -> Status | None:
     namespace = plan.pod.namespace
     keys = {constraint.topology_key for constraint in constraints} if require_all else set()
     # (the selector counted with, constraint, its counts, whether a node may be left out of it)
+    # for each constraint with a value to count: a hostname constraint has none (Score counts
+    # each node's own pods), and with none at all the walk over every node is not taken
     each = [
         (
             _counting_selector(constraint.selector, inputs.release),
@@ -476,8 +484,10 @@ def _pre_score(plan: PodPlan) -> Status | None:
             _may_exclude(constraint, plan),
         )
         for constraint, counts in zip(constraints, state.topology_value_to_pod_counts, strict=True)
+        if counts
     ]
-    for info, fields in zip(inputs.nodes, inputs.listed_fields(), strict=True):
+    listed = zip(inputs.nodes, inputs.listed_fields(), strict=True) if each else ()
+    for info, fields in listed:
         labels = fields.labels
         if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
@@ -524,40 +534,47 @@ def _score(
     plan: PodPlan, infos: Sequence[NodeInfo], nodes: Sequence[NodeFields], context: Context
 ) -> list[int]:
     state: PreScoreState = plan.state[_PRE_SCORE_KEY]
+    inputs = plan.cycle
+    assert inputs is not None
     ignored, namespace = state.ignored, plan.pod.namespace
-    # (topology key, hostname's?, selector, counts, weight, skew term) per constraint
-    each = [
-        (
-            constraint.topology_key,
-            constraint.topology_key == _HOSTNAME,
-            _counting_selector(constraint.selector, context.release),
-            counts,
-            weight,
-            constraint.max_skew - 1,
-        )
-        for constraint, counts, weight in zip(
-            state.constraints,
-            state.topology_value_to_pod_counts,
-            state.normalizing_weight,
-            strict=True,
-        )
-    ]
+    held = list(map(_PODS, infos))
+    placed = None
+    # (topology key, each node's own matching pods or None, the value counts, weight, skew
+    # term) per constraint: a hostname constraint counts each node's own pods, all nodes' at
+    # once by lookups in C
+    each = []
+    for constraint, counts, weight in zip(
+        state.constraints, state.topology_value_to_pod_counts, state.normalizing_weight, strict=True
+    ):
+        own = None
+        if constraint.topology_key == _HOSTNAME:
+            if placed is None:
+                placed = inputs.placed_labels.all_of(list(chain.from_iterable(held)))
+            selector = _counting_selector(constraint.selector, context.release)
+            own = _per_node(list(map(Matching(selector, namespace).__getitem__, placed)), held)
+        each.append((constraint.topology_key, own, counts, weight, constraint.max_skew - 1))
     scores = []
-    for info, fields in zip(infos, nodes, strict=True):
+    for index, fields in enumerate(nodes):
         if fields.name in ignored:
             scores.append(IGNORED)
             continue
         labels = fields.labels
         score = 0.0
-        for key, by_host, selector, counts, weight, skew in each:
+        for key, own, counts, weight, skew in each:
             value = labels.get(key)
             if value is None:
                 continue
-            count = _count_matching(info.pods, selector, namespace) if by_host else counts[value]
+            count = counts[value] if own is None else own[index]
             score += count * weight + skew
         whole = math.floor(score)  # Go's math.Round: half away from zero
         scores.append(int(whole + 1 if score - whole >= 0.5 else whole))
     return scores
+
+
+def _per_node(counted: list[int], held: list[list[Any]]) -> list[int]:
+    """The sums of `counted` (one entry per pod, the nodes' pods one after another) per node."""
+    ends = list(accumulate(map(len, held)))
+    return list(map(sum, map(counted.__getitem__, map(slice, [0, *ends[:-1]], ends))))
 
 
 def _normalize(scores: list[int]) -> list[int]:
