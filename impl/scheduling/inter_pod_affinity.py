@@ -251,10 +251,11 @@ def _add(counts: dict[Pair, int], labels: Mapping[str, str], key: str, value: in
         counts[pair] = counts.get(pair, 0) + value
 
 
-def _all_match(terms: list[Term], terms_of: PodTerms) -> bool:
+def _all_match(terms: list[Term], namespace: str, labels: Mapping[str, str]) -> bool:
+    """Whether there are terms and every one selects a pod in `namespace` with `labels`."""
     if not terms:
         return False
-    return all(term.matches(terms_of.pod.namespace, terms_of.labels, _EMPTY) for term in terms)
+    return all(term.matches(namespace, labels, _EMPTY) for term in terms)
 
 
 class AffinityCycle:
@@ -339,7 +340,7 @@ class AffinityCycle:
         found = self._host_affinity_of.get(held.label_id)
         if found is None:
             found = self._host_affinity_of[held.label_id] = _all_match(
-                self.host_affinity_terms, held
+                self.host_affinity_terms, held.pod.namespace, held.labels
             )
         return found
 
@@ -537,7 +538,7 @@ class AffinityCycle:
         assert incoming is not None
         if self.fast_path and self.host_matching_count > 0:
             return False
-        if not _all_match(self.required_affinity, incoming):
+        if not _all_match(self.required_affinity, incoming.pod.namespace, incoming.labels):
             return False
         return all(term.topology_key in labels for term in self.required_affinity)
 
@@ -655,7 +656,7 @@ class _IncomingMatches(dict[PlacedLabels, tuple[tuple[dict[Pair, int], str], ...
         namespace, labels = placed.namespace, placed.labels
         affinity, (affinity_counts, anti_counts) = self._affinity, self._counts
         found: list[tuple[dict[Pair, int], str]] = []
-        if affinity and all(t.matches(namespace, labels, _EMPTY) for t in affinity):
+        if _all_match(affinity, namespace, labels):
             found += [(affinity_counts, t.topology_key) for t in affinity]
         found += [
             (anti_counts, t.topology_key)
@@ -767,7 +768,7 @@ def update_with_pod(state: AffinityCycle, held: PodInfo, info: NodeInfo, delta: 
             continue
         if state._selects(term):
             _update(state.existing_anti_counts, labels, term.topology_key, delta)
-    if _all_match(state.cluster_affinity_terms, theirs):
+    if _all_match(state.cluster_affinity_terms, theirs.pod.namespace, theirs.labels):
         for term in state.cluster_affinity_terms:
             _update(state.affinity_counts, labels, term.topology_key, delta)
     for term in state.cluster_anti_terms:

@@ -248,24 +248,6 @@ def _counting_selector(selector: Selector, release: Release) -> Selector:
     return selector
 
 
-def _count_matching(infos: Sequence[Any], selector: Selector, namespace: str) -> int:
-    """`countPodsMatchSelector` over a NodeInfo's pods, with `_counting_selector`'s selector."""
-    if not infos or selector.nothing:
-        return 0
-    count = 0
-    matches = selector.matches
-    for pod_info in infos:
-        pod = pod_info.pod
-        if pod.namespace != namespace:
-            continue
-        metadata = pod.manifest.get("metadata") or _EMPTY
-        if metadata.get("deletionTimestamp") is not None:
-            continue
-        if matches(metadata.get("labels") or _EMPTY):
-            count += 1
-    return count
-
-
 def _has_all_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
     """`nodeLabelsMatchSpreadConstraints`."""
     return all(constraint.topology_key in labels for constraint in constraints)
@@ -473,12 +455,12 @@ def _pre_score(plan: PodPlan) -> Status | None:
     state = _init_pre_score_state(constraints, inputs, require_all)
     namespace = plan.pod.namespace
     keys = {constraint.topology_key for constraint in constraints} if require_all else set()
-    # (the selector counted with, constraint, its counts, whether a node may be left out of it)
-    # for each constraint with a value to count: a hostname constraint has none (Score counts
-    # each node's own pods), and with none at all the walk over every node is not taken
+    # (whether a placed pod counts, constraint, its counts, whether a node may be left out of
+    # it) for each constraint with a value to count: a hostname constraint has none (Score
+    # counts each node's own pods), and with none at all the walk over every node is not taken
     each = [
         (
-            _counting_selector(constraint.selector, inputs.release),
+            Matching(_counting_selector(constraint.selector, inputs.release), namespace),
             constraint,
             counts,
             _may_exclude(constraint, plan),
@@ -487,18 +469,18 @@ def _pre_score(plan: PodPlan) -> Status | None:
         if counts
     ]
     listed = zip(inputs.nodes, inputs.listed_fields(), strict=True) if each else ()
+    placed_of = inputs.placed_labels.all_of
     for info, fields in listed:
         labels = fields.labels
         if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
             continue
-        for selector, constraint, counts, may_exclude in each:
+        placed = placed_of(info.pods) if info.pods else []
+        for matching, constraint, counts, may_exclude in each:
             if may_exclude and not _included(constraint, plan, fields):
                 continue
             value = labels.get(constraint.topology_key, "")
-            if value not in counts:
-                continue
-            if info.pods:
-                counts[value] += _count_matching(info.pods, selector, namespace)
+            if value in counts:  # countPodsMatchSelector
+                counts[value] += sum(map(matching.__getitem__, placed))
     plan.state[_PRE_SCORE_KEY] = state
     return None
 
