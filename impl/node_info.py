@@ -13,9 +13,10 @@ from kcache.impl.generation import next_generation
 from kcache.impl.image_states import ImageState
 from kcache.impl.pod_info import ContainerPort, PodInfo, affinity_classes
 from kcache.impl.resource import ResourceTotals, saturating_add
+from kcache.impl.views import NO_KEYS, amounts, by_name, image_view, node_view, uids
 from kcache.spec.errors import Fatal, PodNotOnNodeError
 from kcache.spec.objects import Node, Pod, Resource
-from kcache.spec.views import ImageView, NodeView
+from kcache.spec.views import NodeView
 
 #: ip -> {(protocol, port)}: upstream's HostPortInfo, with set semantics
 UsedPorts = dict[str, set[tuple[str, int]]]
@@ -211,31 +212,30 @@ class NodeInfo:
 
     def view(self) -> NodeView:
         """What docs/trace-format.md's NODE-VIEW shows of this NodeInfo (image counts as stored)."""
-        return NodeView(
+        return node_view(
             has_node=self.node is not None,
-            pods=[info.uid for info in self.pods],
+            pods=uids(self.pods),
             requested=self.requested.as_view(),
-            non_zero_requested={
-                "cpu": self.non_zero_requested.milli_cpu,
-                "memory": self.non_zero_requested.memory,
-            },
-            allocatable=self.allocatable.as_view(),
-            used_ports=[
-                (ip, protocol, port)
-                for ip, pairs in self.used_ports.items()
-                for protocol, port in pairs
-            ],
-            pods_with_affinity=[info.uid for info in self.pods_with_affinity],
-            pods_with_required_anti_affinity=[
-                info.uid for info in self.pods_with_required_anti_affinity
-            ],
-            pods_with_required_non_host_scoped_anti_affinity=[
-                info.uid for info in self.pods_with_required_non_host_scoped_anti_affinity
-            ],
-            pvc_ref_counts=self.pvc_ref_counts,
+            non_zero_requested=self.non_zero_requested.as_view(),
+            allocatable=amounts(self.allocatable.as_view().items()),
+            used_ports=frozenset(
+                [
+                    (ip, protocol, port)
+                    for ip, pairs in self.used_ports.items()
+                    for protocol, port in pairs
+                ]
+            )
+            if self.used_ports
+            else NO_KEYS,
+            pods_with_affinity=uids(self.pods_with_affinity),
+            pods_with_required_anti_affinity=uids(self.pods_with_required_anti_affinity),
+            pods_with_required_non_host_scoped_anti_affinity=uids(
+                self.pods_with_required_non_host_scoped_anti_affinity
+            ),
+            pvc_ref_counts=by_name(self.pvc_ref_counts),
             image_states={
-                name: ImageView(size=state.size, num_nodes=state.num_nodes)
-                for name, state in self.image_states.items()
+                name: image_view(size=state.size, num_nodes=state.num_nodes)
+                for name, state in by_name(self.image_states).items()
             },
         )
 

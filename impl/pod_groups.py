@@ -11,8 +11,11 @@ the hooks under its write lock, after its own bookkeeping succeeded.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Protocol, TypeVar
 
 from kcache.impl.generation import next_group_generation
+from kcache.impl.views import NO_KEYS, by_name, composite_pod_group_view, pod_group_view
 from kcache.spec.errors import (
     EntityKeyTypeError,
     FeatureGateDisabledError,
@@ -114,13 +117,16 @@ class PodGroupState:
         return not self.all_pods and not (counts_object and self.pod_group is not None)
 
     def view(self) -> PodGroupView:
-        return PodGroupView(
-            all=self.all_pods,
-            unscheduled=self.unscheduled,
-            assumed=self.assumed,
-            assigned=self.assigned,
+        unscheduled = self.unscheduled
+        return pod_group_view(
+            all=frozenset(self.all_pods),
+            unscheduled=frozenset(unscheduled) if unscheduled else NO_KEYS,
+            assumed=frozenset(self.assumed) if self.assumed else NO_KEYS,
+            assigned=frozenset(self.assigned) if self.assigned else NO_KEYS,
             has_pod_group=self.pod_group is not None,
-            unscheduled_pods={self.all_pods[uid].name for uid in self.unscheduled},
+            unscheduled_pods=frozenset([self.all_pods[uid].name for uid in unscheduled])
+            if unscheduled
+            else NO_KEYS,
         )
 
 
@@ -158,9 +164,22 @@ class CompositePodGroupState:
         return self.composite is None and not self.children
 
     def view(self) -> CompositePodGroupView:
-        return CompositePodGroupView(
-            has_composite_pod_group=self.composite is not None, children=self.children
+        return composite_pod_group_view(
+            has_composite_pod_group=self.composite is not None,
+            children=frozenset(self.children),
         )
+
+
+_Shown_co = TypeVar("_Shown_co", PodGroupView, CompositePodGroupView, covariant=True)
+
+
+class _Viewed(Protocol[_Shown_co]):
+    def view(self) -> _Shown_co: ...
+
+
+def group_views(states: Mapping[GroupKey, _Viewed[_Shown_co]]) -> dict[str, _Shown_co]:
+    """Each state's view by `ns/name`, in order."""
+    return by_name({f"{ns}/{name}": state.view() for (ns, name), state in states.items()})
 
 
 def _pod_group_key(key: GroupKey) -> str:
@@ -453,7 +472,7 @@ class PodGroups:
             kind, name = "compositepodgroup", parent
 
     def views(self) -> dict[str, PodGroupView]:
-        return {f"{ns}/{name}": state.view() for (ns, name), state in self.states.items()}
+        return group_views(self.states)
 
     def composite_views(self) -> dict[str, CompositePodGroupView]:
-        return {f"{ns}/{name}": state.view() for (ns, name), state in self.composites.items()}
+        return group_views(self.composites)

@@ -7,6 +7,7 @@ place, one integer field per amount.
 
 from __future__ import annotations
 
+from kcache.impl.views import amounts
 from kcache.spec.objects import Resource
 
 #: Go's largest int64, where v1.38's totals stop
@@ -83,10 +84,22 @@ class ResourceTotals:
         return copy
 
     def as_view(self) -> dict[str, int]:
-        """A NODE-VIEW resource map (docs/trace-format.md): names as keys, zero amounts included."""
-        return {
-            "cpu": self.milli_cpu,
-            "memory": self.memory,
-            "ephemeral-storage": self.ephemeral_storage,
-            **(self.scalars or {}),
-        }
+        """A NODE-VIEW resource map (docs/trace-format.md) in canonical form: the non-zero
+        totals, by name in order."""
+        if self.scalars:
+            return amounts(
+                [
+                    ("cpu", self.milli_cpu),
+                    ("memory", self.memory),
+                    ("ephemeral-storage", self.ephemeral_storage),
+                    *self.scalars.items(),
+                ]
+            )
+        view = {}  # the three names are in order already
+        if self.milli_cpu:
+            view["cpu"] = self.milli_cpu
+        if self.ephemeral_storage:
+            view["ephemeral-storage"] = self.ephemeral_storage
+        if self.memory:
+            view["memory"] = self.memory
+        return view

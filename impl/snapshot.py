@@ -41,8 +41,15 @@ from kcache.impl.image_states import ImageStateSnapshot
 from kcache.impl.node_info import NodeInfo
 from kcache.impl.node_list import NodeInfoList
 from kcache.impl.node_tree import NodeTree
-from kcache.impl.pod_groups import CompositePodGroupState, GroupKey, PodGroups, PodGroupState
+from kcache.impl.pod_groups import (
+    CompositePodGroupState,
+    GroupKey,
+    PodGroups,
+    PodGroupState,
+    group_views,
+)
 from kcache.impl.pod_info import PodInfo, pvc_keys
+from kcache.impl.views import NO_KEYS, by_name, snapshot_view
 from kcache.spec.errors import (
     CacheError,
     EmptyUIDError,
@@ -288,27 +295,25 @@ class Snapshot:
 
     def view(self) -> SnapshotView:
         """What the snapshot holds now; its `nodes` come from the map, not the list."""
-        return SnapshotView(
-            node_list=[_name(info) for info in self.node_list],
-            have_pods_with_affinity=[_name(info) for info in self.have_pods_with_affinity],
-            have_pods_with_required_anti_affinity=[
-                _name(info) for info in self.have_pods_with_required_anti_affinity
-            ],
-            have_pods_with_required_non_host_scoped_anti_affinity=[
-                _name(info) for info in self.have_pods_with_required_non_host_scoped_anti_affinity
-            ],
-            used_pvcs=self.used_pvcs,
+        return snapshot_view(
+            node_list=tuple([_name(info) for info in self.node_list]),
+            have_pods_with_affinity=_names(self.have_pods_with_affinity),
+            have_pods_with_required_anti_affinity=_names(
+                self.have_pods_with_required_anti_affinity
+            ),
+            have_pods_with_required_non_host_scoped_anti_affinity=_names(
+                self.have_pods_with_required_non_host_scoped_anti_affinity
+            ),
+            used_pvcs=frozenset(self.used_pvcs) if self.used_pvcs else NO_KEYS,
             # the totals are kept signed: a re-clone can withdraw a claim a forget already
             # took to 0 (upstream's negative delta then forces a full rebuild); upstream
             # keeps no count at or below 0
-            used_pvc_ref_counts={
-                key: count for key, count in self.pvc_ref_counts.items() if count > 0
-            },
-            nodes={name: info.view() for name, info in self.node_infos.items()},
-            pod_groups={f"{ns}/{name}": s.view() for (ns, name), s in self.pod_groups.items()},
-            composite_pod_groups={
-                f"{ns}/{name}": s.view() for (ns, name), s in self.composite_pod_groups.items()
-            },
+            used_pvc_ref_counts=by_name(
+                {key: count for key, count in self.pvc_ref_counts.items() if count > 0}
+            ),
+            nodes=by_name({name: info.view() for name, info in self.node_infos.items()}),
+            pod_groups=group_views(self.pod_groups),
+            composite_pod_groups=group_views(self.composite_pod_groups),
         )
 
 
@@ -357,6 +362,10 @@ def _session_copy(info: NodeInfo) -> NodeInfo:
         name: ImageStateSnapshot(state.size, 0) for name, state in copy.image_states.items()
     }
     return copy
+
+
+def _names(infos: list[NodeInfo]) -> frozenset[str]:
+    return frozenset([_name(info) for info in infos]) if infos else NO_KEYS
 
 
 def _name(info: NodeInfo) -> str:
