@@ -764,7 +764,7 @@ class Cache:
         """
         with self._lock.read:
             check_cache(
-                pod_states={key: state.info for key, state in self._pod_states.items()},
+                pod_states=self._pod_states,
                 assumed=self._assumed_pods.keys(),
                 node_infos=self._node_infos,
                 tree=self._node_tree,
