@@ -31,7 +31,7 @@ from kcache.impl.pod_info import PodInfo, affinity_classes
 from kcache.impl.rwlock import ReadWriteLock
 from kcache.impl.scheduling.cycle import Scheduler
 from kcache.impl.snapshot import Snapshot, update_snapshot
-from kcache.impl.views import NO_KEYS, by_name, dump_view
+from kcache.impl.views import NO_KEYS, dump_view, in_order
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import (
     CacheError,
@@ -538,7 +538,7 @@ class Cache:
         """
         with self._lock.read:
             return dump_view(
-                nodes=by_name(
+                nodes=in_order(
                     {name: item.info.view() for name, item in self._node_infos.items.items()}
                 ),
                 assumed_pods=frozenset(self._assumed_pods) if self._assumed_pods else NO_KEYS,

@@ -268,16 +268,21 @@ def _group_generations(groups: PodGroups) -> Iterable[int]:
         if state.empty(counts_object=groups.counts_object):
             raise AssertionError(f"pod group {namespace}/{name} is empty")
         members = state.all_pods.keys()
-        for label, uids in (
-            ("unscheduled", state.unscheduled),
-            ("assumed", state.assumed.keys()),
-            ("assigned", state.assigned),
+        if not (
+            state.unscheduled <= members
+            and state.assumed.keys() <= members
+            and state.assigned <= members
         ):
-            if not (uids <= members):
-                raise AssertionError(
-                    f"pod group {namespace}/{name}: {label} {sorted(uids - members)} "
-                    "are not members"
+            label, strays = next(
+                (label, sorted(uids - members))
+                for label, uids in (
+                    ("unscheduled", state.unscheduled),
+                    ("assumed", state.assumed.keys()),
+                    ("assigned", state.assigned),
                 )
+                if uids - members
+            )
+            raise AssertionError(f"pod group {namespace}/{name}: {label} {strays} are not members")
         if not all(pod.uid == uid for uid, pod in state.all_pods.items()):
             raise AssertionError(f"pod group {namespace}/{name}: a pod is stored under another UID")
         yield state.generation

@@ -13,7 +13,7 @@ from kcache.impl.generation import next_generation
 from kcache.impl.image_states import ImageState
 from kcache.impl.pod_info import ContainerPort, PodInfo, affinity_classes
 from kcache.impl.resource import ResourceTotals, saturating_add
-from kcache.impl.views import NO_KEYS, amounts, by_name, image_view, node_view, uids
+from kcache.impl.views import NO_KEYS, amounts, image_view, in_order, node_view, uids
 from kcache.spec.errors import Fatal, PodNotOnNodeError
 from kcache.spec.objects import Node, Pod, Resource
 from kcache.spec.views import NodeView
@@ -232,11 +232,13 @@ class NodeInfo:
             pods_with_required_non_host_scoped_anti_affinity=uids(
                 self.pods_with_required_non_host_scoped_anti_affinity
             ),
-            pvc_ref_counts=by_name(self.pvc_ref_counts),
-            image_states={
-                name: image_view(size=state.size, num_nodes=state.num_nodes)
-                for name, state in by_name(self.image_states).items()
-            },
+            pvc_ref_counts=in_order(self.pvc_ref_counts.copy()),
+            image_states=in_order(
+                {
+                    name: image_view(size=state.size, num_nodes=state.num_nodes)
+                    for name, state in self.image_states.items()
+                }
+            ),
         )
 
 

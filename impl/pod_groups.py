@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Protocol, TypeVar
 
 from kcache.impl.generation import next_group_generation
-from kcache.impl.views import NO_KEYS, by_name, composite_pod_group_view, pod_group_view
+from kcache.impl.views import NO_KEYS, composite_pod_group_view, in_order, pod_group_view
 from kcache.spec.errors import (
     EntityKeyTypeError,
     FeatureGateDisabledError,
@@ -179,7 +179,7 @@ class _Viewed(Protocol[_Shown_co]):
 
 def group_views(states: Mapping[GroupKey, _Viewed[_Shown_co]]) -> dict[str, _Shown_co]:
     """Each state's view by `ns/name`, in order."""
-    return by_name({f"{ns}/{name}": state.view() for (ns, name), state in states.items()})
+    return in_order({f"{ns}/{name}": state.view() for (ns, name), state in states.items()})
 
 
 def _pod_group_key(key: GroupKey) -> str:

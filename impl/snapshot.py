@@ -49,7 +49,7 @@ from kcache.impl.pod_groups import (
     group_views,
 )
 from kcache.impl.pod_info import PodInfo, pvc_keys
-from kcache.impl.views import NO_KEYS, by_name, snapshot_view
+from kcache.impl.views import NO_KEYS, in_order, snapshot_view
 from kcache.spec.errors import (
     CacheError,
     EmptyUIDError,
@@ -308,10 +308,10 @@ class Snapshot:
             # the totals are kept signed: a re-clone can withdraw a claim a forget already
             # took to 0 (upstream's negative delta then forces a full rebuild); upstream
             # keeps no count at or below 0
-            used_pvc_ref_counts=by_name(
+            used_pvc_ref_counts=in_order(
                 {key: count for key, count in self.pvc_ref_counts.items() if count > 0}
             ),
-            nodes=by_name({name: info.view() for name, info in self.node_infos.items()}),
+            nodes=in_order({name: info.view() for name, info in self.node_infos.items()}),
             pod_groups=group_views(self.pod_groups),
             composite_pod_groups=group_views(self.composite_pod_groups),
         )

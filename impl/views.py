@@ -13,7 +13,7 @@ to the converters' reading of its own JSON.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, cast
 
 import attrs
@@ -79,6 +79,7 @@ def amounts(named: Iterable[tuple[str, int]]) -> dict[str, int]:
 _Value = TypeVar("_Value")
 
 
-def by_name(items: Mapping[str, _Value]) -> dict[str, _Value]:
-    """A map with its keys in order, as the converters order every map."""
-    return dict(sorted(items.items())) if len(items) > 1 else dict(items)
+def in_order(fresh: dict[str, _Value]) -> dict[str, _Value]:
+    """A map made for a view, with its keys in order, as the converters order every map
+    (itself when it has fewer than two)."""
+    return dict(sorted(fresh.items())) if len(fresh) > 1 else fresh
