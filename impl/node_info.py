@@ -13,7 +13,7 @@ from kcache.impl.generation import next_generation
 from kcache.impl.image_states import ImageState
 from kcache.impl.pod_info import ContainerPort, PodInfo, affinity_classes
 from kcache.impl.resource import ResourceTotals, saturating_add
-from kcache.impl.views import NO_KEYS, amounts, image_view, in_order, node_view, uids
+from kcache.impl.views import NO_KEYS, image_view, in_order, node_view, resource_view, uids
 from kcache.spec.errors import Fatal, PodNotOnNodeError
 from kcache.spec.objects import Node, Pod, Resource
 from kcache.spec.views import NodeView
@@ -217,7 +217,7 @@ class NodeInfo:
             pods=uids(self.pods),
             requested=self.requested.as_view(),
             non_zero_requested=self.non_zero_requested.as_view(),
-            allocatable=amounts(self.allocatable.as_view().items()),
+            allocatable=resource_view(self.allocatable),
             used_ports=frozenset(
                 [
                     (ip, protocol, port)
@@ -232,13 +232,15 @@ class NodeInfo:
             pods_with_required_non_host_scoped_anti_affinity=uids(
                 self.pods_with_required_non_host_scoped_anti_affinity
             ),
-            pvc_ref_counts=in_order(self.pvc_ref_counts.copy()),
+            pvc_ref_counts=in_order(self.pvc_ref_counts.copy()) if self.pvc_ref_counts else {},
             image_states=in_order(
                 {
                     name: image_view(size=state.size, num_nodes=state.num_nodes)
                     for name, state in self.image_states.items()
                 }
-            ),
+            )
+            if self.image_states
+            else {},
         )
 
 

@@ -179,6 +179,8 @@ class _Viewed(Protocol[_Shown_co]):
 
 def group_views(states: Mapping[GroupKey, _Viewed[_Shown_co]]) -> dict[str, _Shown_co]:
     """Each state's view by `ns/name`, in order."""
+    if not states:
+        return {}
     return in_order({f"{ns}/{name}": state.view() for (ns, name), state in states.items()})
 
 

@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
+from kcache.spec.objects import Resource
 from kcache.spec.views import (
     CompositePodGroupView,
     Dump,
@@ -74,6 +75,19 @@ def uids(pods: list[Any]) -> tuple[str, ...]:
 def amounts(named: Iterable[tuple[str, int]]) -> dict[str, int]:
     """A resource map: non-zero amounts, by name in order."""
     return {name: amount for name, amount in sorted(named) if amount != 0}
+
+
+def resource_view(resource: Resource) -> dict[str, int]:
+    """An allocatable map: the non-zero amounts, by name in order."""
+    named = [
+        ("cpu", resource.milli_cpu),
+        ("ephemeral-storage", resource.ephemeral_storage),
+        ("memory", resource.memory),
+        ("pods", resource.allowed_pod_number),
+    ]
+    if resource.scalars:
+        return amounts([*named, *resource.scalars])
+    return {name: amount for name, amount in named if amount != 0}  # in order already
 
 
 _Value = TypeVar("_Value")
