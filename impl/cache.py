@@ -31,7 +31,7 @@ from kcache.impl.pod_info import PodInfo, affinity_classes
 from kcache.impl.rwlock import ReadWriteLock
 from kcache.impl.scheduling.cycle import Scheduler
 from kcache.impl.snapshot import Snapshot, update_snapshot
-from kcache.impl.views import NO_KEYS, dump_view, in_order
+from kcache.impl.views import dump_view, in_order, keys
 from kcache.spec.cluster_objects import ClusterObjects
 from kcache.spec.errors import (
     CacheError,
@@ -541,7 +541,7 @@ class Cache:
                 nodes=in_order(
                     {name: item.info.view() for name, item in self._node_infos.items.items()}
                 ),
-                assumed_pods=frozenset(self._assumed_pods) if self._assumed_pods else NO_KEYS,
+                assumed_pods=keys(self._assumed_pods),
             )
 
     # Snapshots -------------------------------------------------------------

@@ -13,7 +13,7 @@ from kcache.impl.generation import next_generation
 from kcache.impl.image_states import ImageState
 from kcache.impl.pod_info import ContainerPort, PodInfo, affinity_classes
 from kcache.impl.resource import ResourceTotals, saturating_add
-from kcache.impl.views import NO_KEYS, image_view, in_order, node_view, resource_view, uids
+from kcache.impl.views import image_view, in_order, keys, node_view, resource_view, uids
 from kcache.spec.errors import Fatal, PodNotOnNodeError
 from kcache.spec.objects import Node, Pod, Resource
 from kcache.spec.views import NodeView
@@ -218,15 +218,13 @@ class NodeInfo:
             requested=self.requested.as_view(),
             non_zero_requested=self.non_zero_requested.as_view(),
             allocatable=resource_view(self.allocatable),
-            used_ports=frozenset(
+            used_ports=keys(
                 [
                     (ip, protocol, port)
                     for ip, pairs in self.used_ports.items()
                     for protocol, port in pairs
                 ]
-            )
-            if self.used_ports
-            else NO_KEYS,
+            ),
             pods_with_affinity=uids(self.pods_with_affinity),
             pods_with_required_anti_affinity=uids(self.pods_with_required_anti_affinity),
             pods_with_required_non_host_scoped_anti_affinity=uids(

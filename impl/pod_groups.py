@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Protocol, TypeVar
 
 from kcache.impl.generation import next_group_generation
-from kcache.impl.views import NO_KEYS, composite_pod_group_view, in_order, pod_group_view
+from kcache.impl.views import composite_pod_group_view, in_order, keys, pod_group_view
 from kcache.spec.errors import (
     EntityKeyTypeError,
     FeatureGateDisabledError,
@@ -117,16 +117,13 @@ class PodGroupState:
         return not self.all_pods and not (counts_object and self.pod_group is not None)
 
     def view(self) -> PodGroupView:
-        unscheduled = self.unscheduled
         return pod_group_view(
-            all=frozenset(self.all_pods),
-            unscheduled=frozenset(unscheduled) if unscheduled else NO_KEYS,
-            assumed=frozenset(self.assumed) if self.assumed else NO_KEYS,
-            assigned=frozenset(self.assigned) if self.assigned else NO_KEYS,
+            all=keys(self.all_pods),
+            unscheduled=keys(self.unscheduled),
+            assumed=keys(self.assumed),
+            assigned=keys(self.assigned),
             has_pod_group=self.pod_group is not None,
-            unscheduled_pods=frozenset([self.all_pods[uid].name for uid in unscheduled])
-            if unscheduled
-            else NO_KEYS,
+            unscheduled_pods=keys([self.all_pods[uid].name for uid in self.unscheduled]),
         )
 
 
@@ -166,7 +163,7 @@ class CompositePodGroupState:
     def view(self) -> CompositePodGroupView:
         return composite_pod_group_view(
             has_composite_pod_group=self.composite is not None,
-            children=frozenset(self.children),
+            children=keys(self.children),
         )
 
 

@@ -86,20 +86,9 @@ class ResourceTotals:
     def as_view(self) -> dict[str, int]:
         """A NODE-VIEW resource map (docs/trace-format.md) in canonical form: the non-zero
         totals, by name in order."""
-        if self.scalars:
-            return amounts(
-                [
-                    ("cpu", self.milli_cpu),
-                    ("memory", self.memory),
-                    ("ephemeral-storage", self.ephemeral_storage),
-                    *self.scalars.items(),
-                ]
-            )
-        view = {}  # the three names are in order already
-        if self.milli_cpu:
-            view["cpu"] = self.milli_cpu
-        if self.ephemeral_storage:
-            view["ephemeral-storage"] = self.ephemeral_storage
-        if self.memory:
-            view["memory"] = self.memory
-        return view
+        fixed = [
+            ("cpu", self.milli_cpu),
+            ("ephemeral-storage", self.ephemeral_storage),
+            ("memory", self.memory),
+        ]
+        return amounts(fixed, self.scalars.items() if self.scalars else None)

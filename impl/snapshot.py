@@ -49,7 +49,7 @@ from kcache.impl.pod_groups import (
     group_views,
 )
 from kcache.impl.pod_info import PodInfo, pvc_keys
-from kcache.impl.views import NO_KEYS, in_order, snapshot_view
+from kcache.impl.views import in_order, keys, snapshot_view
 from kcache.spec.errors import (
     CacheError,
     EmptyUIDError,
@@ -304,7 +304,7 @@ class Snapshot:
             have_pods_with_required_non_host_scoped_anti_affinity=_names(
                 self.have_pods_with_required_non_host_scoped_anti_affinity
             ),
-            used_pvcs=frozenset(self.used_pvcs) if self.used_pvcs else NO_KEYS,
+            used_pvcs=keys(self.used_pvcs),
             # the totals are kept signed: a re-clone can withdraw a claim a forget already
             # took to 0 (upstream's negative delta then forces a full rebuild); upstream
             # keeps no count at or below 0
@@ -365,7 +365,7 @@ def _session_copy(info: NodeInfo) -> NodeInfo:
 
 
 def _names(infos: list[NodeInfo]) -> frozenset[str]:
-    return frozenset([_name(info) for info in infos]) if infos else NO_KEYS
+    return keys([_name(info) for info in infos])
 
 
 def _name(info: NodeInfo) -> str:

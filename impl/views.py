@@ -13,7 +13,7 @@ to the converters' reading of its own JSON.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, TypeVar, cast
 
 import attrs
@@ -58,39 +58,45 @@ composite_pod_group_view = _builder(CompositePodGroupView)
 snapshot_view = _builder(SnapshotView)
 dump_view = _builder(Dump)
 
-#: the canonical empty multiset and set: most lists of a NodeInfo are empty
-NO_UIDS: tuple[str, ...] = ()
-NO_KEYS: frozenset[Any] = frozenset()
+_Value = TypeVar("_Value")
+
+#: the canonical empty multiset and set, shared: most lists of a NodeInfo are empty
+_NO_UIDS: tuple[str, ...] = ()
+_NO_KEYS: frozenset[Any] = frozenset()
+
+
+def keys(items: Collection[_Value]) -> frozenset[_Value]:
+    """The items as a set, the shared empty one when there are none."""
+    return frozenset(items) if items else _NO_KEYS
 
 
 def uids(pods: list[Any]) -> tuple[str, ...]:
     """The pods' UIDs as a sorted multiset (most lists hold no pod or one)."""
     if not pods:
-        return NO_UIDS
+        return _NO_UIDS
     if len(pods) == 1:
         return (pods[0].uid,)
     return tuple(sorted([pod.uid for pod in pods]))
 
 
-def amounts(named: Iterable[tuple[str, int]]) -> dict[str, int]:
-    """A resource map: non-zero amounts, by name in order."""
-    return {name: amount for name, amount in sorted(named) if amount != 0}
+def amounts(
+    fixed: list[tuple[str, int]], scalars: Iterable[tuple[str, int]] | None
+) -> dict[str, int]:
+    """A resource map: the non-zero amounts by name in order, from the amounts every resource
+    has (`fixed`, given in order) and its scalar resources (any order; sorted only if any)."""
+    named = sorted([*fixed, *scalars]) if scalars else fixed
+    return {name: amount for name, amount in named if amount != 0}
 
 
 def resource_view(resource: Resource) -> dict[str, int]:
     """An allocatable map: the non-zero amounts, by name in order."""
-    named = [
+    fixed = [
         ("cpu", resource.milli_cpu),
         ("ephemeral-storage", resource.ephemeral_storage),
         ("memory", resource.memory),
         ("pods", resource.allowed_pod_number),
     ]
-    if resource.scalars:
-        return amounts([*named, *resource.scalars])
-    return {name: amount for name, amount in named if amount != 0}  # in order already
-
-
-_Value = TypeVar("_Value")
+    return amounts(fixed, resource.scalars)
 
 
 def in_order(fresh: dict[str, _Value]) -> dict[str, _Value]:
